@@ -1,0 +1,2 @@
+import IngestCore
+print("ingest-bench: figures are added by the foundation issue")

@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// DataIngest: stream immutable data from Swift apps into a real database,
+// every record exactly once. No Swift package dependencies: only the
+// toolchain and Debian's C libraries, wrapped as system library targets.
+let package = Package(
+    name: "DataIngest",
+    products: [
+        .library(name: "IngestCore", targets: ["IngestCore"]),
+        .executable(name: "ingest-bench", targets: ["ingest-bench"]),
+    ],
+    dependencies: [],
+    targets: [
+        // MARK: C libraries (Debian -dev packages)
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+
+        // MARK: Shared core: BSON, Extended JSON, ObjectId, Decimal128
+        .target(name: "IngestCore", dependencies: ["CCrypto"]),
+
+        // MARK: Benchmarks (run in release mode)
+        .executableTarget(
+            name: "ingest-bench", dependencies: ["IngestCore"],
+            path: "Benchmarks/ingest-bench"),
+
+        // MARK: Tests
+        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
