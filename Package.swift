@@ -8,6 +8,7 @@ let package = Package(
     name: "DataIngest",
     products: [
         .library(name: "IngestCore", targets: ["IngestCore"]),
+        .library(name: "DataIngest", targets: ["DataIngest"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
     ],
     dependencies: [],
@@ -27,7 +28,10 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]),
 
         // MARK: Shared core: BSON, Extended JSON, ObjectId, Decimal128
-        .target(name: "IngestCore", dependencies: ["CCrypto"]),
+        .target(name: "IngestCore", dependencies: ["CCrypto", "CZlib"]),
+
+        // MARK: Client SDK: object model, realms, segment store, sync
+        .target(name: "DataIngest", dependencies: ["IngestCore", "CSQLite", "CZlib"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
@@ -36,6 +40,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
+        .testTarget(name: "DataIngestTests", dependencies: ["DataIngest"]),
     ],
     swiftLanguageModes: [.v6]
 )
