@@ -62,15 +62,17 @@ public final class GzipInflater {
         guard let outBase = output.baseAddress, output.count > 0 else { return (0, 0) }
         var consumed = 0
         var produced = 0
-        while consumed < input.count && produced < output.count {
+        while produced < output.count {
             if needsReset {
-                // Another member follows the one that ended.
+                // A member ended; only more input can start another one.
+                guard consumed < input.count else { break }
                 inflateReset(stream)
                 needsReset = false
             }
             let inChunk = min(input.count - consumed, Int(UInt32.max))
             let outChunk = min(output.count - produced, Int(UInt32.max))
-            stream.pointee.next_in = UnsafeMutablePointer(
+            // With no input left zlib may still flush output it holds.
+            stream.pointee.next_in = inChunk == 0 ? nil : UnsafeMutablePointer(
                 mutating: input.baseAddress!.advanced(by: consumed).assumingMemoryBound(to: Bytef.self))
             stream.pointee.avail_in = UInt32(inChunk)
             stream.pointee.next_out = outBase.advanced(by: produced).assumingMemoryBound(to: Bytef.self)
@@ -85,7 +87,7 @@ public final class GzipInflater {
             try checkLimits()
             switch rc {
             case Z_OK:
-                continue
+                if usedIn == 0 && madeOut == 0 { return (consumed, produced) }
             case Z_STREAM_END:
                 needsReset = true
             case Z_BUF_ERROR:
@@ -117,8 +119,7 @@ public final class GzipInflater {
                 output.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<produced]))
             }
             // Done when the input is used up and zlib has no more output pending.
-            if offset >= input.count && produced < scratch.count { return }
-            if consumed == 0 && produced == 0 { return }
+            if produced == 0 && (consumed == 0 || offset >= input.count) { return }
         }
     }
 
