@@ -185,6 +185,53 @@ private struct SeededJSONRandom: RandomNumberGenerator {
             try BSONDocument(extendedJSON: #"{"a":{"b":{}}}"#, options: ExtendedJSONParsingOptions(maxDepth: 2))
         }
         #expect(try BSONDocument(extendedJSON: #"{"a":{"b":1}}"#, options: ExtendedJSONParsingOptions(maxDepth: 2))["a"] != nil)
+
+        // Larger limits are capped at the ceiling, which keeps the
+        // recursion inside a thread's stack.
+        let ceiling = ExtendedJSONParsingOptions.depthCeiling
+        let huge = ExtendedJSONParsingOptions(maxDepth: 1_000_000)
+        let atCeiling = String(repeating: #"{"a":"#, count: ceiling) + "1" + String(repeating: "}", count: ceiling)
+        #expect(try BSONDocument(extendedJSON: atCeiling, options: huge).extendedJSON() == atCeiling)
+        do {
+            _ = try BSONDocument(extendedJSON: #"{"a":"# + atCeiling + "}", options: huge)
+            Issue.record("accepted nesting beyond the ceiling")
+        } catch {
+            #expect(error.code == .depthLimitExceeded)
+        }
+    }
+
+    /// Type wrappers filled with random values of every JSON kind: each
+    /// either reads as a value whose canonical text reads back identically,
+    /// or throws ExtendedJSONError.
+    @Test func wrappersWithRandomContentParseOrThrow() throws {
+        var random = SeededJSONRandom(state: 0x3A_77E5)
+        let keys = ["$oid", "$symbol", "$numberInt", "$numberLong", "$numberDouble", "$numberDecimal", "$binary",
+                    "$type", "$uuid", "$code", "$scope", "$timestamp", "$regularExpression", "$regex", "$options",
+                    "$dbPointer", "$ref", "$id", "$date", "$minKey", "$maxKey", "$undefined", "base64", "subType",
+                    "t", "i", "pattern", "options", "x"]
+        let leaves = [#""""#, #""1""#, #""-1""#, #""2147483648""#, #""1.5E+3""#, #""Infinity""#, #""NaN""#, #""nan""#,
+                      #""56e1fc72e0c917e9c4714161""#, #""//8=""#, #""04""#, #""80""#, #""1970-01-01T00:00:00Z""#,
+                      #""73ffd264-44b3-4c69-90e8-e7d1dfc035d4""#, #""imx""#, "1", "0", "-1", "4294967296", "1.0",
+                      "true", "false", "null", "[]", "{}"]
+        func randomValue(_ depth: Int) -> String {
+            if depth > 3 || Int.random(in: 0..<3, using: &random) > 0 { return leaves.randomElement(using: &random)! }
+            let count = Int.random(in: 1...3, using: &random)
+            let members = (0..<count).map { _ in
+                "\"\(keys.randomElement(using: &random)!)\":\(randomValue(depth + 1))"
+            }
+            return "{" + members.joined(separator: ",") + "}"
+        }
+        var parsed = 0
+        for _ in 0..<3000 {
+            let text = #"{"v":"# + randomValue(0) + "}"
+            guard let document = try? BSONDocument(extendedJSON: text) else { continue }
+            parsed += 1
+            let canonical = document.extendedJSON(.canonical)
+            #expect(try BSONDocument(extendedJSON: canonical).extendedJSON(.canonical) == canonical, "\(text)")
+            #expect(try BSONDocument(bson: document.bsonBytes()).extendedJSON(.canonical) == canonical, "\(text)")
+        }
+        print("ExtendedJSON wrapper fuzz: 3000 inputs, \(parsed) parsed")
+        #expect(parsed > 0)
     }
 
     static func throughBSON(_ document: BSONDocument) -> Result<BSONDocument, BSONError> {
