@@ -249,6 +249,7 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         expectError(.invalidLength, "13000000057800060000000203000000FFFF00")
         expectError(.invalidLength, "13000000057800060000000201000000FFFF00")
         expectError(.invalidLength, "0F0000000578000200000002FFFF00")
+        expectError(.invalidLength, "100000000578000300000002FFFFFF00")
         // Code with scope: total too small, too short for its parts, too long.
         expectError(.invalidLength, "160000000F61000D0000000100000000050000000000")
         expectError(.invalidLength, "280000000F61001F0000000500000061626364001300000010780001000000107900010000000000")
@@ -282,6 +283,33 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         // Overlong encoding and a lone surrogate are not UTF-8 either.
         expectError(.invalidUTF8, "0F00000002610003000000C0AF0000")
         expectError(.invalidUTF8, "1000000002610004000000EDA0800000")
+    }
+
+    @Test func utf8ValidationMatchesTheStandardLibrary() {
+        // Every 1- and 2-byte sequence, and a deterministic sample of 3- and
+        // 4-byte ones weighted towards lead and continuation bytes.
+        func agree(_ input: [UInt8]) -> Bool {
+            let ours = input.withUnsafeBytes { BSONDecoder.isValidUTF8($0) }
+            return ours == (String(validating: input, as: UTF8.self) != nil)
+        }
+        var mismatches: [[UInt8]] = []
+        for a in 0...255 where !agree([UInt8(a)]) { mismatches.append([UInt8(a)]) }
+        for a in 0xC0...0xFF {
+            for b in 0...255 where !agree([UInt8(a), UInt8(b)]) { mismatches.append([UInt8(a), UInt8(b)]) }
+        }
+        let interesting: [UInt8] = [0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF,
+                                    0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF]
+        for a: UInt8 in [0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5] {
+            for b in interesting {
+                for c in interesting {
+                    if !agree([a, b, c]) { mismatches.append([a, b, c]) }
+                    for d: UInt8 in [0x41, 0x80, 0xBF, 0xC0] where !agree([a, b, c, d]) { mismatches.append([a, b, c, d]) }
+                    // The same after an 8-byte ASCII run (the word-at-a-time path).
+                    if !agree(Array("abcdefgh".utf8) + [a, b, c]) { mismatches.append([a, b, c]) }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
     }
 
     @Test func booleanErrors() {

@@ -294,10 +294,10 @@ struct BSONDecoder {
         if subtype == BSONBinary.Subtype.binaryOld {
             // The old subtype repeats the length inside the payload; the
             // value keeps only the payload, the encoder writes it back.
-            let inner = length >= 4 ? Int(int32(at: start)) : -1
-            if inner != length - 4 {
+            let inner = length >= 4 ? Int(int32(at: start)) : nil
+            guard let inner, inner == length - 4 else {
                 throw BSONError(code: .invalidLength, offset: start,
-                                message: "binary subtype 0x02 declares an inner length of \(inner) for a \(length)-byte payload (expected \(length - 4))")
+                                message: "binary subtype 0x02 declares an inner length of \(inner.map(String.init) ?? "nothing") for a \(length)-byte payload (expected \(length - 4))")
             }
             start += 4
             count -= 4
@@ -382,20 +382,61 @@ struct BSONDecoder {
 
     @inline(__always)
     func utf8(from start: Int, to end: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end]).assumingMemoryBound(to: UInt8.self)
-        guard let text = String(validating: slice, as: UTF8.self) else {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        // `String(validating:as:)` is generic and slow here; validate with a
+        // specialised check, then build the string (which cannot need repair).
+        guard Self.isValidUTF8(slice) else {
             throw BSONError(code: .invalidUTF8, offset: start, message: "\(what()) is not valid UTF-8")
         }
-        return text
+        return String(decoding: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
-    /// UTF-8 validation without building a String (array indexes).
+    /// Strict UTF-8 validation (Unicode 15, table 3-7): no overlong forms,
+    /// no surrogates, nothing above U+10FFFF.
     static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        // ASCII, the usual case for keys.
-        var allASCII = true
-        for byte in bytes where byte >= 0x80 { allASCII = false; break }
-        if allASCII { return true }
-        return String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self) != nil
+        let count = bytes.count
+        var index = 0
+        // ASCII, eight bytes at a time: the usual case for keys and ids.
+        while index + 8 <= count {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+            index += 8
+        }
+        @inline(__always) func continuation(_ offset: Int) -> Bool {
+            offset < count && bytes[offset] & 0xC0 == 0x80
+        }
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            switch lead {
+            case 0xC2...0xDF:
+                guard continuation(index + 1) else { return false }
+                index += 2
+            case 0xE0...0xEF:
+                guard index + 2 < count, continuation(index + 2) else { return false }
+                let second = bytes[index + 1]
+                switch lead {
+                case 0xE0: guard (0xA0...0xBF).contains(second) else { return false }
+                case 0xED: guard (0x80...0x9F).contains(second) else { return false }
+                default: guard second & 0xC0 == 0x80 else { return false }
+                }
+                index += 3
+            case 0xF0...0xF4:
+                guard index + 3 < count, continuation(index + 2), continuation(index + 3) else { return false }
+                let second = bytes[index + 1]
+                switch lead {
+                case 0xF0: guard (0x90...0xBF).contains(second) else { return false }
+                case 0xF4: guard (0x80...0x8F).contains(second) else { return false }
+                default: guard second & 0xC0 == 0x80 else { return false }
+                }
+                index += 4
+            default:
+                return false
+            }
+        }
+        return true
     }
 }
 
