@@ -20,7 +20,6 @@ extension Realm {
         }
         let explicit = configuration.objectTypes != nil
         let listed = configuration.objectTypes ?? TypeRegistry.all
-        if explicit { TypeRegistry.register(listed) }
 
         let resolver = TypeResolver()
         var roots: [TypeSchema] = []
@@ -83,6 +82,8 @@ extension Realm {
                 .missingTransactionSink,
                 message: "the synced configuration '\(sync.identifier)' has no transactionSink, so committed objects would have nowhere to go; open synced realms through user.flexibleSyncConfiguration(), or set syncConfiguration.transactionSink")
         }
+        // Listed types join discovery only once they have opened cleanly.
+        if explicit { TypeRegistry.register(listed) }
         return OpenedSchema(schema: schema, sink: sync?.transactionSink, resolver: resolver, writable: writable, byName: byName)
     }
 
