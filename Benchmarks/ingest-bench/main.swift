@@ -46,6 +46,7 @@ struct Options {
 /// The benchmark groups, in the order they run.
 let groups: [(name: String, run: () throws -> [Figure])] = [
     ("bson", bsonBenchmarks),
+    ("create", createBenchmarks),
 ]
 
 let options = Options.parse(CommandLine.arguments)

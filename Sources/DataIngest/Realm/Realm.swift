@@ -1,0 +1,99 @@
+import Foundation
+import IngestCore
+
+/// A realm: the objects of one configuration. A synced realm streams
+/// ``AsymmetricObject``s to the server; a local realm holds ordinary
+/// ``Object``s.
+///
+/// ```swift
+/// var config = Realm.Configuration(syncConfiguration: SyncConfiguration(identifier: "sensors", transactionSink: store))
+/// config.objectTypes = [WeatherSensor.self]
+/// let realm = try Realm(configuration: config)
+/// try realm.write {
+///     realm.create(WeatherSensor.self, value: ["_id": ObjectId.generate(), "deviceId": "WX1278UIT",
+///                                              "temperatureInFahrenheit": 66.7, "barometricPressureInHg": 29.65,
+///                                              "windSpeedInMph": 2])
+/// }
+/// ```
+///
+/// A realm is confined to the thread (or actor) that opened it, like the
+/// seed SDK's; open one per thread.
+public final class Realm {
+    /// The configuration it was opened with.
+    public let configuration: Configuration
+    /// The file it was opened on.
+    public let fileURL: URL
+    /// The classes of this realm, with their embedded classes and link
+    /// targets (the schema carried to the server).
+    public let schema: Schema
+    /// Whether this is a synced realm.
+    public var isSynced: Bool { sink != nil }
+    /// Whether a write transaction is open.
+    public internal(set) var isInWriteTransaction = false
+
+    let sink: (any TransactionSink)?
+    let resolver: TypeResolver
+    /// The classes `create` accepts, by type.
+    let writableTypes: [ObjectIdentifier: TypeSchema]
+    /// All classes of the schema, by class name.
+    let typesByName: [String: TypeSchema]
+
+    // The open transaction.
+    var encoder: BSONRecordEncoder
+    var records: [EncodedRecord] = []
+    var keysInTransaction: Set<TransactionKey> = []
+    /// The first error of a `create`, thrown when the transaction ends.
+    var deferredError: RealmError?
+
+    struct TransactionKey: Hashable {
+        var type: ObjectIdentifier
+        var key: PrimaryKeyValue
+    }
+
+    /// Opens a realm, checking the configuration rules and the schema.
+    /// Throws ``RealmError`` naming the type, property and fix.
+    public convenience init(configuration: Configuration = .defaultConfiguration) throws(RealmError) {
+        try self.init(opening: configuration)
+    }
+
+    private init(opening configuration: Configuration) throws(RealmError) {
+        let opened = try Realm.resolve(configuration)
+        let url = configuration.resolvedFileURL
+        try OpenFileRegistry.claim(url, synced: configuration.syncConfiguration != nil)
+        self.configuration = configuration
+        self.fileURL = url
+        self.schema = opened.schema
+        self.sink = opened.sink
+        self.resolver = opened.resolver
+        self.writableTypes = opened.writable
+        self.typesByName = opened.byName
+        self.encoder = BSONRecordEncoder(types: opened.resolver)
+    }
+
+    /// Opens a realm from async code, as the seed does
+    /// (`try await Realm(configuration: config)`). A synced realm of
+    /// asymmetric types needs no download, so this does not wait.
+    public convenience init(configuration: Configuration = .defaultConfiguration) async throws(RealmError) {
+        try self.init(opening: configuration)
+    }
+
+    deinit {
+        OpenFileRegistry.release(fileURL)
+    }
+
+    /// Makes `types` known to automatic schema discovery (configurations
+    /// without `objectTypes`). Swift on Linux cannot enumerate classes at
+    /// run time, so register your types once at startup, or list them in
+    /// `objectTypes`.
+    ///
+    /// ```swift
+    /// Realm.registerTypes([Settings.self, WeatherSensor.self])
+    /// let local = try Realm()   // Settings only: asymmetric types are left out
+    /// ```
+    public static func registerTypes(_ types: [ObjectBase.Type]) {
+        TypeRegistry.register(types)
+    }
+
+    /// The types automatic discovery knows, in registration order.
+    public static var registeredTypes: [ObjectBase.Type] { TypeRegistry.all }
+}

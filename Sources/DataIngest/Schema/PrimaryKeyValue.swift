@@ -1,0 +1,33 @@
+import Foundation
+import IngestCore
+
+/// A primary key value, for the duplicate check within one transaction.
+enum PrimaryKeyValue: Hashable {
+    case int(Int64)
+    case string(String)
+    case objectId(ObjectId)
+    case uuid(UUID)
+
+    init?(_ value: Any) {
+        switch value {
+        case let id as ObjectId: self = .objectId(id)
+        case let string as String: self = .string(string)
+        case let uuid as UUID: self = .uuid(uuid)
+        case let int as Int: self = .int(Int64(int))
+        case let int as Int64: self = .int(int)
+        case let int as Int32: self = .int(Int64(int))
+        case let int as Int16: self = .int(Int64(int))
+        case let int as Int8: self = .int(Int64(int))
+        default: return nil
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .int(let value): return String(value)
+        case .string(let value): return "\"\(value)\""
+        case .objectId(let value): return "ObjectId(\(value.hex))"
+        case .uuid(let value): return "UUID(\(value.uuidString))"
+        }
+    }
+}

@@ -1,0 +1,96 @@
+@_spi(Reflection) import Swift
+import IngestCore
+
+/// Everything DataIngest knows about one object class, derived once from
+/// its `@Persisted` fields and cached for the life of the process.
+///
+/// The field offsets come from the Swift runtime's field metadata
+/// (`_forEachField`), read once per class; encoding an object then reads
+/// each `Persisted` value at its offset, so no reflection runs per object.
+final class TypeSchema {
+    let type: ObjectBase.Type
+    let objectSchema: ObjectSchema
+    let className: String
+    let kind: ObjectSchema.Kind
+    let codecs: [PropertyCodec]
+    /// Swift names and stored names to codec index.
+    let codecIndex: [String: Int]
+    let primaryKeyIndex: Int?
+    /// Holds the declared default values.
+    let prototype: ObjectBase
+    /// Classes of embedded and link properties.
+    let referencedTypes: [ObjectBase.Type]
+
+    private init(type: ObjectBase.Type) throws(RealmError) {
+        self.type = type
+        className = type.className()
+        kind = type._kind
+        prototype = type.init()
+        let mapping = type.propertiesMapping()
+        var codecs: [PropertyCodec] = []
+        var failure: RealmError?
+        let complete = _forEachField(of: type, options: Self.classFields) { name, offset, fieldType, _ in
+            guard let field = fieldType as? PersistedField.Type else { return true }
+            var swiftName = String(cString: name)
+            // The wrapper's storage is named `_name`.
+            if swiftName.hasPrefix("_") { swiftName.removeFirst() }
+            let codec = field.makeCodec(swiftName: swiftName, storedName: mapping[swiftName] ?? swiftName, offset: offset)
+            codecs.append(codec)
+            return true
+        }
+        guard complete else {
+            throw RealmError(.unsupportedPropertyType, className: String(describing: type),
+                             message: "the fields of \(type) cannot be read from the Swift runtime's metadata; declare it as a plain (non-generic) class")
+        }
+        for mapped in mapping.keys where !codecs.contains(where: { $0.swiftName == mapped }) {
+            failure = failure ?? RealmError(
+                .unsupportedPropertyType, className: className, propertyName: mapped,
+                message: "\(className).propertiesMapping() maps '\(mapped)', which is not a @Persisted property of \(type); fix the name in propertiesMapping()")
+        }
+        var properties: [Property] = []
+        var referenced: [ObjectBase.Type] = []
+        var index: [String: Int] = [:]
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+        for (position, codec) in codecs.enumerated() {
+            codec.options = codec.readOptions(base)
+            let info = codec.info
+            if let reason = info.unsupported {
+                failure = failure ?? RealmError(
+                    .unsupportedPropertyType, className: className, propertyName: codec.swiftName,
+                    message: "\(className).\(codec.swiftName): \(reason)")
+            }
+            if let target = info.objectType { referenced.append(target) }
+            properties.append(Property(
+                name: codec.storedName, type: info.type, isOptional: info.isOptional,
+                collection: info.collection, objectClassName: info.objectType?.className(),
+                isIndexed: codec.options.contains(.indexed), isPrimaryKey: codec.options.contains(.primaryKey)))
+            index[codec.swiftName] = position
+            if index[codec.storedName] == nil { index[codec.storedName] = position }
+        }
+        if let failure { throw failure }
+        self.codecs = codecs
+        codecIndex = index
+        primaryKeyIndex = codecs.firstIndex(where: { $0.options.contains(.primaryKey) })
+        referencedTypes = referenced
+        objectSchema = ObjectSchema(className: className, kind: kind, properties: properties)
+    }
+
+    /// `_EachFieldOptions.classType` (rawValue 1); spelled by value because
+    /// the stdlib declares it as a `static var`, which Swift 6 rejects.
+    private static let classFields = _EachFieldOptions(rawValue: 1)
+
+    private static let cache = LockedBox<[ObjectIdentifier: TypeSchema]>([:])
+
+    /// The cached schema of `type`, derived on first use.
+    static func of(_ type: ObjectBase.Type) throws(RealmError) -> TypeSchema {
+        let key = ObjectIdentifier(type)
+        if let cached = cache.withLock({ $0[key] }) { return cached }
+        // Derive outside the lock: `init()` of the prototype runs app code.
+        let derived = try TypeSchema(type: type)
+        return cache.withLock { cache in
+            if let raced = cache[key] { return raced }
+            cache[key] = derived
+            return derived
+        }
+    }
+}
