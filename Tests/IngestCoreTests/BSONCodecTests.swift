@@ -211,6 +211,42 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         #expect(try BSONDocument(bson: buffer) == expected)
     }
 
+    @Test func forEachElementReadsTypedValuesInPlace() throws {
+        let id = ObjectId.generate()
+        let doc: BSONDocument = [
+            "_id": .objectId(id), "deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
+            "barometricPressureInHg": 29.65, "windSpeedInMph": .int64(2), "small": .int32(-3),
+            "ok": false, "when": .datetime(5), "dec": .decimal128(Decimal128(high: 7, low: 8)),
+            "nested": .document(["a": .array([.null])]), "none": .null,
+        ]
+        var seen: [String] = []
+        var reading = (id: ObjectId?.none, device: String?.none, temperature: Double?.none, wind: Int64?.none)
+        try BSONDocument.forEachElement(in: doc.bsonBytes()) { (element) throws in
+            seen.append(element.key)
+            #expect(try element.value() == doc[element.key])
+            if element.keyEquals("_id") { reading.id = element.objectId }
+            if element.keyEquals("deviceId") { reading.device = element.string }
+            if element.keyEquals("temperatureInFahrenheit") { reading.temperature = element.double }
+            if element.keyEquals("windSpeedInMph") { reading.wind = element.integer }
+            if element.keyEquals("small") { #expect(element.int32 == -3 && element.integer == -3 && element.int64 == nil) }
+            if element.keyEquals("ok") { #expect(element.bool == false) }
+            if element.keyEquals("when") { #expect(element.datetime == 5) }
+            if element.keyEquals("dec") { #expect(element.decimal128 == Decimal128(high: 7, low: 8)) }
+            if element.keyEquals("none") { #expect(element.isNull) }
+            if element.keyEquals("nested") { #expect(element.type == .document && element.double == nil) }
+        }
+        #expect(seen == doc.keys)
+        #expect(reading.id == id && reading.device == "WX1278UIT" && reading.temperature == 66.7 && reading.wind == 2)
+        // Invalid input is rejected just as by the decoder, even in fields
+        // the caller does not read, and even after some elements were seen.
+        #expect(throws: BSONError.self) {
+            try BSONDocument.forEachElement(in: bytes("1A0000000C610002000000E90056E1FC72E0C917E9C471416100")) { _ in }
+        }
+        #expect(throws: BSONError.self) {
+            try BSONDocument.forEachElement(in: bytes("160000000378000E0000000261000200000062000001")) { _ in }
+        }
+    }
+
     @Test func nulInKeyIsReportedAndOutputStaysValid() throws {
         let doc: BSONDocument = ["a\0b": .int32(1)]
         #expect(throws: BSONError.self) { try doc.checkedBSONBytes() }
@@ -363,6 +399,9 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
                 total += 1
                 #expect(throws: BSONError.self, "\(file): \(entry["description"] ?? "")") {
                     try BSONDocument(bson: bytes(hexText))
+                }
+                #expect(throws: BSONError.self, "\(file): forEachElement: \(entry["description"] ?? "")") {
+                    try BSONDocument.forEachElement(in: bytes(hexText)) { _ in }
                 }
             }
             for case let entry as [String: Any] in json["valid"] as? [Any] ?? [] {

@@ -129,12 +129,29 @@ struct SeededRandom: RandomNumberGenerator {
         let pointer = UnsafeMutableRawBufferPointer.allocate(byteCount: input.count, alignment: 1)
         defer { pointer.deallocate() }
         pointer.copyBytes(from: input)
+        let options = BSONDecodingOptions(maxDepth: 8)
+        // The in-place element reader must accept exactly what the decoder
+        // accepts, and see the same values.
+        var elements: [BSONDocument.Field] = []
+        var elementsError: BSONError?
+        do {
+            try BSONDocument.forEachElement(in: UnsafeRawBufferPointer(pointer), options: options) { element in
+                elements.append(BSONDocument.Field(key: element.key, value: try element.value()))
+            }
+        } catch let error as BSONError {
+            elementsError = error
+        } catch {
+            Issue.record("seed \(seed) case \(number): unexpected error \(error)")
+        }
         let document: BSONDocument
         do {
-            document = try BSONDocument(bson: UnsafeRawBufferPointer(pointer), options: BSONDecodingOptions(maxDepth: 8))
+            document = try BSONDocument(bson: UnsafeRawBufferPointer(pointer), options: options)
         } catch {
+            #expect(elementsError?.code == error.code, "seed \(seed) case \(number): forEachElement disagrees: \(String(describing: elementsError)) vs \(error)")
             return false
         }
+        #expect(elementsError == nil, "seed \(seed) case \(number): forEachElement rejected valid input: \(String(describing: elementsError))")
+        #expect(BSONDocument(fields: elements).bsonBytes() == document.bsonBytes(), "seed \(seed) case \(number): forEachElement sees other values")
         let encoded = document.bsonBytes()
         do {
             let again = try BSONDocument(bson: encoded)

@@ -68,26 +68,9 @@ struct BSONDecoder {
     // MARK: Top level
 
     func decodeTopLevel() throws(BSONError) -> BSONDocument {
-        let count = bytes.count
-        guard count >= 4 else {
-            throw BSONError(code: .truncated, offset: 0,
-                            message: "\(count) bytes cannot hold a document: a BSON document is at least 5 bytes")
-        }
-        let declared = Int(int32(at: 0))
-        if declared < 5 {
-            throw BSONError(code: .invalidLength, offset: 0,
-                            message: "the document declares \(declared) bytes; a BSON document is at least 5 bytes")
-        }
-        if declared > count {
-            throw BSONError(code: .truncated, offset: count,
-                            message: "the document declares \(declared) bytes but only \(count) were given")
-        }
-        if declared < count {
-            throw BSONError(code: .trailingBytes, offset: declared,
-                            message: "\(count - declared) bytes follow the \(declared)-byte document; pass exactly one document")
-        }
+        try checkTopLevelLength()
         var position = 0
-        return try document(at: &position, limit: count, depth: 1)
+        return try document(at: &position, limit: bytes.count, depth: 1)
     }
 
     // MARK: Raw reads (callers check bounds first)
