@@ -369,6 +369,19 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         let scope: BSONDocument = ["c": .javascriptWithScope(code: "", scope: ["s": .document([:])])]
         expectError(.depthLimitExceeded, hex(scope.bsonBytes()), options: BSONDecodingOptions(maxDepth: 2))
         #expect(throws: Never.self) { try BSONDocument(bson: scope.bsonBytes(), options: BSONDecodingOptions(maxDepth: 3)) }
+        // A huge configured limit is capped, so hostile nesting cannot
+        // exhaust the stack: 1001 levels fail even with maxDepth 1_000_000.
+        // Nested documents under empty keys, built by hand (lengths inside out).
+        func nestedBytes(_ levels: Int) -> [UInt8] {
+            var inner: [UInt8] = [5, 0, 0, 0, 0]
+            for _ in 1..<levels {
+                let length = 4 + 2 + inner.count + 1
+                inner = withUnsafeBytes(of: Int32(length).littleEndian, Array.init) + [0x03, 0x00] + inner + [0]
+            }
+            return inner
+        }
+        expectError(.depthLimitExceeded, hex(nestedBytes(1001)), options: BSONDecodingOptions(maxDepth: 1_000_000))
+        #expect(throws: Never.self) { try BSONDocument(bson: nestedBytes(1000), options: BSONDecodingOptions(maxDepth: 1_000_000)) }
     }
 
     @Test func errorsCarryOffsetAndMessage() {

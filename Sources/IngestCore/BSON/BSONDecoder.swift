@@ -7,8 +7,13 @@ public struct BSONDecodingOptions: Sendable, Hashable {
     /// The deepest nesting of documents, arrays and code-with-scope scopes
     /// accepted; the top-level document is depth 1. Deeper input throws
     /// ``BSONError/Code/depthLimitExceeded``. Default 100 (MongoDB's own
-    /// limit), which also bounds the decoder's stack use.
+    /// limit). Values above ``depthCeiling`` act as ``depthCeiling``: the
+    /// decoder recurses (as does freeing a nested value), so the limit is
+    /// what keeps hostile input from exhausting a thread's stack.
     public var maxDepth: Int = 100
+
+    /// The highest effective ``maxDepth``: 1000.
+    public static let depthCeiling = 1000
 
     /// Creates options; every argument has its documented default.
     public init(maxDepth: Int = 100) {
@@ -62,7 +67,7 @@ struct BSONDecoder {
 
     init(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) {
         self.bytes = bytes
-        self.maxDepth = maxDepth
+        self.maxDepth = min(maxDepth, BSONDecodingOptions.depthCeiling)
     }
 
     // MARK: Top level
@@ -103,7 +108,7 @@ struct BSONDecoder {
         try need(5, at: position, limit: limit, "an embedded document")
         if depth > maxDepth {
             throw BSONError(code: .depthLimitExceeded, offset: position,
-                            message: "documents are nested deeper than the limit of \(maxDepth) (BSONDecodingOptions.maxDepth)")
+                            message: "documents are nested deeper than the limit of \(maxDepth) (BSONDecodingOptions.maxDepth, at most \(BSONDecodingOptions.depthCeiling))")
         }
         let declared = Int(int32(at: position))
         if declared < 5 {
