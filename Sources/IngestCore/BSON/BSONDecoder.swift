@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Limits applied while decoding BSON.
 ///
 /// ```swift
@@ -359,10 +365,9 @@ struct BSONDecoder {
 
     @inline(__always)
     func findNul(from start: Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> Int {
-        var index = start
-        while index < limit {
-            if byte(at: index) == 0 { return index }
-            index += 1
+        if start < limit, let base = bytes.baseAddress,
+           let found = memchr(base + start, 0, limit - start) {
+            return UnsafeRawPointer(found) - base
         }
         throw BSONError(code: .missingTerminator, offset: start,
                         message: "\(what()) has no NUL terminator before the end of the enclosing document")
