@@ -249,7 +249,9 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
 
     @Test func nulInKeyIsReportedAndOutputStaysValid() throws {
         let doc: BSONDocument = ["a\0b": .int32(1)]
-        #expect(throws: BSONError.self) { try doc.checkedBSONBytes() }
+        #expect { try doc.checkedBSONBytes() } throws: { ($0 as? BSONError)?.code == .nulInCString }
+        let regex: BSONDocument = ["r": .regex(pattern: "a\0", options: "")]
+        #expect { try regex.checkedBSONBytes() } throws: { ($0 as? BSONError)?.code == .nulInCString }
         let decoded = try BSONDocument(bson: doc.bsonBytes())
         #expect(decoded.keys == ["a"])
         let good: BSONDocument = ["ab": .int32(1)]
