@@ -8,6 +8,8 @@ let package = Package(
     name: "DataIngest",
     products: [
         .library(name: "IngestCore", targets: ["IngestCore"]),
+        .library(name: "IngestServer", targets: ["IngestServer"]),
+        .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
     ],
     dependencies: [],
@@ -25,9 +27,18 @@ let package = Package(
         .systemLibrary(
             name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
+        // Linux kernel interfaces not in the Glibc module (epoll, eventfd,
+        // accept4) for the HTTP server's event loop. Headers only.
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // MARK: Shared core: BSON, Extended JSON, ObjectId, Decimal128
         .target(name: "IngestCore", dependencies: ["CCrypto"]),
+
+        // MARK: Server: HTTP, auth, apps, uploads, sinks
+        .target(
+            name: "IngestServer",
+            dependencies: ["IngestCore", "CSQLite", "CCrypto", "CZlib", "CLinux"]),
+        .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
@@ -36,6 +47,9 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
+        // Depends on the executable so that `swift test` builds the server
+        // binary the tests start as a real process.
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "ingest-server"]),
     ],
     swiftLanguageModes: [.v6]
 )
