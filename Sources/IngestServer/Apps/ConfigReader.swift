@@ -97,8 +97,9 @@ struct ConfigReader {
     /// Fails on the first key that no accessor asked for.
     func finish() throws(ConfigError) {
         for member in members where !consumed.contains(member.key) {
-            throw ConfigError(.unknownKey, path: path(member.key),
-                              "unknown key; the keys accepted here are: \(consumed.sorted().joined(separator: ", "))")
+            let accepted = consumed.isEmpty
+                ? "this object takes no keys" : "the keys accepted here are: \(consumed.sorted().joined(separator: ", "))"
+            throw ConfigError(.unknownKey, path: path(member.key), "unknown key; \(accepted)")
         }
     }
 }
