@@ -8,6 +8,7 @@ let package = Package(
     name: "DataIngest",
     products: [
         .library(name: "IngestCore", targets: ["IngestCore"]),
+        .library(name: "DataIngest", targets: ["DataIngest"]),
         .library(name: "IngestServer", targets: ["IngestServer"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
@@ -32,7 +33,10 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // MARK: Shared core: BSON, Extended JSON, ObjectId, Decimal128
-        .target(name: "IngestCore", dependencies: ["CCrypto"]),
+        .target(name: "IngestCore", dependencies: ["CCrypto", "CZlib"]),
+
+        // MARK: Client SDK: object model, realms, segment store, sync
+        .target(name: "DataIngest", dependencies: ["IngestCore", "CSQLite", "CZlib"]),
 
         // MARK: Server: HTTP, auth, apps, uploads, sinks
         .target(
@@ -47,6 +51,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
+        .testTarget(name: "DataIngestTests", dependencies: ["DataIngest"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "ingest-server"]),

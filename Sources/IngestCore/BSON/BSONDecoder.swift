@@ -1,0 +1,414 @@
+/// Limits applied while decoding BSON.
+///
+/// ```swift
+/// let doc = try BSONDocument(bson: bytes, options: BSONDecodingOptions(maxDepth: 20))
+/// ```
+public struct BSONDecodingOptions: Sendable, Hashable {
+    /// The deepest nesting of documents, arrays and code-with-scope scopes
+    /// accepted; the top-level document is depth 1. Deeper input throws
+    /// ``BSONError/Code/depthLimitExceeded``. Default 100 (MongoDB's own
+    /// limit), which also bounds the decoder's stack use.
+    public var maxDepth: Int = 100
+
+    /// Creates options; every argument has its documented default.
+    public init(maxDepth: Int = 100) {
+        self.maxDepth = maxDepth
+    }
+}
+
+extension BSONDocument {
+    /// Decodes and fully validates one BSON document that fills `bytes`
+    /// exactly.
+    ///
+    /// Every declared length, terminator, type byte, boolean and UTF-8
+    /// string is checked; bytes after the document are an error. The decoder
+    /// never reads outside `bytes`, whatever they contain.
+    ///
+    /// ```swift
+    /// let doc = try BSONDocument(bson: [0x05, 0x00, 0x00, 0x00, 0x00])  // {}
+    /// ```
+    /// - Throws: ``BSONError`` with the code and byte offset of the problem.
+    public init(bson bytes: [UInt8], options: BSONDecodingOptions = BSONDecodingOptions()) throws(BSONError) {
+        // withUnsafeBytes rethrows untyped errors: carry the typed one out.
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(BSONError) -> BSONDocument in try BSONDocument(bson: raw, options: options) }
+        }
+        self = try result.get()
+    }
+
+    /// Decodes and fully validates one BSON document that fills `bytes`
+    /// exactly. See ``init(bson:options:)-(UInt8,_)``.
+    public init(bson bytes: UnsafeRawBufferPointer, options: BSONDecodingOptions = BSONDecodingOptions()) throws(BSONError) {
+        let decoder = BSONDecoder(bytes, maxDepth: options.maxDepth)
+        self = try decoder.decodeTopLevel()
+    }
+
+    /// Decodes one BSON document from a slice, which it must fill exactly.
+    public init(bson bytes: ArraySlice<UInt8>, options: BSONDecodingOptions = BSONDecodingOptions()) throws(BSONError) {
+        // withUnsafeBytes rethrows untyped errors: carry the typed one out.
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(BSONError) -> BSONDocument in try BSONDocument(bson: raw, options: options) }
+        }
+        self = try result.get()
+    }
+}
+
+/// The validating BSON decoder. Works on raw memory with an explicit limit
+/// for every read: each read is preceded by a check against the end of the
+/// enclosing document, so no input can make it read out of bounds.
+struct BSONDecoder {
+    let bytes: UnsafeRawBufferPointer
+    let maxDepth: Int
+
+    init(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    // MARK: Top level
+
+    func decodeTopLevel() throws(BSONError) -> BSONDocument {
+        let count = bytes.count
+        guard count >= 4 else {
+            throw BSONError(code: .truncated, offset: 0,
+                            message: "\(count) bytes cannot hold a document: a BSON document is at least 5 bytes")
+        }
+        let declared = Int(int32(at: 0))
+        if declared < 5 {
+            throw BSONError(code: .invalidLength, offset: 0,
+                            message: "the document declares \(declared) bytes; a BSON document is at least 5 bytes")
+        }
+        if declared > count {
+            throw BSONError(code: .truncated, offset: count,
+                            message: "the document declares \(declared) bytes but only \(count) were given")
+        }
+        if declared < count {
+            throw BSONError(code: .trailingBytes, offset: declared,
+                            message: "\(count - declared) bytes follow the \(declared)-byte document; pass exactly one document")
+        }
+        var position = 0
+        return try document(at: &position, limit: count, depth: 1)
+    }
+
+    // MARK: Raw reads (callers check bounds first)
+
+    @inline(__always) func byte(at offset: Int) -> UInt8 {
+        bytes.load(fromByteOffset: offset, as: UInt8.self)
+    }
+
+    @inline(__always) func int32(at offset: Int) -> Int32 {
+        Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self))
+    }
+
+    @inline(__always) func uint64(at offset: Int) -> UInt64 {
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    @inline(__always) func need(_ size: Int, at offset: Int, limit: Int, _ what: @autoclosure () -> String) throws(BSONError) {
+        if size > limit - offset {
+            throw BSONError(code: .truncated, offset: offset,
+                            message: "\(what()) needs \(size) bytes but only \(max(limit - offset, 0)) remain in the enclosing document")
+        }
+    }
+
+    // MARK: Documents
+
+    /// Reads the length prefix at `position` and checks that the document
+    /// fits before `limit`. Returns the offset one past its terminator.
+    @inline(__always)
+    func documentEnd(at position: Int, limit: Int, depth: Int) throws(BSONError) -> Int {
+        try need(5, at: position, limit: limit, "an embedded document")
+        if depth > maxDepth {
+            throw BSONError(code: .depthLimitExceeded, offset: position,
+                            message: "documents are nested deeper than the limit of \(maxDepth) (BSONDecodingOptions.maxDepth)")
+        }
+        let declared = Int(int32(at: position))
+        if declared < 5 {
+            throw BSONError(code: .invalidLength, offset: position,
+                            message: "a document declares \(declared) bytes; a BSON document is at least 5 bytes")
+        }
+        if declared > limit - position {
+            throw BSONError(code: .invalidLength, offset: position,
+                            message: "a document declares \(declared) bytes but only \(limit - position) remain in the enclosing document")
+        }
+        return position + declared
+    }
+
+    /// Checks that the element list ended exactly at the terminator.
+    @inline(__always)
+    func finishDocument(at position: Int, last: Int) throws(BSONError) {
+        // The element loop stops at `last` or at a 0x00 type byte.
+        if position != last {
+            throw BSONError(code: .invalidLength, offset: position,
+                            message: "the document ends at byte \(position) but its length says it ends at byte \(last)")
+        }
+        if byte(at: last) != 0 {
+            throw BSONError(code: .missingTerminator, offset: last,
+                            message: "a document does not end with 0x00 (found 0x\(String(byte(at: last), radix: 16)))")
+        }
+    }
+
+    func document(at position: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSONDocument {
+        let end = try documentEnd(at: position, limit: limit, depth: depth)
+        let last = end - 1
+        var fields: [BSONDocument.Field] = []
+        // A cheap guess from the size avoids regrowing for typical records.
+        fields.reserveCapacity(min((end - position) / 12 + 1, 64))
+        var offset = position + 4
+        while offset < last {
+            let type = byte(at: offset)
+            if type == 0 { break }
+            offset += 1
+            let key = try cString(at: &offset, limit: last, what: "a key")
+            let value = try self.value(type: type, at: &offset, limit: last, depth: depth)
+            fields.append(BSONDocument.Field(key: key, value: value))
+        }
+        try finishDocument(at: offset, last: last)
+        position = end
+        return BSONDocument(fields: fields)
+    }
+
+    func array(at position: inout Int, limit: Int, depth: Int) throws(BSONError) -> [BSON] {
+        let end = try documentEnd(at: position, limit: limit, depth: depth)
+        let last = end - 1
+        var values: [BSON] = []
+        values.reserveCapacity(min((end - position) / 8 + 1, 64))
+        var offset = position + 4
+        while offset < last {
+            let type = byte(at: offset)
+            if type == 0 { break }
+            offset += 1
+            // Array keys are "0", "1", …; other keys are accepted (as other
+            // decoders do) and replaced by the index when re-encoding.
+            try skipCString(at: &offset, limit: last, what: "an array index")
+            values.append(try value(type: type, at: &offset, limit: last, depth: depth))
+        }
+        try finishDocument(at: offset, last: last)
+        position = end
+        return values
+    }
+
+    // MARK: Values
+
+    func value(type: UInt8, at offset: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSON {
+        switch type {
+        case 0x01:
+            try need(8, at: offset, limit: limit, "a double")
+            let bits = uint64(at: offset)
+            offset += 8
+            return .double(Double(bitPattern: bits))
+        case 0x02:
+            return .string(try string(at: &offset, limit: limit, what: "a string"))
+        case 0x03:
+            return .document(try document(at: &offset, limit: limit, depth: depth + 1))
+        case 0x04:
+            return .array(try array(at: &offset, limit: limit, depth: depth + 1))
+        case 0x05:
+            return .binary(try binary(at: &offset, limit: limit))
+        case 0x06:
+            return .undefined
+        case 0x07:
+            try need(12, at: offset, limit: limit, "an ObjectId")
+            let id = objectId(at: offset)
+            offset += 12
+            return .objectId(id)
+        case 0x08:
+            try need(1, at: offset, limit: limit, "a boolean")
+            let value = byte(at: offset)
+            guard value <= 1 else {
+                throw BSONError(code: .invalidBoolean, offset: offset,
+                                message: "a boolean is 0x\(String(value, radix: 16)); only 0x00 and 0x01 are valid")
+            }
+            offset += 1
+            return .bool(value == 1)
+        case 0x09:
+            try need(8, at: offset, limit: limit, "a datetime")
+            let value = Int64(bitPattern: uint64(at: offset))
+            offset += 8
+            return .datetime(value)
+        case 0x0A:
+            return .null
+        case 0x0B:
+            let pattern = try cString(at: &offset, limit: limit, what: "a regular expression")
+            let options = try cString(at: &offset, limit: limit, what: "regular expression options")
+            return .regex(pattern: pattern, options: BSON.sortedRegexOptions(options))
+        case 0x0C:
+            let ref = try string(at: &offset, limit: limit, what: "a DBPointer namespace")
+            try need(12, at: offset, limit: limit, "a DBPointer id")
+            let id = objectId(at: offset)
+            offset += 12
+            return .dbPointer(ref: ref, id: id)
+        case 0x0D:
+            return .javascript(try string(at: &offset, limit: limit, what: "JavaScript code"))
+        case 0x0E:
+            return .symbol(try string(at: &offset, limit: limit, what: "a symbol"))
+        case 0x0F:
+            return try codeWithScope(at: &offset, limit: limit, depth: depth)
+        case 0x10:
+            try need(4, at: offset, limit: limit, "an int32")
+            let value = int32(at: offset)
+            offset += 4
+            return .int32(value)
+        case 0x11:
+            try need(8, at: offset, limit: limit, "a timestamp")
+            let raw = uint64(at: offset)
+            offset += 8
+            return .timestamp(BSONTimestamp(seconds: UInt32(truncatingIfNeeded: raw >> 32),
+                                            increment: UInt32(truncatingIfNeeded: raw)))
+        case 0x12:
+            try need(8, at: offset, limit: limit, "an int64")
+            let value = Int64(bitPattern: uint64(at: offset))
+            offset += 8
+            return .int64(value)
+        case 0x13:
+            try need(16, at: offset, limit: limit, "a Decimal128")
+            let low = uint64(at: offset)
+            let high = uint64(at: offset + 8)
+            offset += 16
+            return .decimal128(Decimal128(high: high, low: low))
+        case 0xFF:
+            return .minKey
+        case 0x7F:
+            return .maxKey
+        default:
+            throw BSONError(code: .invalidType, offset: offset - 1,
+                            message: "0x\(String(type, radix: 16)) is not a BSON element type")
+        }
+    }
+
+    @inline(__always) func objectId(at offset: Int) -> ObjectId {
+        ObjectId(high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+                 low: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
+    }
+
+    func binary(at offset: inout Int, limit: Int) throws(BSONError) -> BSONBinary {
+        try need(5, at: offset, limit: limit, "binary data")
+        let length = Int(int32(at: offset))
+        if length < 0 || length > limit - offset - 5 {
+            throw BSONError(code: .invalidLength, offset: offset,
+                            message: "binary data declares \(length) bytes but \(limit - offset - 5) remain in the enclosing document")
+        }
+        let subtype = byte(at: offset + 4)
+        var start = offset + 5
+        var count = length
+        if subtype == BSONBinary.Subtype.binaryOld {
+            // The old subtype repeats the length inside the payload; the
+            // value keeps only the payload, the encoder writes it back.
+            let inner = length >= 4 ? Int(int32(at: start)) : -1
+            if inner != length - 4 {
+                throw BSONError(code: .invalidLength, offset: start,
+                                message: "binary subtype 0x02 declares an inner length of \(inner) for a \(length)-byte payload (expected \(length - 4))")
+            }
+            start += 4
+            count -= 4
+        }
+        let payload = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
+        offset += 5 + length
+        return BSONBinary(subtype: subtype, bytes: payload)
+    }
+
+    func codeWithScope(at offset: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSON {
+        try need(4, at: offset, limit: limit, "code with scope")
+        let start = offset
+        let total = Int(int32(at: start))
+        // int32 total + string (int32 + at least the NUL) + empty document.
+        if total < 14 || total > limit - start {
+            throw BSONError(code: .invalidLength, offset: start,
+                            message: "code with scope declares \(total) bytes; it needs at least 14 and \(limit - start) remain")
+        }
+        let end = start + total
+        var position = start + 4
+        let code = try string(at: &position, limit: end, what: "the code of code with scope")
+        let scope = try document(at: &position, limit: end, depth: depth + 1)
+        if position != end {
+            throw BSONError(code: .invalidLength, offset: start,
+                            message: "code with scope declares \(total) bytes but its code and scope take \(position - start)")
+        }
+        offset = end
+        return .javascriptWithScope(code: code, scope: scope)
+    }
+
+    // MARK: Strings
+
+    /// A BSON string: int32 length (including the NUL), UTF-8, NUL.
+    func string(at offset: inout Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
+        try need(4, at: offset, limit: limit, what())
+        let length = Int(int32(at: offset))
+        if length < 1 || length > limit - offset - 4 {
+            throw BSONError(code: .invalidLength, offset: offset,
+                            message: "\(what()) declares \(length) bytes; it needs at least 1 (the NUL) and \(max(limit - offset - 4, 0)) remain")
+        }
+        let start = offset + 4
+        let nul = start + length - 1
+        if byte(at: nul) != 0 {
+            throw BSONError(code: .missingTerminator, offset: nul,
+                            message: "\(what()) is not NUL-terminated where its length says it ends")
+        }
+        let text = try utf8(from: start, to: nul, what: what())
+        offset = nul + 1
+        return text
+    }
+
+    /// A C string (keys, regex parts): UTF-8 up to a NUL before `limit`.
+    @inline(__always)
+    func cString(at offset: inout Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
+        let start = offset
+        let nul = try findNul(from: start, limit: limit, what: what())
+        let text = try utf8(from: start, to: nul, what: what())
+        offset = nul + 1
+        return text
+    }
+
+    @inline(__always)
+    func skipCString(at offset: inout Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) {
+        let start = offset
+        let nul = try findNul(from: start, limit: limit, what: what())
+        if !Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: bytes[start..<nul])) {
+            throw BSONError(code: .invalidUTF8, offset: start, message: "\(what()) is not valid UTF-8")
+        }
+        offset = nul + 1
+    }
+
+    @inline(__always)
+    func findNul(from start: Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> Int {
+        var index = start
+        while index < limit {
+            if byte(at: index) == 0 { return index }
+            index += 1
+        }
+        throw BSONError(code: .missingTerminator, offset: start,
+                        message: "\(what()) has no NUL terminator before the end of the enclosing document")
+    }
+
+    @inline(__always)
+    func utf8(from start: Int, to end: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end]).assumingMemoryBound(to: UInt8.self)
+        guard let text = String(validating: slice, as: UTF8.self) else {
+            throw BSONError(code: .invalidUTF8, offset: start, message: "\(what()) is not valid UTF-8")
+        }
+        return text
+    }
+
+    /// UTF-8 validation without building a String (array indexes).
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // ASCII, the usual case for keys.
+        var allASCII = true
+        for byte in bytes where byte >= 0x80 { allASCII = false; break }
+        if allASCII { return true }
+        return String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self) != nil
+    }
+}
+
+extension BSON {
+    /// Regular expression options in the canonical (sorted) order BSON
+    /// stores them in.
+    static func sortedRegexOptions(_ options: String) -> String {
+        var previous: UInt8 = 0
+        var sorted = true
+        for byte in options.utf8 {
+            if byte < previous { sorted = false; break }
+            previous = byte
+        }
+        return sorted ? options : String(options.sorted())
+    }
+}

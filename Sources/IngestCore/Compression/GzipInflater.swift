@@ -1,0 +1,152 @@
+import CZlib
+
+/// A streaming gzip (RFC 1952) decompressor with an output-size limit and a
+/// compression-ratio limit, safe on hostile input.
+///
+/// Concatenated gzip members (as `cat a.gz b.gz` produces, and as `gzip -d`
+/// accepts) are decompressed one after the other into a single stream. Bytes
+/// after the last member that do not start another valid member are
+/// ``GzipError/Code/corrupt``; input that ends inside a member is
+/// ``GzipError/Code/truncated`` (reported by ``finish()``).
+///
+/// Owns a separately allocated `z_stream` (zlib keeps its address); `deinit`
+/// ends it. Not thread-safe.
+///
+/// ```swift
+/// let inflater = try GzipInflater(limits: GzipLimits(maxOutputBytes: 64 << 20))
+/// var out: [UInt8] = []
+/// for chunk in chunks { try chunk.withUnsafeBytes { try inflater.inflate($0, appendingTo: &out) } }
+/// try inflater.finish()
+/// ```
+public final class GzipInflater {
+    private let stream: UnsafeMutablePointer<z_stream>
+    private var needsReset = false
+
+    /// The limits checked while inflating.
+    public let limits: GzipLimits
+    /// Compressed bytes consumed so far (all members).
+    public private(set) var totalIn = 0
+    /// Decompressed bytes produced so far (all members).
+    public private(set) var totalOut = 0
+    /// Whether the input so far ends exactly at the end of a gzip member.
+    public var isAtMemberBoundary: Bool { needsReset }
+
+    /// Creates a decompressor with the given limits.
+    public init(limits: GzipLimits = GzipLimits()) throws {
+        self.limits = limits
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        // 15 + 16: gzip wrapper only (a zlib or raw stream is rejected as corrupt).
+        let rc = dataingest_inflateInit2(stream, 15 + 16)
+        guard rc == Z_OK else {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+            throw GzipError(code: .zlibFailure, message: "inflateInit2 failed", zlibCode: rc)
+        }
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+
+    /// Inflates from `input` into `output` until the input is used up or the
+    /// output is full. Call again with the unconsumed rest of the input.
+    ///
+    /// - Returns: how many input bytes were consumed and output bytes produced.
+    /// - Throws: ``GzipError`` with code `corrupt` or `limitExceeded`.
+    public func inflate(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws -> (consumed: Int, produced: Int) {
+        guard let outBase = output.baseAddress, output.count > 0 else { return (0, 0) }
+        var consumed = 0
+        var produced = 0
+        while produced < output.count {
+            if needsReset {
+                // A member ended; only more input can start another one.
+                guard consumed < input.count else { break }
+                inflateReset(stream)
+                needsReset = false
+            }
+            let inChunk = min(input.count - consumed, Int(UInt32.max))
+            let outChunk = min(output.count - produced, Int(UInt32.max))
+            // With no input left zlib may still flush output it holds.
+            stream.pointee.next_in = inChunk == 0 ? nil : UnsafeMutablePointer(
+                mutating: input.baseAddress!.advanced(by: consumed).assumingMemoryBound(to: Bytef.self))
+            stream.pointee.avail_in = UInt32(inChunk)
+            stream.pointee.next_out = outBase.advanced(by: produced).assumingMemoryBound(to: Bytef.self)
+            stream.pointee.avail_out = UInt32(outChunk)
+            let rc = CZlib.inflate(stream, Z_NO_FLUSH)
+            let usedIn = inChunk - Int(stream.pointee.avail_in)
+            let madeOut = outChunk - Int(stream.pointee.avail_out)
+            consumed += usedIn
+            produced += madeOut
+            totalIn += usedIn
+            totalOut += madeOut
+            try checkLimits()
+            switch rc {
+            case Z_OK:
+                if usedIn == 0 && madeOut == 0 { return (consumed, produced) }
+            case Z_STREAM_END:
+                needsReset = true
+            case Z_BUF_ERROR:
+                // No progress possible: needs more input (or output space).
+                return (consumed, produced)
+            case Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_ERROR:
+                let detail = stream.pointee.msg.map { String(cString: $0) } ?? "invalid data"
+                throw GzipError(
+                    code: .corrupt,
+                    message: "the gzip data is corrupt at compressed byte \(totalIn): \(detail)", zlibCode: rc)
+            default:
+                throw GzipError(code: .zlibFailure, message: "inflate failed", zlibCode: rc)
+            }
+        }
+        return (consumed, produced)
+    }
+
+    /// Inflates all of `input`, appending the output (convenience for small inputs;
+    /// memory grows with the output, bounded by ``GzipLimits/maxOutputBytes``).
+    public func inflate(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws {
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { scratch.deallocate() }
+        var offset = 0
+        while true {
+            let rest = UnsafeRawBufferPointer(rebasing: input[offset...])
+            let (consumed, produced) = try inflate(rest, into: scratch)
+            offset += consumed
+            if produced > 0 {
+                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<produced]))
+            }
+            // Done when the input is used up and zlib has no more output pending.
+            if produced == 0 && (consumed == 0 || offset >= input.count) { return }
+        }
+    }
+
+    /// Checks that the input ended at the end of a gzip member.
+    /// - Throws: ``GzipError/Code/truncated`` when the data stopped mid-member or was empty.
+    public func finish() throws {
+        guard needsReset else {
+            throw GzipError(
+                code: .truncated,
+                message: totalIn == 0
+                    ? "the gzip data is empty"
+                    : "the gzip data ends inside a member after \(totalIn) bytes; the upload or file is incomplete")
+        }
+    }
+
+    private func checkLimits() throws {
+        if totalOut > limits.maxOutputBytes {
+            throw GzipError(
+                code: .limitExceeded,
+                message: "decompressed size exceeds the limit of \(limits.maxOutputBytes) bytes; "
+                    + "send smaller bodies or raise GzipLimits.maxOutputBytes")
+        }
+        if totalOut > limits.ratioCheckFloorBytes && totalOut / max(totalIn, 1) > limits.maxRatio {
+            throw GzipError(
+                code: .limitExceeded,
+                message: "compression ratio exceeds \(limits.maxRatio):1 (\(totalOut) bytes from \(totalIn)); "
+                    + "likely a decompression bomb")
+        }
+    }
+}

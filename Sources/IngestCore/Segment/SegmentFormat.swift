@@ -1,0 +1,157 @@
+/// The bytes of the segment format (specified in Docs/SegmentFormat.md).
+///
+/// A segment stream is the 8 magic bytes followed by frames; a sealed segment
+/// is that stream gzip-compressed. Every frame is
+/// `type (u8) | payload length N (u32 LE) | payload (N bytes) | CRC-32 (u32 LE)`,
+/// the CRC covering type, length and payload.
+///
+/// These encoders append to a reused buffer so a transaction is built without
+/// intermediate copies:
+///
+/// ```swift
+/// var buffer: [UInt8] = []
+/// try SegmentFormat.appendRecord(collection: "WeatherSensor", document: bson, to: &buffer)
+/// SegmentFormat.appendCommit(transactionNumber: 7, recordCount: 1, to: &buffer)
+/// ```
+public enum SegmentFormat {
+    /// `"DISEG\r\n\u{1A}"`: identifies a segment stream and catches text-mode mangling.
+    public static let magic: [UInt8] = [0x44, 0x49, 0x53, 0x45, 0x47, 0x0D, 0x0A, 0x1A]
+    /// The format version this code writes and reads.
+    public static let version: UInt16 = 1
+    /// Bytes before a frame's payload (type + length).
+    public static let frameHeaderSize = 5
+    /// Bytes of framing around a payload (type + length + CRC).
+    public static let frameOverhead = 9
+    /// The largest BSON document accepted (MongoDB's limit).
+    public static let maxDocumentBytes = 16 << 20
+    /// The longest collection name, in UTF-8 bytes.
+    public static let maxCollectionNameBytes = 255
+    /// The encoded empty BSON document (`{}`).
+    public static let emptyDocument: [UInt8] = [5, 0, 0, 0, 0]
+    /// Size of an encoded commit frame.
+    public static let commitFrameSize = frameOverhead + 12
+
+    /// Frame type bytes.
+    public enum FrameType {
+        /// `H`: the header, first frame of a stream.
+        public static let header: UInt8 = 0x48
+        /// `R`: one record.
+        public static let record: UInt8 = 0x52
+        /// `C`: commit, closing a transaction.
+        public static let commit: UInt8 = 0x43
+        /// `E`: end, the last frame of a sealed segment.
+        public static let end: UInt8 = 0x45
+        /// Lower-case ASCII letters are optional frames: readers skip them.
+        public static func isSkippable(_ type: UInt8) -> Bool { type >= 0x61 && type <= 0x7A }
+    }
+
+    /// Appends the magic bytes and the header frame.
+    public static func appendStart(_ header: SegmentHeader, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: magic)
+        let start = beginFrame(FrameType.header, to: &buffer)
+        appendLE(header.formatVersion, to: &buffer)
+        appendLE(UInt16(0), to: &buffer)  // flags, reserved
+        buffer.append(contentsOf: header.storeId.bytes)
+        appendLE(header.segmentNumber, to: &buffer)
+        appendLE(header.createdAtMillis, to: &buffer)
+        buffer.append(contentsOf: header.schema)
+        endFrame(start: start, to: &buffer)
+    }
+
+    /// Appends a record frame for one BSON document.
+    /// - Throws: ``SegmentError/Code/invalidArgument`` for an empty or too long
+    ///   name, or a document whose length prefix does not match its size or
+    ///   which does not end with a zero byte. The buffer is left unchanged.
+    public static func appendRecord(collection: String, document: UnsafeRawBufferPointer, to buffer: inout [UInt8]) throws {
+        try appendRecord(collection: collection, to: &buffer) { $0.append(contentsOf: document) }
+    }
+
+    /// Appends a record frame for one BSON document held in an array.
+    public static func appendRecord(collection: String, document: [UInt8], to buffer: inout [UInt8]) throws {
+        try appendRecord(collection: collection, to: &buffer) { $0.append(contentsOf: document) }
+    }
+
+    /// Appends a record frame whose document `encode` appends directly to the
+    /// buffer (no intermediate copy), e.g. `{ doc.appendBSON(to: &$0) }`.
+    /// `encode` must append exactly one BSON document.
+    public static func appendRecord(
+        collection: String, to buffer: inout [UInt8], encode: (inout [UInt8]) throws -> Void
+    ) throws {
+        var name = collection
+        let nameCount = name.withUTF8 { $0.count }
+        guard nameCount > 0 && nameCount <= maxCollectionNameBytes else {
+            throw SegmentError(code: .invalidArgument, message: "collection name must be 1...\(maxCollectionNameBytes) UTF-8 bytes, got \(nameCount)")
+        }
+        let start = beginFrame(FrameType.record, to: &buffer)
+        appendLE(UInt16(nameCount), to: &buffer)
+        name.withUTF8 { buffer.append(contentsOf: $0) }
+        let documentStart = buffer.count
+        do {
+            try encode(&buffer)
+        } catch {
+            buffer.removeSubrange(start...)
+            throw error
+        }
+        let documentCount = buffer.count - documentStart
+        let declared = documentCount >= 4 ? Int(readLE(UInt32.self, buffer, documentStart)) : -1
+        guard documentCount >= 5, declared == documentCount, buffer[buffer.count - 1] == 0,
+              documentCount <= maxDocumentBytes else {
+            buffer.removeSubrange(start...)
+            throw SegmentError(
+                code: .invalidArgument,
+                message: "the document for \(collection) is not one BSON document: \(documentCount) bytes, length prefix \(declared)")
+        }
+        endFrame(start: start, to: &buffer)
+    }
+
+    /// Appends a commit frame closing a transaction of `recordCount` records.
+    public static func appendCommit(transactionNumber: UInt64, recordCount: Int, to buffer: inout [UInt8]) {
+        let start = beginFrame(FrameType.commit, to: &buffer)
+        appendLE(transactionNumber, to: &buffer)
+        appendLE(UInt32(truncatingIfNeeded: recordCount), to: &buffer)
+        endFrame(start: start, to: &buffer)
+    }
+
+    /// Appends the end frame that closes a sealed segment.
+    public static func appendEnd(recordCount: Int, transactionCount: Int, to buffer: inout [UInt8]) {
+        let start = beginFrame(FrameType.end, to: &buffer)
+        appendLE(UInt64(recordCount), to: &buffer)
+        appendLE(UInt64(transactionCount), to: &buffer)
+        endFrame(start: start, to: &buffer)
+    }
+
+    // MARK: - Little-endian helpers
+
+    @inline(__always)
+    static func beginFrame(_ type: UInt8, to buffer: inout [UInt8]) -> Int {
+        let start = buffer.count
+        buffer.append(type)
+        buffer.append(contentsOf: [0, 0, 0, 0] as [UInt8])
+        return start
+    }
+
+    @inline(__always)
+    static func endFrame(start: Int, to buffer: inout [UInt8]) {
+        let payload = UInt32(buffer.count - start - frameHeaderSize)
+        buffer.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: payload.littleEndian, toByteOffset: start + 1, as: UInt32.self)
+        }
+        let crc = buffer.withUnsafeBytes { CRC32.update(0, UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        appendLE(crc, to: &buffer)
+    }
+
+    @inline(__always)
+    static func appendLE<T: FixedWidthInteger>(_ value: T, to buffer: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) }
+    }
+
+    @inline(__always)
+    static func readLE<T: FixedWidthInteger>(_ type: T.Type, _ buffer: [UInt8], _ offset: Int) -> T {
+        buffer.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+    }
+
+    @inline(__always)
+    static func readLE<T: FixedWidthInteger>(_ type: T.Type, _ raw: UnsafeRawBufferPointer, _ offset: Int) -> T {
+        T(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}

@@ -1,0 +1,294 @@
+/// Reads a segment stream frame by frame through a bounded buffer: memory
+/// stays below about ``Limits/maxFramePayloadBytes`` whatever the segment's
+/// size, and hostile bytes produce a ``SegmentError``, never a crash.
+///
+/// ```swift
+/// let reader = try SegmentReader(gzipBytes: uploadBody, limits: .init(gzip: serverLimits))
+/// var transaction: [SegmentRecord] = []
+/// while let event = try reader.next() {
+///     switch event {
+///     case .record(let record): transaction.append(record)
+///     case .commit: write(transaction); transaction.removeAll()
+///     case .end: break
+///     }
+/// }
+/// ```
+public final class SegmentReader {
+    /// Bounds on what a reader accepts.
+    public struct Limits: Sendable, Hashable {
+        /// The largest frame payload: a 16 MiB document plus its name. Default 16 MiB + 4 KiB.
+        public var maxFramePayloadBytes: Int
+        /// Limits for the gzip layer (sealed segments and uploads).
+        public var gzip: GzipLimits
+
+        /// Creates limits; every argument has a documented default.
+        public init(maxFramePayloadBytes: Int = (16 << 20) + 4096, gzip: GzipLimits = GzipLimits()) {
+            self.maxFramePayloadBytes = maxFramePayloadBytes
+            self.gzip = gzip
+        }
+    }
+
+    /// The segment's header (read by `init`).
+    public let header: SegmentHeader
+    /// Whether the stream must close with an end frame (sealed segments) or may
+    /// stop at any frame boundary (an active segment file).
+    public let requiresEnd: Bool
+    /// Records read so far.
+    public private(set) var recordCount = 0
+    /// Committed transactions read so far.
+    public private(set) var transactionCount = 0
+    /// Records read since the last commit frame.
+    public private(set) var uncommittedRecordCount = 0
+    /// Stream offset just after the last complete frame.
+    public private(set) var offset = 0
+    /// Stream offset just after the last commit frame (or the header): where a
+    /// torn active segment is cut back to.
+    public private(set) var offsetAfterLastCommit = 0
+    /// The last transaction number seen in a commit frame.
+    public private(set) var lastTransactionNumber: UInt64?
+    /// Whether the end frame has been read.
+    public private(set) var sawEnd = false
+
+    private let source: SegmentByteSource
+    private let limits: Limits
+    private var buffer: UnsafeMutableRawBufferPointer
+    private var start = 0
+    private var end = 0
+    private var sourceDone = false
+    private var lastNameBytes: [UInt8] = []
+    private var lastName = ""
+
+    /// Reads the magic and the header from `source`.
+    /// - Parameter requiresEnd: `true` for sealed segments (default).
+    public init(source: SegmentByteSource, limits: Limits = Limits(), requiresEnd: Bool = true) throws {
+        self.source = source
+        self.limits = limits
+        self.requiresEnd = requiresEnd
+        buffer = .allocate(byteCount: 64 << 10, alignment: 16)
+        // A throwing init of a class must still free what it allocated.
+        do {
+            header = try Self.readStart(source: source, limits: limits, buffer: &buffer, start: &start, end: &end, sourceDone: &sourceDone)
+        } catch {
+            buffer.deallocate()
+            throw error
+        }
+        offset = start
+        offsetAfterLastCommit = start
+    }
+
+    /// Reads a sealed segment from gzip bytes in memory (an upload body).
+    public convenience init(gzipBytes: [UInt8], limits: Limits = Limits()) throws {
+        try self.init(source: GzipByteSource(MemoryByteSource(gzipBytes), limits: limits.gzip), limits: limits)
+    }
+
+    /// Reads a sealed segment file (`*.seg.gz`).
+    public convenience init(sealedFileAt path: String, limits: Limits = Limits()) throws {
+        try self.init(source: GzipByteSource(FileByteSource(path: path), limits: limits.gzip), limits: limits)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// The next event, or `nil` after the end frame (sealed) or at the end of
+    /// the stream at a frame boundary (active segment).
+    public func next() throws -> SegmentEvent? {
+        while true {
+            if sawEnd {
+                if try fill(1) > 0 {
+                    throw SegmentError(code: .malformedFrame, message: "bytes follow the end frame", offset: offset)
+                }
+                return nil
+            }
+            let available = try fill(SegmentFormat.frameHeaderSize)
+            if available == 0 {
+                if requiresEnd {
+                    throw SegmentError(code: .truncated, message: "the segment ends without its end frame", offset: offset)
+                }
+                return nil
+            }
+            guard available >= SegmentFormat.frameHeaderSize else {
+                throw SegmentError(code: .truncated, message: "the stream ends inside a frame header", offset: offset)
+            }
+            let (type, payload) = try readFrame()
+            defer { consumeFrame(payloadCount: payload.count) }
+            switch type {
+            case SegmentFormat.FrameType.record:
+                return .record(try parseRecord(payload))
+            case SegmentFormat.FrameType.commit:
+                guard payload.count == 12 else { throw malformed("a commit frame has \(payload.count) payload bytes, expected 12") }
+                let number = SegmentFormat.readLE(UInt64.self, payload, 0)
+                let count = Int(SegmentFormat.readLE(UInt32.self, payload, 8))
+                guard count == uncommittedRecordCount else {
+                    throw malformed("a commit frame counts \(count) records, the stream holds \(uncommittedRecordCount)")
+                }
+                uncommittedRecordCount = 0
+                transactionCount += 1
+                lastTransactionNumber = number
+                offsetAfterLastCommit = offset + SegmentFormat.frameOverhead + payload.count
+                return .commit(SegmentCommit(transactionNumber: number, recordCount: count))
+            case SegmentFormat.FrameType.end:
+                guard payload.count == 16 else { throw malformed("an end frame has \(payload.count) payload bytes, expected 16") }
+                let records = SegmentFormat.readLE(UInt64.self, payload, 0)
+                let transactions = SegmentFormat.readLE(UInt64.self, payload, 8)
+                guard uncommittedRecordCount == 0, records == UInt64(recordCount), transactions == UInt64(transactionCount) else {
+                    throw malformed("the end frame counts \(records) records in \(transactions) transactions, the stream holds \(recordCount) in \(transactionCount) (\(uncommittedRecordCount) uncommitted)")
+                }
+                sawEnd = true
+                return .end(SegmentEnd(recordCount: recordCount, transactionCount: transactionCount))
+            case SegmentFormat.FrameType.header:
+                throw malformed("a second header frame")
+            default:
+                if SegmentFormat.FrameType.isSkippable(type) { continue }
+                throw malformed("unknown frame type 0x\(String(type, radix: 16))")
+            }
+        }
+    }
+
+    // MARK: - Buffer
+
+    /// Makes at least `count` bytes available if the source has them; returns how many are.
+    private func fill(_ count: Int) throws -> Int {
+        try Self.fill(count, source: source, buffer: &buffer, start: &start, end: &end, sourceDone: &sourceDone)
+    }
+
+    private static func fill(
+        _ count: Int, source: SegmentByteSource, buffer: inout UnsafeMutableRawBufferPointer,
+        start: inout Int, end: inout Int, sourceDone: inout Bool
+    ) throws -> Int {
+        if end - start >= count || sourceDone { return end - start }
+        if buffer.count < count {
+            let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, buffer.count * 2), alignment: 16)
+            bigger.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: end - start)
+            buffer.deallocate()
+            buffer = bigger
+            end -= start
+            start = 0
+        } else if buffer.count - start < count {
+            buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: end - start)
+            end -= start
+            start = 0
+        }
+        while end - start < count {
+            let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
+            if n == 0 {
+                sourceDone = true
+                break
+            }
+            end += n
+        }
+        return end - start
+    }
+
+    /// Reads and checks one whole frame at the buffer's start; returns its type
+    /// and payload (valid until `consumeFrame`).
+    private func readFrame() throws -> (UInt8, UnsafeRawBufferPointer) {
+        let view = UnsafeRawBufferPointer(buffer)
+        let type = view[start]
+        let length = Int(SegmentFormat.readLE(UInt32.self, view, start + 1))
+        guard length <= limits.maxFramePayloadBytes else {
+            throw SegmentError(code: .frameTooLarge, message: "a frame declares \(length) payload bytes, the limit is \(limits.maxFramePayloadBytes)", offset: offset)
+        }
+        let total = SegmentFormat.frameOverhead + length
+        guard try fill(total) >= total else {
+            throw SegmentError(code: .truncated, message: "the stream ends inside a frame of \(total) bytes", offset: offset)
+        }
+        let frame = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[start..<(start + total)])
+        let stored = SegmentFormat.readLE(UInt32.self, frame, total - 4)
+        let computed = CRC32.update(0, UnsafeRawBufferPointer(rebasing: frame[0..<(total - 4)]))
+        guard stored == computed else {
+            throw SegmentError(code: .checksumMismatch, message: "frame checksum mismatch (type 0x\(String(type, radix: 16)), \(length) bytes)", offset: offset)
+        }
+        return (type, UnsafeRawBufferPointer(rebasing: frame[SegmentFormat.frameHeaderSize..<(total - 4)]))
+    }
+
+    private func consumeFrame(payloadCount: Int) {
+        start += SegmentFormat.frameOverhead + payloadCount
+        offset += SegmentFormat.frameOverhead + payloadCount
+    }
+
+    private func parseRecord(_ payload: UnsafeRawBufferPointer) throws -> SegmentRecord {
+        guard payload.count >= 2 + 1 + 5 else { throw malformed("a record frame of \(payload.count) bytes is too short") }
+        let nameCount = Int(SegmentFormat.readLE(UInt16.self, payload, 0))
+        guard nameCount >= 1, 2 + nameCount + 5 <= payload.count else { throw malformed("a record's collection name length \(nameCount) does not fit") }
+        let nameBytes = UnsafeRawBufferPointer(rebasing: payload[2..<(2 + nameCount)])
+        let name: String
+        if nameBytes.elementsEqual(lastNameBytes) {
+            name = lastName  // consecutive records usually share a collection
+        } else {
+            guard let decoded = String(validating: nameBytes, as: UTF8.self) else {
+                throw malformed("a record's collection name is not valid UTF-8")
+            }
+            name = decoded
+            lastName = decoded
+            lastNameBytes = Array(nameBytes)
+        }
+        let documentStart = 2 + nameCount
+        let documentCount = payload.count - documentStart
+        let declared = Int(SegmentFormat.readLE(Int32.self, payload, documentStart))
+        guard declared == documentCount, payload[payload.count - 1] == 0 else {
+            throw malformed("a record's BSON length prefix \(declared) does not match its \(documentCount) bytes")
+        }
+        let record = SegmentRecord(index: recordCount, collection: name, document: Array(payload[documentStart...]))
+        recordCount += 1
+        uncommittedRecordCount += 1
+        return record
+    }
+
+    private func malformed(_ message: String) -> SegmentError {
+        SegmentError(code: .malformedFrame, message: message, offset: offset)
+    }
+
+    private static func readStart(
+        source: SegmentByteSource, limits: Limits, buffer: inout UnsafeMutableRawBufferPointer,
+        start: inout Int, end: inout Int, sourceDone: inout Bool
+    ) throws -> SegmentHeader {
+        let magicCount = SegmentFormat.magic.count
+        let minimum = magicCount + SegmentFormat.frameOverhead + 41
+        let available = try fill(minimum, source: source, buffer: &buffer, start: &start, end: &end, sourceDone: &sourceDone)
+        let view = UnsafeRawBufferPointer(buffer)
+        guard available >= magicCount, view[0..<magicCount].elementsEqual(SegmentFormat.magic) else {
+            if available < magicCount, view[0..<available].elementsEqual(SegmentFormat.magic.prefix(available)) {
+                throw SegmentError(code: .truncated, message: "the segment ends inside its magic bytes", offset: 0)
+            }
+            throw SegmentError(code: .badMagic, message: "not a segment stream (bad magic bytes)", offset: 0)
+        }
+        guard available >= magicCount + SegmentFormat.frameHeaderSize else {
+            throw SegmentError(code: .truncated, message: "the segment ends before its header frame", offset: magicCount)
+        }
+        guard view[magicCount] == SegmentFormat.FrameType.header else {
+            throw SegmentError(code: .malformedFrame, message: "the first frame is not a header", offset: magicCount)
+        }
+        let length = Int(SegmentFormat.readLE(UInt32.self, view, magicCount + 1))
+        guard length <= limits.maxFramePayloadBytes else {
+            throw SegmentError(code: .frameTooLarge, message: "the header declares \(length) bytes", offset: magicCount)
+        }
+        let total = magicCount + SegmentFormat.frameOverhead + length
+        guard try fill(total, source: source, buffer: &buffer, start: &start, end: &end, sourceDone: &sourceDone) >= total else {
+            throw SegmentError(code: .truncated, message: "the segment ends inside its header frame", offset: magicCount)
+        }
+        let frame = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[magicCount..<total])
+        let stored = SegmentFormat.readLE(UInt32.self, frame, frame.count - 4)
+        guard stored == CRC32.update(0, UnsafeRawBufferPointer(rebasing: frame[0..<(frame.count - 4)])) else {
+            throw SegmentError(code: .checksumMismatch, message: "header checksum mismatch", offset: magicCount)
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: frame[SegmentFormat.frameHeaderSize..<(frame.count - 4)])
+        guard payload.count >= 41 else {
+            throw SegmentError(code: .malformedFrame, message: "the header frame is too short", offset: magicCount)
+        }
+        let version = SegmentFormat.readLE(UInt16.self, payload, 0)
+        guard version == SegmentFormat.version else {
+            throw SegmentError(code: .unsupportedVersion, message: "segment format version \(version) is not supported (this reader knows \(SegmentFormat.version)); update the software", offset: magicCount)
+        }
+        let storeId = SegmentStoreID(bytes: Array(payload[4..<20]))!
+        let number = SegmentFormat.readLE(UInt64.self, payload, 20)
+        let created = SegmentFormat.readLE(Int64.self, payload, 28)
+        let schemaCount = Int(SegmentFormat.readLE(Int32.self, payload, 36))
+        guard schemaCount >= 5, 36 + schemaCount <= payload.count, payload[36 + schemaCount - 1] == 0 else {
+            throw SegmentError(code: .malformedFrame, message: "the header's schema BSON length prefix \(schemaCount) does not fit", offset: magicCount)
+        }
+        // Bytes after the schema are reserved for later minor additions and ignored.
+        var header = SegmentHeader(storeId: storeId, segmentNumber: number, createdAtMillis: created, schema: Array(payload[36..<(36 + schemaCount)]))
+        header.formatVersion = version
+        start = total
+        return header
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+@testable import IngestCore
+
+@Suite struct GzipTests {
+    /// Deterministic, moderately compressible bytes (text-like records).
+    static func sample(_ count: Int, seed: UInt64 = 42) -> [UInt8] {
+        var state = seed
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        while out.count < count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let line = "sensor-\(state >> 60) temp=\((state >> 40) & 0xFF) wind=\((state >> 20) & 0x1F)\n"
+            out.append(contentsOf: line.utf8.prefix(count - out.count))
+        }
+        return out
+    }
+
+    static func tempDir() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("gzip-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    static func run(_ path: String, _ args: [String]) throws -> (Int32, Data) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = args
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, data)
+    }
+
+    @Test(arguments: [0, 1, 100, 70_000, 1_000_000])
+    func roundTripsAtEveryLevel(size: Int) throws {
+        let input = Self.sample(size)
+        for level in [0, 1, 6, 9] {
+            let packed = try Gzip.compress(input, level: level)
+            #expect(packed.prefix(2) == [0x1f, 0x8b])
+            #expect(try Gzip.decompress(packed) == input)
+        }
+    }
+
+    @Test func systemGzipReadsOurOutputAndWeReadItsOutput() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gzip") || FileManager.default.isExecutableFile(atPath: "/bin/gzip") else { return }
+        let gzip = FileManager.default.isExecutableFile(atPath: "/usr/bin/gzip") ? "/usr/bin/gzip" : "/bin/gzip"
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = Self.sample(300_000)
+        let ours = dir.appendingPathComponent("ours.gz")
+        try Data(try Gzip.compress(input, level: 1)).write(to: ours)
+        let (status, out) = try Self.run(gzip, ["-dc", ours.path])
+        #expect(status == 0)
+        #expect([UInt8](out) == input)
+
+        let plain = dir.appendingPathComponent("plain.txt")
+        try Data(input).write(to: plain)
+        let (status2, theirs) = try Self.run(gzip, ["-c", "-9", plain.path])
+        #expect(status2 == 0)
+        #expect(try Gzip.decompress([UInt8](theirs)) == input)
+    }
+
+    @Test func concatenatedMembersDecompressAsOneStream() throws {
+        let a = Self.sample(5_000, seed: 1), b = Self.sample(7_000, seed: 2)
+        let joined = try Gzip.compress(a) + Gzip.compress(b, level: 9)
+        #expect(try Gzip.decompress(joined) == a + b)
+    }
+
+    @Test func streamingWithTinyChunksMatches() throws {
+        let input = Self.sample(200_000)
+        let packed = try Gzip.compress(input, level: 6)
+        let inflater = try GzipInflater()
+        var out: [UInt8] = []
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 333, alignment: 1)
+        defer { scratch.deallocate() }
+        var offset = 0
+        var rounds = 0
+        try packed.withUnsafeBytes { raw in
+            while rounds < 10_000_000 {
+                rounds += 1
+                let end = min(offset + 17, raw.count)
+                let (consumed, produced) = try inflater.inflate(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), into: scratch)
+                out.append(contentsOf: scratch[..<produced])
+                offset += consumed
+                if offset == raw.count && produced == 0 { break }
+            }
+        }
+        try inflater.finish()
+        #expect(out == input)
+    }
+
+    @Test func everyTruncationIsReportedNeverCrashes() throws {
+        let packed = try Gzip.compress(Self.sample(3_000))
+        for cut in 0..<packed.count {
+            do {
+                _ = try Gzip.decompress(Array(packed[..<cut]))
+                Issue.record("a prefix of \(cut) bytes decompressed")
+            } catch let error as GzipError {
+                #expect(error.code == .truncated || error.code == .corrupt)
+            }
+        }
+    }
+
+    @Test func flippedBytesAreCorruptNotWrongData() throws {
+        let input = Self.sample(20_000)
+        let packed = try Gzip.compress(input)
+        var rejected = 0
+        for position in stride(from: 10, to: packed.count, by: 7) {
+            var bad = packed
+            bad[position] ^= 0x5A
+            do {
+                let out = try Gzip.decompress(bad)
+                // The CRC-32 in the trailer guarantees a bit flip never yields silently wrong bytes.
+                #expect(out == input)
+            } catch let error as GzipError {
+                #expect(error.code == .corrupt || error.code == .truncated)
+                rejected += 1
+            }
+        }
+        #expect(rejected > 0)
+    }
+
+    @Test func trailingGarbageIsCorrupt() throws {
+        let packed = try Gzip.compress(Self.sample(1_000)) + Array("garbage".utf8)
+        #expect { try Gzip.decompress(packed) } throws: { ($0 as? GzipError)?.code == .corrupt }
+    }
+
+    @Test func bombsHitTheRatioAndSizeLimits() throws {
+        let zeros = [UInt8](repeating: 0, count: 50 << 20)
+        let bomb = try Gzip.compress(zeros, level: 9)
+        #expect(bomb.count < 100_000)
+        #expect { try Gzip.decompress(bomb, limits: GzipLimits(maxOutputBytes: .max, maxRatio: 200)) } throws: {
+            ($0 as? GzipError)?.code == .limitExceeded
+        }
+        #expect { try Gzip.decompress(bomb, limits: GzipLimits(maxOutputBytes: 1 << 20, maxRatio: .max)) } throws: {
+            ($0 as? GzipError)?.code == .limitExceeded
+        }
+        // Within limits the same data is accepted.
+        let small = try Gzip.compress([UInt8](repeating: 0, count: 500_000))
+        #expect(try Gzip.decompress(small, limits: GzipLimits(maxOutputBytes: 1 << 20, maxRatio: 200)).count == 500_000)
+    }
+
+    @Test func emptyInputIsTruncated() {
+        #expect { try Gzip.decompress([]) } throws: { ($0 as? GzipError)?.code == .truncated }
+    }
+
+    @Test func crc32MatchesKnownValue() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        let a = Array("hello ".utf8), b = Array("world".utf8)
+        #expect(b.withUnsafeBytes { CRC32.update(CRC32.checksum(a), $0) } == CRC32.checksum(a + b))
+    }
+
+    @Test func invalidLevelIsRejected() {
+        #expect { try GzipDeflater(level: 10) } throws: { ($0 as? GzipError)?.code == .invalidArgument }
+    }
+}
