@@ -6,9 +6,9 @@ import Testing
     static let example = #"""
     {
       "host": "0.0.0.0",
-      "port": 9090,
+      "port": 9191,
       "stateDirectory": "/var/lib/ingest",
-      "limits": { "maxBodyBytes": 1048576, "maxConnections": 64 },
+      "limits": { "maxBodyBytes": 1048576, "maxConnections": 64, "keepAliveTimeoutSeconds": 2.5 },
       "apps": [
         {
           "id": "weather-abcde",
@@ -65,9 +65,13 @@ import Testing
 
     @Test func fullExampleParses() throws {
         let config = try parse(Self.example, environment: environment)
-        #expect(config.host == "0.0.0.0" && config.port == 9090 && config.stateDirectory == "/var/lib/ingest")
+        #expect(config.host == "0.0.0.0" && config.port == 9191 && config.stateDirectory == "/var/lib/ingest")
         #expect(config.limits.maxBodyBytes == 1_048_576 && config.limits.maxConnections == 64)
         #expect(config.limits.maxHeaderBytes == ServerConfiguration.Limits().maxHeaderBytes)
+        #expect(config.limits.keepAliveTimeoutSeconds == 2.5)
+        let http = config.httpServerConfiguration
+        #expect(http.host == "0.0.0.0" && http.port == 9191 && http.maxBodyBytes == 1_048_576)
+        #expect(http.maxConnections == 64 && http.keepAliveTimeout == 2.5)
         #expect(config.apps.map(\.id) == ["weather-abcde", "logs"])
 
         let weather = try #require(config.app("weather-abcde"))
@@ -105,7 +109,7 @@ import Testing
 
     @Test func minimalConfigurationUsesDocumentedDefaults() throws {
         let config = try parse(#"{"apps": [{"id": "a1"}]}"#)
-        #expect(config.host == "127.0.0.1" && config.port == 8080 && config.stateDirectory == "./ingest-data")
+        #expect(config.host == "127.0.0.1" && config.port == 9090 && config.stateDirectory == "./ingest-data")
         #expect(config.limits == ServerConfiguration.Limits())
         #expect(config.apps[0].auth.enabledProviders.isEmpty)
         #expect(config.stateDatabasePath == "./ingest-data/state.sqlite")
@@ -121,6 +125,8 @@ import Testing
             (#"{"apps": []}"#, .invalidValue, "apps", "at least one app"),
             (#"{"port": "80", "apps": [{"id": "a1"}]}"#, .wrongType, "port", "integer"),
             (#"{"port": 70000, "apps": [{"id": "a1"}]}"#, .invalidValue, "port", "out of range"),
+            (#"{"limits": {"headerTimeoutSeconds": 0}, "apps": [{"id": "a1"}]}"#, .invalidValue, "limits.headerTimeoutSeconds", "out of range"),
+            (#"{"limits": {"maxBodyBytes": 1.5}, "apps": [{"id": "a1"}]}"#, .wrongType, "limits.maxBodyBytes", "integer"),
             (#"{"apps": [{"id": "a b"}]}"#, .invalidValue, "apps[0].id", "A-Z"),
             (#"{"apps": [{"id": "a1"}, {"id": "a1"}]}"#, .invalidValue, "apps[1].id", "twice"),
             (#"{"apps": [{"id": "a1", "sink": {"kind": "mysql"}}]}"#, .invalidValue, "apps[0].sink.kind", "sqlite, postgres or clickhouse"),
@@ -217,14 +223,14 @@ import Testing
 
     @Test func jsonValueParsesStrictlyAndRoundTrips() throws {
         let text = #"{"a":[1,-2.5e3,true,false,null],"b":"\u00e9\ud83d\ude00\n\"","c":{}}"#
-        let value = try JSONValue(parsing: text)
+        let value = try StrictJSON(parsing: text)
         #expect(value["b"]?.stringValue == "é😀\n\"")
         #expect(value["a"] == .array([.number("1"), .number("-2.5e3"), .bool(true), .bool(false), .null]))
-        #expect(try JSONValue(parsing: value.serialized()) == value)
+        #expect(try StrictJSON(parsing: value.serialized()) == value)
         for bad in ["{\"a\":01}", "[1,]", "{\"a\" 1}", "\"\\x\"", "\"\u{01}\"", "[\"\\ud800\"]", "nul", "-", "1.", "[1e]"] {
-            #expect(throws: JSONSyntaxError.self, "\(bad)") { try JSONValue(parsing: bad) }
+            #expect(throws: JSONSyntaxError.self, "\(bad)") { try StrictJSON(parsing: bad) }
         }
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
-        #expect(throws: JSONSyntaxError.self) { try JSONValue(parsing: deep) }
+        #expect(throws: JSONSyntaxError.self) { try StrictJSON(parsing: deep) }
     }
 }

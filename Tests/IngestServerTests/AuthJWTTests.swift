@@ -6,8 +6,8 @@ import Testing
     let secret = Array("0123456789abcdef0123456789abcdef-app-one".utf8)
     let now: Int64 = 1_800_000_000
 
-    func claims(_ extra: [(key: String, value: JSONValue)] = [], dropping: Set<String> = []) -> JSONValue {
-        var members: [(key: String, value: JSONValue)] = [
+    func claims(_ extra: [(key: String, value: StrictJSON)] = [], dropping: Set<String> = []) -> StrictJSON {
+        var members: [(key: String, value: StrictJSON)] = [
             ("iss", .string("dataingest")), ("sub", .string("user-1")), ("aud", .string("app-one")),
             ("did", .string("device-1")), ("typ", .string("access")), ("iat", .integer(now)), ("exp", .integer(now + 1800)),
         ]
@@ -55,7 +55,7 @@ import Testing
     @Test func algNoneAndOtherAlgorithmsAreRejected() throws {
         let codec = AccessTokenCodec(appId: "app-one", secret: secret)
         for alg in ["none", "None", "HS512", "RS256", "hs256"] {
-            let header = JSONValue.object([("alg", .string(alg)), ("typ", .string("JWT"))])
+            let header = StrictJSON.object([("alg", .string(alg)), ("typ", .string("JWT"))])
             // Even with a correct HMAC over the input, only "HS256" is accepted.
             let input = Base64URL.encode(Array(header.serialized().utf8)) + "."
                 + Base64URL.encode(Array(claims().serialized().utf8))
@@ -96,8 +96,8 @@ import Testing
 
     let issuerSecret = Array("issuer-shared-secret-with-enough-bytes".utf8)
 
-    func customClaims(_ extra: [(key: String, value: JSONValue)] = [], dropping: Set<String> = []) -> JSONValue {
-        var members: [(key: String, value: JSONValue)] = [
+    func customClaims(_ extra: [(key: String, value: StrictJSON)] = [], dropping: Set<String> = []) -> StrictJSON {
+        var members: [(key: String, value: StrictJSON)] = [
             ("iss", .string("https://issuer.example")), ("sub", .string("customer-42")), ("aud", .string("weather")),
             ("iat", .integer(now)), ("exp", .integer(now + 600)),
         ]
@@ -113,7 +113,7 @@ import Testing
         let arrayAudience = customClaims([("aud", .array([.string("other"), .string("weather")]))])
         #expect(try verifier.verify(JWT.signHS256(claims: arrayAudience, secret: issuerSecret), now: now) == "customer-42")
 
-        func code(_ claims: JSONValue, secret: [UInt8]? = nil, at time: Int64? = nil) -> AuthError.Code? {
+        func code(_ claims: StrictJSON, secret: [UInt8]? = nil, at time: Int64? = nil) -> AuthError.Code? {
             let token = JWT.signHS256(claims: claims, secret: secret ?? issuerSecret)
             return (#expect(throws: AuthError.self) { try verifier.verify(token, now: time ?? now) })?.code
         }

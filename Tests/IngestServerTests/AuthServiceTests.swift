@@ -38,7 +38,7 @@ import Testing
         #expect((#expect(throws: AuthError.self) {
             try auth.verifyAccessToken(first.accessToken, appId: "app-two")
         })?.httpStatus == 403)
-        let json = try JSONValue(parsing: first.jsonBody)
+        let json = try StrictJSON(parsing: first.jsonBody)
         #expect(json["access_token"]?.stringValue == first.accessToken)
         #expect(json["refresh_token"]?.stringValue == first.refreshToken)
         #expect(json["user_id"]?.stringValue == first.userId)
@@ -107,7 +107,7 @@ import Testing
         let first = try auth.refresh(refreshToken: login.refreshToken)
         let replacement = try #require(first.refreshToken)
         #expect(replacement != login.refreshToken)
-        #expect((try JSONValue(parsing: first.jsonBody))["refresh_token"]?.stringValue == replacement)
+        #expect((try StrictJSON(parsing: first.jsonBody))["refresh_token"]?.stringValue == replacement)
         #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
             == .invalidToken)
         let second = try auth.refresh(refreshToken: replacement)
@@ -178,7 +178,7 @@ import Testing
         let disabled = #expect(throws: AuthError.self) { try auth.login(appId: "app-two", provider: "api-key", body: body(#"{"key": "x"}"#)) }
         #expect(disabled?.code == .providerDisabled && disabled?.httpStatus == 403)
         #expect((#expect(throws: AuthError.self) { try auth.verifyAccessToken("x.y.z", appId: "nope") })?.httpStatus == 404)
-        let parsed = try JSONValue(parsing: try #require(disabled).jsonBody)
+        let parsed = try StrictJSON(parsing: try #require(disabled).jsonBody)
         #expect(parsed["error_code"]?.stringValue == "provider_disabled")
     }
 

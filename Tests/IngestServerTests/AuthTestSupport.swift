@@ -79,7 +79,7 @@ struct TestRSAKey {
     }
 
     /// An RS256 JWT over `claims`, signed by openssl.
-    func sign(claims: JSONValue, header: JSONValue = .object([("alg", .string("RS256")), ("typ", .string("JWT"))]))
+    func sign(claims: StrictJSON, header: StrictJSON = .object([("alg", .string("RS256")), ("typ", .string("JWT"))]))
         throws -> String {
         let input = Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(claims.serialized().utf8))
         let signature = try runOpenSSL(openssl, ["dgst", "-sha256", "-sign", privateKeyPath], input: Array(input.utf8))
@@ -88,7 +88,7 @@ struct TestRSAKey {
 }
 
 /// A JWT with an arbitrary header and signature bytes, for forgery tests.
-func rawJWT(header: JSONValue, claims: JSONValue, signature: [UInt8] = []) -> String {
+func rawJWT(header: StrictJSON, claims: StrictJSON, signature: [UInt8] = []) -> String {
     Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(claims.serialized().utf8)) + "."
         + Base64URL.encode(signature)
 }

@@ -3,11 +3,11 @@
 /// missing, and every error carries the field path.
 struct ConfigReader {
     let path: String
-    private let members: [(key: String, value: JSONValue)]
+    private let members: [(key: String, value: StrictJSON)]
     private var consumed = Set<String>()
 
     /// Wraps `value`, which must be an object.
-    init(_ value: JSONValue, path: String) throws(ConfigError) {
+    init(_ value: StrictJSON, path: String) throws(ConfigError) {
         guard case .object(let members) = value else {
             throw ConfigError(.wrongType, path: path, "expected an object, found \(value.kindDescription)")
         }
@@ -23,13 +23,13 @@ struct ConfigReader {
     }
 
     /// All keys of the object, in document order (marks them consumed).
-    mutating func allMembers() -> [(key: String, value: JSONValue)] {
+    mutating func allMembers() -> [(key: String, value: StrictJSON)] {
         for member in members { consumed.insert(member.key) }
         return members
     }
 
     /// The raw value of `key`, or `nil` if absent (JSON null counts as absent).
-    mutating func value(_ key: String) -> JSONValue? {
+    mutating func value(_ key: String) -> StrictJSON? {
         consumed.insert(key)
         guard let found = members.first(where: { $0.key == key })?.value else { return nil }
         if case .null = found { return nil }
@@ -37,7 +37,7 @@ struct ConfigReader {
     }
 
     /// The raw value of `key`; a missing field is an error.
-    mutating func required(_ key: String) throws(ConfigError) -> JSONValue {
+    mutating func required(_ key: String) throws(ConfigError) -> StrictJSON {
         guard let found = value(key) else {
             throw ConfigError(.missingField, path: path(key), "required field is missing")
         }
@@ -80,7 +80,19 @@ struct ConfigReader {
         return number
     }
 
-    mutating func array(_ key: String) throws(ConfigError) -> [JSONValue]? {
+    /// A positive, finite number of seconds (at most a day).
+    mutating func seconds(_ key: String) throws(ConfigError) -> Double? {
+        guard let found = value(key) else { return nil }
+        guard let number = found.doubleValue else {
+            throw ConfigError(.wrongType, path: path(key), "expected a number of seconds, found \(found.kindDescription)")
+        }
+        guard number > 0, number <= 86_400 else {
+            throw ConfigError(.invalidValue, path: path(key), "\(number) is out of range; use more than 0 and at most 86400")
+        }
+        return number
+    }
+
+    mutating func array(_ key: String) throws(ConfigError) -> [StrictJSON]? {
         guard let found = value(key) else { return nil }
         guard case .array(let items) = found else {
             throw ConfigError(.wrongType, path: path(key), "expected an array, found \(found.kindDescription)")

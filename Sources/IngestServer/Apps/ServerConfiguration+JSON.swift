@@ -40,9 +40,9 @@ extension ServerConfiguration {
     ///   - environment: where `…Env` fields are looked up.
     public init(json bytes: [UInt8], baseDirectory: String = ".",
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) {
-        let root: JSONValue
+        let root: StrictJSON
         do {
-            root = try JSONValue(parsing: bytes)
+            root = try StrictJSON(parsing: bytes)
         } catch {
             throw ConfigError(.syntax, path: "", error.description)
         }
@@ -91,7 +91,7 @@ extension ServerConfiguration {
     /// - Throws: ``ConfigError`` with code `.unreadable` if the state directory
     ///   cannot be created or the id file cannot be read or written.
     public static func development(stateDirectory: String = "./ingest-data",
-                                   port: Int = 8080) throws(ConfigError) -> ServerConfiguration {
+                                   port: Int = 9090) throws(ConfigError) -> ServerConfiguration {
         let idPath = (stateDirectory as NSString).appendingPathComponent("development-app-id")
         let id: String
         do {
@@ -165,12 +165,17 @@ extension ServerConfiguration.Limits {
     init(reader: inout ConfigReader) throws(ConfigError) {
         self.init()
         let large: ClosedRange<Int64> = 1...(1 << 40)
-        if let value = try reader.integer("maxHeaderBytes", in: 1024...(1 << 20)) { maxHeaderBytes = Int(value) }
+        if let value = try reader.integer("workerThreads", in: 1...256) { workerThreads = Int(value) }
+        if let value = try reader.integer("maxConnections", in: 1...1_000_000) { maxConnections = Int(value) }
+        if let value = try reader.integer("maxHeaderBytes", in: 256...(1 << 24)) { maxHeaderBytes = Int(value) }
+        if let value = try reader.integer("maxHeaderCount", in: 1...10_000) { maxHeaderCount = Int(value) }
         if let value = try reader.integer("maxBodyBytes", in: large) { maxBodyBytes = Int(value) }
         if let value = try reader.integer("maxInflatedBytes", in: large) { maxInflatedBytes = Int(value) }
         if let value = try reader.integer("maxInflateRatio", in: 1...100_000) { maxInflateRatio = Int(value) }
-        if let value = try reader.integer("maxConnections", in: 1...1_000_000) { maxConnections = Int(value) }
-        if let value = try reader.integer("requestTimeoutSeconds", in: 1...86_400) { requestTimeoutSeconds = Int(value) }
-        if let value = try reader.integer("idleTimeoutSeconds", in: 1...86_400) { idleTimeoutSeconds = Int(value) }
+        if let value = try reader.seconds("headerTimeoutSeconds") { headerTimeoutSeconds = value }
+        if let value = try reader.seconds("bodyIdleTimeoutSeconds") { bodyIdleTimeoutSeconds = value }
+        if let value = try reader.seconds("keepAliveTimeoutSeconds") { keepAliveTimeoutSeconds = value }
+        if let value = try reader.seconds("writeTimeoutSeconds") { writeTimeoutSeconds = value }
+        if let value = try reader.seconds("shutdownGraceSeconds") { shutdownGraceSeconds = value }
     }
 }

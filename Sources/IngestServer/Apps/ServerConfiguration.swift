@@ -12,8 +12,8 @@ import Foundation
 public struct ServerConfiguration: Sendable {
     /// The address to bind. Default `127.0.0.1` (use `0.0.0.0` to accept remote clients).
     public var host: String = "127.0.0.1"
-    /// The TCP port. Default 8080; 0 picks a free port.
-    public var port: Int = 8080
+    /// The TCP port. Default 9090; 0 picks a free port.
+    public var port: Int = 9090
     /// The directory for the state database (users, tokens, API keys,
     /// generated secrets) and relative SQLite sink paths. Default `./ingest-data`.
     public var stateDirectory: String = "./ingest-data"
@@ -22,7 +22,7 @@ public struct ServerConfiguration: Sendable {
     /// The apps served (ids unique).
     public var apps: [AppConfiguration] = []
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, stateDirectory: String = "./ingest-data",
+    public init(host: String = "127.0.0.1", port: Int = 9090, stateDirectory: String = "./ingest-data",
                 limits: Limits = .init(), apps: [AppConfiguration] = []) {
         self.host = host
         self.port = port
@@ -48,33 +48,35 @@ public struct ServerConfiguration: Sendable {
         return path.hasPrefix("/") ? path : (stateDirectory as NSString).appendingPathComponent(path)
     }
 
-    /// Limits that protect the server from oversized or slow clients.
+    /// Limits that protect the server from oversized, slow or too many
+    /// clients. Defaults match ``HTTPServerConfiguration``'s.
     public struct Limits: Sendable, Hashable {
-        /// Largest request header block in bytes. Default 16 KiB.
+        /// Threads that run request handlers. Default 4.
+        public var workerThreads: Int = 4
+        /// Open connections above which new ones get a 503. Default 1024.
+        public var maxConnections: Int = 1024
+        /// Largest request line plus header fields, in bytes. Default 16 KiB.
         public var maxHeaderBytes: Int = 16 * 1024
-        /// Largest request body in bytes (compressed upload size). Default 32 MiB.
-        public var maxBodyBytes: Int = 32 * 1024 * 1024
+        /// Most header fields per request. Default 100.
+        public var maxHeaderCount: Int = 100
+        /// Largest request body in bytes (the compressed upload). Default 64 MiB.
+        public var maxBodyBytes: Int = 64 * 1024 * 1024
         /// Largest inflated upload in bytes. Default 256 MiB.
         public var maxInflatedBytes: Int = 256 * 1024 * 1024
         /// Largest inflated/compressed size ratio accepted. Default 200.
         public var maxInflateRatio: Int = 200
-        /// Most simultaneous connections. Default 512.
-        public var maxConnections: Int = 512
-        /// Time allowed to receive one whole request, in seconds. Default 30.
-        public var requestTimeoutSeconds: Int = 30
-        /// Time an idle keep-alive connection stays open, in seconds. Default 60.
-        public var idleTimeoutSeconds: Int = 60
+        /// Seconds a client has to send a complete request head. Default 10.
+        public var headerTimeoutSeconds: Double = 10
+        /// Seconds a request body may stall between two reads. Default 30.
+        public var bodyIdleTimeoutSeconds: Double = 30
+        /// Seconds an idle keep-alive connection stays open. Default 30.
+        public var keepAliveTimeoutSeconds: Double = 30
+        /// Seconds a response may stall because the client does not read. Default 30.
+        public var writeTimeoutSeconds: Double = 30
+        /// Seconds graceful shutdown waits for in-flight requests. Default 10.
+        public var shutdownGraceSeconds: Double = 10
 
-        public init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 32 * 1024 * 1024,
-                    maxInflatedBytes: Int = 256 * 1024 * 1024, maxInflateRatio: Int = 200,
-                    maxConnections: Int = 512, requestTimeoutSeconds: Int = 30, idleTimeoutSeconds: Int = 60) {
-            self.maxHeaderBytes = maxHeaderBytes
-            self.maxBodyBytes = maxBodyBytes
-            self.maxInflatedBytes = maxInflatedBytes
-            self.maxInflateRatio = maxInflateRatio
-            self.maxConnections = maxConnections
-            self.requestTimeoutSeconds = requestTimeoutSeconds
-            self.idleTimeoutSeconds = idleTimeoutSeconds
-        }
+        /// Creates limits with the defaults above.
+        public init() {}
     }
 }

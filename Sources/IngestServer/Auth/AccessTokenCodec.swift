@@ -31,7 +31,7 @@ public struct AccessTokenCodec: Sendable {
 
     /// Issues a token for `userId` on `deviceId`, valid from `now` for ``lifetimeSeconds``.
     public func issue(userId: String, deviceId: String, now: Int64) -> String {
-        let claims = JSONValue.object([
+        let claims = StrictJSON.object([
             ("iss", .string(AccessTokenCodec.issuer)),
             ("sub", .string(userId)),
             ("aud", .string(appId)),

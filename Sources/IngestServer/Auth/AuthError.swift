@@ -66,7 +66,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
     /// The JSON error body: `{"error":"<message>","error_code":"<code>"}`,
     /// the shape the seed's backend used.
     public var jsonBody: String {
-        JSONValue.object([("error", .string(message)), ("error_code", .string(code.rawValue))]).serialized()
+        StrictJSON.object([("error", .string(message)), ("error_code", .string(code.rawValue))]).serialized()
     }
 
     public var description: String { "AuthError(\(code.rawValue), HTTP \(httpStatus)): \(message)" }

@@ -352,12 +352,12 @@ public final class AuthService: Sendable {
 
     // MARK: - Helpers
 
-    private func parseBody(_ body: [UInt8], appId: String) throws(AuthError) -> JSONValue {
+    private func parseBody(_ body: [UInt8], appId: String) throws(AuthError) -> StrictJSON {
         if body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return .object([]) }
         guard body.count <= 64 * 1024 else { throw AuthError(.badRequest, "the request body is too large", appId: appId) }
-        let value: JSONValue
+        let value: StrictJSON
         do {
-            value = try JSONValue(parsing: body, maxDepth: 16)
+            value = try StrictJSON(parsing: body, maxDepth: 16)
         } catch {
             throw AuthError(.badRequest, "the request body is not valid JSON: \(error.description)", appId: appId)
         }

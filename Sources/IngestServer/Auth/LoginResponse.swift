@@ -24,7 +24,7 @@ public struct LoginResponse: Sendable, Hashable {
 
     /// `{"access_token", "refresh_token", "user_id", "device_id"}` as JSON text.
     public var jsonBody: String {
-        JSONValue.object([
+        StrictJSON.object([
             ("access_token", .string(accessToken)), ("refresh_token", .string(refreshToken)),
             ("user_id", .string(userId)), ("device_id", .string(deviceId)),
         ]).serialized()
@@ -45,9 +45,9 @@ public struct SessionResponse: Sendable, Hashable {
 
     /// `{"access_token"}` (plus `"refresh_token"` when rotated) as JSON text.
     public var jsonBody: String {
-        var members: [(key: String, value: JSONValue)] = [("access_token", .string(accessToken))]
+        var members: [(key: String, value: StrictJSON)] = [("access_token", .string(accessToken))]
         if let refreshToken { members.append(("refresh_token", .string(refreshToken))) }
-        return JSONValue.object(members).serialized()
+        return StrictJSON.object(members).serialized()
     }
 }
 

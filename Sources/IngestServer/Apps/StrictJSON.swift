@@ -4,23 +4,28 @@ import Foundation
 /// their source text, for strict configuration parsing and small protocol
 /// bodies (login requests, JWT headers and claims).
 ///
+/// Unlike IngestCore's `JSONValue` (the Extended JSON layer, which keeps
+/// duplicate keys), this parser rejects duplicate keys (a JWT with two `sub`
+/// claims must not be read two ways) and reports errors by line and column,
+/// which configuration files need.
+///
 /// ```swift
-/// let value = try JSONValue(parsing: #"{"port": 8080, "apps": []}"#)
+/// let value = try StrictJSON(parsing: #"{"port": 8080, "apps": []}"#)
 /// value["port"]?.integerValue   // 8080
 /// value.serialized()            // {"port":8080,"apps":[]}
 /// ```
-public enum JSONValue: Sendable, Hashable {
+public enum StrictJSON: Sendable, Hashable {
     case null
     case bool(Bool)
     /// A number as written in the source (validated JSON number syntax).
     case number(String)
     case string(String)
-    case array([JSONValue])
+    case array([StrictJSON])
     /// Members in document order; keys are unique (duplicates are a parse error).
-    case object([(key: String, value: JSONValue)])
+    case object([(key: String, value: StrictJSON)])
 
     /// The member named `key` of an object, or `nil`.
-    public subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> StrictJSON? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
@@ -65,9 +70,9 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// A JSON number value from an integer.
-    public static func integer(_ value: some BinaryInteger) -> JSONValue { .number(String(value)) }
+    public static func integer(_ value: some BinaryInteger) -> StrictJSON { .number(String(value)) }
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    public static func == (lhs: StrictJSON, rhs: StrictJSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -98,7 +103,7 @@ public enum JSONValue: Sendable, Hashable {
 
 // MARK: - Serialization
 
-extension JSONValue {
+extension StrictJSON {
     /// Compact JSON text (no insignificant whitespace), keys in stored order.
     public func serialized() -> String {
         var output = ""
@@ -111,7 +116,7 @@ extension JSONValue {
         case .null: output += "null"
         case .bool(let flag): output += flag ? "true" : "false"
         case .number(let text): output += text
-        case .string(let text): JSONValue.writeString(text, to: &output)
+        case .string(let text): StrictJSON.writeString(text, to: &output)
         case .array(let items):
             output += "["
             for (index, item) in items.enumerated() {
@@ -123,7 +128,7 @@ extension JSONValue {
             output += "{"
             for (index, member) in members.enumerated() {
                 if index > 0 { output += "," }
-                JSONValue.writeString(member.key, to: &output)
+                StrictJSON.writeString(member.key, to: &output)
                 output += ":"
                 member.value.write(to: &output)
             }
@@ -164,7 +169,7 @@ public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
     public var description: String { "JSON syntax error at line \(line), column \(column): \(message)" }
 }
 
-extension JSONValue {
+extension StrictJSON {
     /// Parses JSON text strictly: one value, no trailing garbage, no duplicate
     /// keys, nesting at most `maxDepth` deep.
     public init(parsing text: String, maxDepth: Int = 64) throws(JSONSyntaxError) {
@@ -188,7 +193,7 @@ private struct JSONParser {
         self.maxDepth = maxDepth
     }
 
-    mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
+    mutating func parseDocument() throws(JSONSyntaxError) -> StrictJSON {
         // Skip a UTF-8 byte order mark some editors write.
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
         skipWhitespace()
@@ -211,7 +216,7 @@ private struct JSONParser {
         while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
     }
 
-    mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+    mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> StrictJSON {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
         guard index < bytes.count else { throw error("unexpected end of input, expected a value") }
         switch bytes[index] {
@@ -234,9 +239,9 @@ private struct JSONParser {
         index += expected.count
     }
 
-    mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+    mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> StrictJSON {
         index += 1
-        var members: [(key: String, value: JSONValue)] = []
+        var members: [(key: String, value: StrictJSON)] = []
         var seen = Set<String>()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
@@ -266,9 +271,9 @@ private struct JSONParser {
         }
     }
 
-    mutating func parseArray(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+    mutating func parseArray(depth: Int) throws(JSONSyntaxError) -> StrictJSON {
         index += 1
-        var items: [JSONValue] = []
+        var items: [StrictJSON] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
@@ -285,7 +290,7 @@ private struct JSONParser {
         }
     }
 
-    mutating func parseNumber() throws(JSONSyntaxError) -> JSONValue {
+    mutating func parseNumber() throws(JSONSyntaxError) -> StrictJSON {
         let start = index
         func digits(_ parser: inout JSONParser) -> Int {
             let from = parser.index
