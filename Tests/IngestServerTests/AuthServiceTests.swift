@@ -11,7 +11,8 @@ import Testing
         var one = AppConfiguration(id: "app-one")
         one.auth = AuthConfiguration(
             anonymous: AnonymousSettings(),
-            userPassword: UserPasswordSettings(minPasswordLength: 8, passwordHashing: .init(logN: 10)),
+            userPassword: UserPasswordSettings(minPasswordLength: 8, passwordHashing: .init(logN: 10), maxFailedLogins: 3,
+                                               lockoutSeconds: 60),
             apiKey: APIKeySettings(),
             customToken: CustomTokenSettings(keys: [.init(material: .hs256(secret: customSecret))], audience: ["app-one"]))
         one.rotateRefreshTokens = rotate
@@ -166,6 +167,54 @@ import Testing
         let stored = try #require(try auth.store.user(id: userId))
         #expect(stored.passwordHash?.hasPrefix("$scrypt$ln=10,r=8,p=1$") == true)
         #expect(stored.passwordHash?.contains("analytical") == false)
+    }
+
+    @Test func repeatedFailedPasswordLoginsAreThrottled() throws {
+        let directory = try AuthTempDirectory()
+        let clock = AuthTestClock()
+        let auth = try makeService(directory, clock: clock)
+        try auth.register(appId: "app-one", email: "kim@example.org", password: "the right password")
+        let wrong = body(#"{"username": "kim@example.org", "password": "a wrong password"}"#)
+        let right = body(#"{"username": "kim@example.org", "password": "the right password"}"#)
+        for _ in 0..<3 {
+            #expect((#expect(throws: AuthError.self) { try auth.login(appId: "app-one", provider: "local-userpass", body: wrong) })?
+                .code == .invalidCredentials)
+        }
+        // Locked now, even with the right password; other users are not affected.
+        let locked = #expect(throws: AuthError.self) { try auth.login(appId: "app-one", provider: "local-userpass", body: right) }
+        #expect(locked?.httpStatus == 429 && locked?.code == .tooManyRequests)
+        #expect(locked?.retryAfterSeconds == 60)
+        try auth.register(appId: "app-one", email: "lee@example.org", password: "another password")
+        _ = try auth.login(appId: "app-one", provider: "local-userpass",
+                           body: body(#"{"username": "lee@example.org", "password": "another password"}"#))
+        clock.advance(61)
+        #expect(try !auth.login(appId: "app-one", provider: "local-userpass", body: right).accessToken.isEmpty)
+    }
+
+    @Test func oldRevokedAndExpiredRefreshTokensArePurgedAtStart() throws {
+        let directory = try AuthTempDirectory()
+        let clock = AuthTestClock()
+        var auth: AuthService? = try makeService(directory, clock: clock)
+        let revoked = try #require(auth).login(appId: "app-one", provider: "anon-user", body: [])
+        let live = try #require(auth).login(appId: "app-one", provider: "anon-user", body: [])
+        try auth?.logout(refreshToken: revoked.refreshToken)
+        auth?.store.close()
+        auth = nil
+        clock.advance(8 * 86_400)
+        let restarted = try makeService(directory, clock: clock)
+        #expect(try restarted.store.refreshToken(hash: Crypto.sha256(Array(revoked.refreshToken.utf8))) == nil)
+        #expect(try !restarted.refresh(refreshToken: live.refreshToken).accessToken.isEmpty)
+    }
+
+    @Test func stateFilesArePrivate() throws {
+        let directory = try AuthTempDirectory()
+        let state = directory.file("state")
+        let auth = try AuthService(configuration: ServerConfiguration(stateDirectory: state, apps: [AppConfiguration(id: "a")]))
+        defer { auth.store.close() }
+        let directoryMode = try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int
+        let fileMode = try FileManager.default.attributesOfItem(atPath: auth.store.path)[.posixPermissions] as? Int
+        #expect(directoryMode == 0o700)
+        #expect(fileMode == 0o600)
     }
 
     @Test func unknownAppProviderAndDisabledProvider() throws {

@@ -47,6 +47,8 @@ extension AuthConfiguration {
             if let logN = try settings.integer("scryptLogN", in: 10...20) { value.passwordHashing.logN = Int(logN) }
             if let r = try settings.integer("scryptR", in: 1...32) { value.passwordHashing.r = Int(r) }
             if let p = try settings.integer("scryptP", in: 1...16) { value.passwordHashing.p = Int(p) }
+            if let count = try settings.integer("maxFailedLogins", in: 1...1000) { value.maxFailedLogins = Int(count) }
+            if let seconds = try settings.integer("lockoutSeconds", in: 1...86_400) { value.lockoutSeconds = seconds }
             try settings.finish()
             userPassword = value
         }

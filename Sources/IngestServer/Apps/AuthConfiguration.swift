@@ -52,10 +52,17 @@ public struct UserPasswordSettings: Sendable {
     public var minPasswordLength: Int = 8
     /// The scrypt cost for new password hashes. Default logN 15, r 8, p 1.
     public var passwordHashing: PasswordHasher.Parameters = .init()
+    /// Failed logins per email before further attempts get 429. Default 10.
+    public var maxFailedLogins: Int = 10
+    /// How long failed logins are counted and the lock lasts, in seconds. Default 900.
+    public var lockoutSeconds: Int64 = 900
 
-    public init(minPasswordLength: Int = 8, passwordHashing: PasswordHasher.Parameters = .init()) {
+    public init(minPasswordLength: Int = 8, passwordHashing: PasswordHasher.Parameters = .init(),
+                maxFailedLogins: Int = 10, lockoutSeconds: Int64 = 900) {
         self.minPasswordLength = minPasswordLength
         self.passwordHashing = passwordHashing
+        self.maxFailedLogins = maxFailedLogins
+        self.lockoutSeconds = lockoutSeconds
     }
 }
 

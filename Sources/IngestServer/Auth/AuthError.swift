@@ -34,6 +34,8 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         public static let unknownProvider = Code(rawValue: "unknown_provider")
         /// A user with this email (or an API key with this name) exists (409).
         public static let alreadyExists = Code(rawValue: "already_exists")
+        /// Too many failed attempts; retry after ``AuthError/retryAfterSeconds`` (429).
+        public static let tooManyRequests = Code(rawValue: "too_many_requests")
         /// The server could not complete the operation (storage or crypto failure) (500).
         public static let internalError = Code(rawValue: "internal_error")
     }
@@ -44,6 +46,8 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The app the request was for, if known.
     public var appId: String?
+    /// For `.tooManyRequests`: seconds until a retry can succeed (the `Retry-After` header).
+    public var retryAfterSeconds: Int?
 
     public init(_ code: Code, _ message: String, appId: String? = nil) {
         self.code = code
@@ -51,7 +55,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         self.appId = appId
     }
 
-    /// The HTTP status for this error: 400, 401, 403, 404, 409 or 500.
+    /// The HTTP status for this error: 400, 401, 403, 404, 409, 429 or 500.
     public var httpStatus: Int {
         switch code {
         case .badRequest, .passwordPolicy: 400
@@ -59,6 +63,7 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         case .wrongApp, .providerDisabled, .userDisabled: 403
         case .unknownApp, .unknownProvider: 404
         case .alreadyExists: 409
+        case .tooManyRequests: 429
         default: 500
         }
     }

@@ -30,6 +30,8 @@ public final class AuthService: Sendable {
         /// A well-formed hash with the app's parameters that matches no
         /// password: unknown emails cost the same KDF time as known ones.
         var decoyHash: String
+        /// Failed password logins per email.
+        var throttle: LoginThrottle
     }
 
     /// Bytes of randomness in refresh tokens and API keys.
@@ -68,8 +70,12 @@ public final class AuthService: Sendable {
             apps[app.id] = AppAuth(
                 configuration: app,
                 codec: AccessTokenCodec(appId: app.id, secret: secret, lifetimeSeconds: app.accessTokenLifetimeSeconds),
-                hasher: PasswordHasher(parameters: parameters), decoyHash: decoy)
+                hasher: PasswordHasher(parameters: parameters), decoyHash: decoy,
+                throttle: LoginThrottle(maxFailures: app.auth.userPassword?.maxFailedLogins ?? 10,
+                                        lockoutSeconds: app.auth.userPassword?.lockoutSeconds ?? 900))
         }
+        // Forget refresh tokens that expired or were revoked more than a week ago.
+        try openStore.purgeRefreshTokens(before: now - 7 * 86_400)
         self.store = openStore
         self.apps = apps
         self.clock = clock
@@ -98,7 +104,8 @@ public final class AuthService: Sendable {
     /// to keep a device id across logins; otherwise a new one is generated.
     ///
     /// - Throws: ``AuthError``: 404 unknown app or provider, 403 provider
-    ///   disabled or user disabled, 400 malformed body, 401 bad credentials.
+    ///   disabled or user disabled, 400 malformed body, 401 bad credentials,
+    ///   429 too many failed password logins for this email (see ``AuthError/retryAfterSeconds``).
     public func login(appId: String, provider providerName: String, body: [UInt8]) throws(AuthError) -> LoginResponse {
         let app = try app(appId)
         guard let provider = AuthProvider(rawValue: providerName) else {
@@ -155,6 +162,8 @@ public final class AuthService: Sendable {
     private func loginWithPassword(app: AppAuth, email: String, password: String) throws(AuthError) -> UserRecord {
         let appId = app.configuration.id
         let identity = AuthService.normalizedEmail(email)
+        let now = self.now
+        try app.throttle.check(identity, now: now, appId: appId)
         let found = try storage(appId) { () throws(StorageError) in
             try store.user(appId: appId, provider: .userPassword, identity: identity)
         }
@@ -165,8 +174,10 @@ public final class AuthService: Sendable {
             throw AuthError(.internalError, "cannot check the password: \(error.message)", appId: appId)
         }
         guard let found, matches else {
+            app.throttle.recordFailure(identity, now: now)
             throw AuthError(.invalidCredentials, "invalid email or password", appId: appId)
         }
+        app.throttle.recordSuccess(identity)
         return found
     }
 

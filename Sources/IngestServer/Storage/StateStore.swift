@@ -31,12 +31,16 @@ public final class StateStore: @unchecked Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                // Private: the directory holds generated signing secrets.
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
             } catch {
                 throw StorageError(.open, "cannot create the state directory: \(error.localizedDescription)", path: path)
             }
         }
         let connection = try SQLiteConnection(path: path)
+        // SQLite gives the -wal and -shm files the database file's mode.
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         let version = try connection.query("PRAGMA user_version").first?.first?.integer ?? 0
         guard version <= StateStore.schemaVersion else {
             throw StorageError(.open, "the state database has schema version \(version), newer than this server "
