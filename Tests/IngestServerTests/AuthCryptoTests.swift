@@ -93,4 +93,14 @@ import Testing
         #expect(!publicKey.verifySHA256(signature: flipped, message: message))
         #expect(!publicKey.verifySHA256(signature: [], message: message))
     }
+
+    @Test func shortRSAKeysAreRefused() throws {
+        let directory = try AuthTempDirectory()
+        guard let weak = try TestRSAKey(in: directory, name: "weak", bits: 1024) else {
+            print("skipped: the openssl command line tool is not installed")
+            return
+        }
+        let error = #expect(throws: CryptoError.self) { try RSAPublicKey(pem: weak.publicPEM) }
+        #expect(error?.code == .invalidKey && error?.message.contains("1024") == true)
+    }
 }

@@ -46,6 +46,29 @@ import Testing
         #expect(json["device_id"]?.stringValue == first.deviceId)
     }
 
+    @Test func concurrentLoginsAndRefreshesAreConsistent() async throws {
+        let directory = try AuthTempDirectory()
+        let auth = try makeService(directory, clock: AuthTestClock())
+        let userIds = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    var ids: [String] = []
+                    for _ in 0..<10 {
+                        let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
+                        _ = try auth.refresh(refreshToken: login.refreshToken)
+                        _ = try auth.verifyAccessToken(login.accessToken, appId: "app-one")
+                        ids.append(login.userId)
+                    }
+                    return ids
+                }
+            }
+            var all: [String] = []
+            for try await ids in group { all += ids }
+            return all
+        }
+        #expect(userIds.count == 80 && Set(userIds).count == 80)
+    }
+
     @Test func deviceIdIsKeptWhenTheClientSendsOne() throws {
         let directory = try AuthTempDirectory()
         let auth = try makeService(directory, clock: AuthTestClock())
