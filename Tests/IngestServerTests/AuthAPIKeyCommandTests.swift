@@ -52,19 +52,28 @@ import Testing
         let directory = try AuthTempDirectory()
         let state = directory.file("ingest-data")
         let appId = try ServerConfiguration.development(stateDirectory: state).apps[0].id
-        let created = APIKeyCommand.run(arguments: ["create", "--app", appId, "--name", "dev", "--state-dir", state],
+        let created = APIKeyCommand.run(arguments: ["create", "--app", appId, "--name", "dev", "--data-dir", state],
                                         environment: [:])
         #expect(created.status == 0 && created.output.hasPrefix("dik_"))
 
-        let unknownApp = APIKeyCommand.run(arguments: ["create", "--app", "nope", "--name", "x", "--state-dir", state],
+        let unknownApp = APIKeyCommand.run(arguments: ["create", "--app", "nope", "--name", "x", "--data-dir", state],
                                            environment: [:])
         #expect(unknownApp.status == 1 && unknownApp.errorOutput.contains(appId))
         for arguments in [[], ["delete"], ["create", "--name", "x"], ["create", "--app", "a"], ["create", "--app"],
-                          ["list", "--app", "a", "--bogus", "1"], ["list", "--app", "a", "--config", "c", "--state-dir", "d"]] {
+                          ["list", "--app", "a", "--bogus", "1"], ["list", "--app", "a", "--data-dir"]] {
             let result = APIKeyCommand.run(arguments: arguments, environment: [:])
             #expect(result.status == 2, "\(arguments)")
             #expect(result.errorOutput.contains("usage:"))
         }
+        // --data-dir replaces the configuration file's stateDirectory.
+        let configPath = directory.file("ingest.json")
+        try Data(#"{"stateDirectory": "/nonexistent/never", "apps": [{"id": "shop"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: configPath))
+        let overridden = APIKeyCommand.run(
+            arguments: ["create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.file("other")],
+            environment: [:])
+        #expect(overridden.status == 0)
+        #expect(FileManager.default.fileExists(atPath: directory.file("other/state.sqlite")))
         let badConfig = APIKeyCommand.run(arguments: ["list", "--app", "a", "--config", directory.file("absent.json")],
                                           environment: [:])
         #expect(badConfig.status == 1 && badConfig.errorOutput.contains("absent.json"))

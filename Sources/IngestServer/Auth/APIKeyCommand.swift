@@ -4,14 +4,15 @@ import Foundation
 /// executable calls and tests run directly:
 ///
 /// ```
-/// ingest-server apikey create --app ID --name NAME [--config FILE | --state-dir DIR]
-/// ingest-server apikey list   --app ID             [--config FILE | --state-dir DIR]
-/// ingest-server apikey revoke --app ID --name NAME [--config FILE | --state-dir DIR]
+/// ingest-server apikey create --app ID --name NAME [--config FILE] [--data-dir DIR]
+/// ingest-server apikey list   --app ID             [--config FILE] [--data-dir DIR]
+/// ingest-server apikey revoke --app ID --name NAME [--config FILE] [--data-dir DIR]
 /// ```
 ///
 /// Without `--config` it works on the development server's state directory
-/// (`--state-dir`, default `./ingest-data`). `create` prints the key alone
-/// on standard output (the only time it is shown).
+/// (`--data-dir`, default `./ingest-data`); with both, `--data-dir` replaces
+/// the file's `stateDirectory`, as for `ingest-server` itself. `create`
+/// prints the key alone on standard output (the only time it is shown).
 ///
 /// ```swift
 /// let result = APIKeyCommand.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
@@ -31,9 +32,9 @@ public enum APIKeyCommand {
 
     /// The usage text.
     public static let usage = """
-        usage: ingest-server apikey create --app ID --name NAME [--config FILE | --state-dir DIR]
-               ingest-server apikey list   --app ID             [--config FILE | --state-dir DIR]
-               ingest-server apikey revoke --app ID --name NAME [--config FILE | --state-dir DIR]
+        usage: ingest-server apikey create --app ID --name NAME [--config FILE] [--data-dir DIR]
+               ingest-server apikey list   --app ID             [--config FILE] [--data-dir DIR]
+               ingest-server apikey revoke --app ID --name NAME [--config FILE] [--data-dir DIR]
 
         """
 
@@ -49,7 +50,7 @@ public enum APIKeyCommand {
         var options: [String: String] = [:]
         var rest = arguments.dropFirst()
         while let flag = rest.popFirst() {
-            guard ["--app", "--name", "--config", "--state-dir"].contains(flag) else {
+            guard ["--app", "--name", "--config", "--data-dir"].contains(flag) else {
                 return usageError("unknown option \(flag)")
             }
             guard let value = rest.popFirst(), !value.hasPrefix("--") else { return usageError("\(flag) needs a value") }
@@ -58,16 +59,14 @@ public enum APIKeyCommand {
         guard let appId = options["--app"] else { return usageError("--app is required") }
         let name = options["--name"]
         if action != "list" && name == nil { return usageError("--name is required") }
-        if options["--config"] != nil && options["--state-dir"] != nil {
-            return usageError("use either --config or --state-dir")
-        }
 
-        let configuration: ServerConfiguration
+        var configuration: ServerConfiguration
         do {
             if let file = options["--config"] {
                 configuration = try ServerConfiguration(contentsOfFile: file, environment: environment)
+                if let directory = options["--data-dir"] { configuration.stateDirectory = directory }
             } else {
-                configuration = try ServerConfiguration.development(stateDirectory: options["--state-dir"] ?? "./ingest-data")
+                configuration = try ServerConfiguration.development(stateDirectory: options["--data-dir"] ?? "./ingest-data")
             }
         } catch {
             return Result(status: 1, output: "", errorOutput: "ingest-server apikey: \(error)\n")
