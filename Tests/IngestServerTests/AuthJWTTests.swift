@@ -67,6 +67,24 @@ import Testing
         }
     }
 
+    @Test func criticalHeaderExtensionsAreRejected() throws {
+        let header = StrictJSON.object([("alg", .string("HS256")), ("crit", .array([.string("b64")])), ("b64", .bool(false))])
+        let input = Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(claims().serialized().utf8))
+        let token = input + "." + Base64URL.encode(Crypto.hmacSHA256(key: secret, message: Array(input.utf8)))
+        let codec = AccessTokenCodec(appId: "app-one", secret: secret)
+        #expect((#expect(throws: AuthError.self) { try codec.verify(token, now: now) })?.code == .invalidToken)
+    }
+
+    @Test func duplicateClaimsAreRejected() throws {
+        // Two "sub" claims must not be read two ways: the strict parser refuses them.
+        let header = Base64URL.encode(Array(#"{"alg":"HS256"}"#.utf8))
+        let body = Base64URL.encode(Array(#"{"sub":"user-1","sub":"admin","aud":"app-one","did":"d","typ":"access","iss":"dataingest","iat":\#(now),"exp":\#(now + 60)}"#.utf8))
+        let input = header + "." + body
+        let token = input + "." + Base64URL.encode(Crypto.hmacSHA256(key: secret, message: Array(input.utf8)))
+        let codec = AccessTokenCodec(appId: "app-one", secret: secret)
+        #expect((#expect(throws: AuthError.self) { try codec.verify(token, now: now) })?.code == .invalidToken)
+    }
+
     @Test func tokenOfAnotherAppIsForbidden() throws {
         let appOne = AccessTokenCodec(appId: "app-one", secret: secret)
         let appTwo = AccessTokenCodec(appId: "app-two", secret: Array("a different secret for app two, 32+ bytes".utf8))

@@ -281,6 +281,10 @@ import Testing
         #expect((#expect(throws: AuthError.self) { try auth.createAPIKey(appId: "app-one", name: "weather-station-7") })?.code
             == .alreadyExists)
         #expect((#expect(throws: AuthError.self) { try auth.createAPIKey(appId: "nope", name: "k") })?.code == .unknownApp)
+        for badName in ["", "tab\tname", "line\nbreak", String(repeating: "x", count: 101)] {
+            #expect((#expect(throws: AuthError.self) { try auth.createAPIKey(appId: "app-one", name: badName) })?.code
+                == .badRequest)
+        }
         #expect((#expect(throws: AuthError.self) {
             try auth.login(appId: "app-one", provider: "api-key", body: body(#"{"key": "dik_wrong"}"#))
         })?.code == .invalidCredentials)

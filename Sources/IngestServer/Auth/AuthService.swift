@@ -338,8 +338,8 @@ public final class AuthService: Sendable {
     ///   409 a key with this name exists (revoked keys keep their name).
     public func createAPIKey(appId: String, name: String) throws(AuthError) -> CreatedAPIKey {
         _ = try app(appId)
-        guard (1...100).contains(name.utf8.count) else {
-            throw AuthError(.badRequest, "the API key name must have 1 to 100 bytes", appId: appId)
+        guard (1...100).contains(name.utf8.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AuthError(.badRequest, "the API key name must have 1 to 100 bytes and no control characters", appId: appId)
         }
         let key = AuthService.apiKeyPrefix + (try randomToken(appId: appId))
         do {

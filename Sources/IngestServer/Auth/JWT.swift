@@ -48,6 +48,10 @@ public struct JWT: Sendable {
         guard let algorithm = header["alg"]?.stringValue else {
             throw AuthError(.invalidToken, "the token header has no \"alg\"")
         }
+        // RFC 7515 §4.1.11: extensions the recipient must understand; this server understands none.
+        guard header["crit"] == nil else {
+            throw AuthError(.invalidToken, "the token header has \"crit\" extensions, which are not supported")
+        }
         self.header = header
         self.claims = claims
         self.algorithm = algorithm
