@@ -175,6 +175,13 @@ extension HTTPServer {
         }
         if flags & dataingest_epollout() != 0 {
             flush(connection)
+            // Output fell below the high-water mark: parse requests already buffered.
+            if connections[connection.id] != nil && !connection.inFlight && !connection.closeAfterFlush
+                && !connection.lingering && connection.outputPending < Self.outputHighWater
+                && connection.parser.hasBufferedBytes
+            {
+                drive(connection)
+            }
         }
     }
 
