@@ -64,6 +64,19 @@ struct EndToEndDevelopmentTests {
         let reasons = rejected.json?["rejected_objects"] as? [[String: Any]]
         #expect(reasons?.first?["error_code"] as? String == "wrongType")
         #expect(try sqliteRows(sink, "SELECT count(*) FROM LogLine") == [["2"]])
+        // Names SQL cannot hold apart (letter case) or the sink reserves are not
+        // learned: those objects are rejected, the rest of the upload goes through.
+        let clashes = try makeSegment(store: store, number: 4, [
+            [("LogLine", ["_id": .objectId(.generate()), "level": .string("x"), "at": .datetime(4), "Level": .string("y")])],
+            [("LogLine", ["_id": .objectId(.generate()), "level": .string("x"), "at": .datetime(5), "_ingested_at": .int32(1)])],
+            [("logline", ["_id": .objectId(.generate())])],
+            [("LogLine", ["_id": .objectId(.generate()), "level": .string("ok"), "at": .datetime(6)])],
+        ])
+        let clashed = try #require(server).upload(app: appId, token: token, body: clashes)
+        #expect(clashed.status == 200, "\(clashed.text)")
+        #expect(clashed.int("accepted") == 1)
+        #expect(clashed.int("rejected") == 3)
+        #expect(try sqliteRows(sink, "SELECT count(*) FROM LogLine") == [["3"]])
         // The replay of segment 1 after the restart still answers from its receipt.
         let replay = try #require(server).upload(app: appId, token: token, body: first)
         #expect(replay.body == response.body)
