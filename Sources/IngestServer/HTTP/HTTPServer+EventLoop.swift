@@ -62,6 +62,7 @@ extension HTTPServer {
                 nextSweep = now + UInt64(sweepMillis) * 1_000_000
             }
             if draining && (connections.isEmpty || now >= drainDeadline) {
+                forcedStop = !connections.isEmpty
                 for connection in Array(connections.values) { closeConnection(connection) }
                 return
             }
