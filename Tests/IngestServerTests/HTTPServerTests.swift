@@ -217,6 +217,37 @@ import Testing
         #expect(try body.readResponse(timeout: 3).status == 408)
     }
 
+    @Test func clientThatDoesNotReadIsClosedAfterWriteTimeout() throws {
+        let server = try HTTPTestServer(["--write-timeout", "0.3"])
+        let stuck = try server.connect()
+        let size = 32 << 20
+        try stuck.send("POST /_test/echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(size)\r\n\r\n")
+        try stuck.send([UInt8](repeating: 120, count: size))
+        // The server cannot send the 32 MiB echo: nobody reads. Others are served meanwhile.
+        usleep(100_000)
+        #expect(try server.request("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        usleep(1_000_000)
+        // Now read: the server gave up, so fewer than all bytes arrive before the close.
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(stuck.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received = 0
+        var closedByServer = false
+        let deadline = httpTestNow() + 10
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while httpTestNow() < deadline {
+            let n = recv(stuck.fd, &chunk, chunk.count, 0)
+            if n > 0 {
+                received += n
+                continue
+            }
+            closedByServer = n == 0 || errno == ECONNRESET
+            break
+        }
+        #expect(closedByServer)
+        #expect(received > 0)
+        #expect(received < size, "the whole response arrived: the write timeout did not close the connection")
+    }
+
     @Test func connectionLimitRejectsExtraConnections() throws {
         let server = try HTTPTestServer(["--max-connections", "2"])
         let a = try server.connect()
