@@ -137,6 +137,12 @@ final class IngestTestServer {
     /// ends at EOF), bounded by `timeout` seconds.
     func call(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
               timeout: Double = 20) throws -> EndToEndResponse {
+        try Self.call(port: port, method, path, headers: headers, body: body, timeout: timeout)
+    }
+
+    /// ``call(_:_:headers:body:timeout:)`` for any thread: needs only the port.
+    static func call(port: UInt16, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
+                     timeout: Double = 20) throws -> EndToEndResponse {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         let request = Array((head + "\r\n").utf8) + body

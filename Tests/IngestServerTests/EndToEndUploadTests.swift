@@ -185,6 +185,36 @@ struct EndToEndUploadTests {
         #expect(retried.int("accepted") == 1)
     }
 
+    @Test("more concurrent uploads than allowed answer 429 with Retry-After")
+    func tooManyUploads() throws {
+        let server = try IngestTestServer(config: uploadTestConfig,
+                                          extraArguments: ["--max-concurrent-uploads", "1", "--sink-busy-timeout", "5000"])
+        defer { server.stop() }
+        let token = try server.login(app: "shop").access
+        let first = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor())]])
+        let second = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor())]])
+        // The first upload waits for the locked sink, holding the only upload slot.
+        let locker = try SQLiteLocker(path: server.sinkPath("shop"))
+        let status = LockedBox<Int?>(nil)
+        let port = server.port
+        let thread = Thread {
+            let response = try? IngestTestServer.call(port: port, "POST", "/api/client/v2.0/app/shop/ingest",
+                                                      headers: ["Authorization": "Bearer \(token)"], body: first)
+            status.withLock { $0 = response?.status ?? -1 }
+        }
+        thread.start()
+        usleep(300_000)
+        let refused = try server.upload(app: "shop", token: token, body: second)
+        #expect(refused.status == 429, "\(refused.text)")
+        #expect(refused.string("error_code") == "too_many_uploads")
+        #expect(refused.header("Retry-After") == "1")
+        locker.release()
+        let deadline = endToEndNow() + 10
+        while status.withLock({ $0 }) == nil && endToEndNow() < deadline { usleep(10_000) }
+        #expect(status.withLock { $0 } == 200)
+        #expect(try server.upload(app: "shop", token: token, body: second).status == 200)
+    }
+
     @Test("tokens: missing, forged, expired, other app's; unknown app; refresh and logout")
     func tokens() throws {
         let server = try IngestTestServer(config: uploadTestConfig)
