@@ -72,8 +72,14 @@ public struct BSONWriter: Sendable {
     mutating func grow(_ size: Int) {
         // Grow by at least what this writer has written so far, so that
         // appending one document to a large buffer stays linear.
-        let chunk = Swift.max(size, 128, position - startPosition)
-        storage.append(contentsOf: repeatElement(0, count: chunk))
+        var chunk = Swift.max(size, 64, position - startPosition)
+        // Copied from a contiguous block of zeros: a memcpy in debug builds
+        // too (filling from `repeatElement` goes element by element there).
+        while chunk > 0 {
+            let piece = Swift.min(chunk, zeroBlock.count)
+            storage.append(contentsOf: zeroBlock[..<piece])
+            chunk -= piece
+        }
     }
 
     /// Makes room for at most `size` bytes, then lets `body` write them.
@@ -257,6 +263,9 @@ public struct BSONWriter: Sendable {
         write(upTo: document.encodedSize) { $0.document(document) }
     }
 }
+
+/// Zeros to grow buffers with.
+private let zeroBlock = [UInt8](repeating: 0, count: 4096)
 
 /// The encoder proper: plain stores into memory the caller has made room
 /// for (`limit`, checked by assertions in debug builds). Sizes come from
