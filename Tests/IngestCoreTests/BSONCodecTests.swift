@@ -226,7 +226,15 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
             #expect(try element.value() == doc[element.key])
             if element.keyEquals("_id") { reading.id = element.objectId }
             if element.keyEquals("deviceId") { reading.device = element.string }
-            if element.keyEquals("temperatureInFahrenheit") { reading.temperature = element.double }
+            if element.keyEquals("temperatureInFahrenheit") {
+                reading.temperature = element.double
+                // Same length, differing in the first word, the last word, the tail.
+                #expect(!element.keyEquals("xemperatureInFahrenheit"))
+                #expect(!element.keyEquals("temperatureInFahrenhei!"))
+                #expect(!element.keyEquals("temperatureInFahrenhe!t"))
+                #expect(!element.keyEquals("temperatureInFahrenheit!"))
+                #expect(element.keyEquals(String("temperatureInFahrenheit".reversed().reversed())))
+            }
             if element.keyEquals("windSpeedInMph") { reading.wind = element.integer }
             if element.keyEquals("small") { #expect(element.int32 == -3 && element.integer == -3 && element.int64 == nil) }
             if element.keyEquals("ok") { #expect(element.bool == false) }

@@ -28,6 +28,8 @@ public struct BSONElement {
     /// Whether the key equals `key`, compared byte for byte without
     /// building a String.
     public func keyEquals(_ key: String) -> Bool {
+        // The length first: O(1) for native strings, and most keys differ in it.
+        guard key.utf8.count == keyEnd - keyStart else { return false }
         if let result = key.utf8.withContiguousStorageIfAvailable({ keyEquals(UnsafeRawBufferPointer($0)) }) {
             return result
         }
@@ -40,7 +42,20 @@ public struct BSONElement {
         let count = keyEnd - keyStart
         guard key.count == count else { return false }
         guard count > 0 else { return true }
-        return memcmp(bytes.baseAddress.unsafelyUnwrapped + keyStart, key.baseAddress.unsafelyUnwrapped, count) == 0
+        let mine = bytes.baseAddress.unsafelyUnwrapped + keyStart
+        let theirs = key.baseAddress.unsafelyUnwrapped
+        // Keys are short: compare words in place rather than call memcmp.
+        var index = 0
+        while index + 8 <= count {
+            if mine.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                != theirs.loadUnaligned(fromByteOffset: index, as: UInt64.self) { return false }
+            index += 8
+        }
+        while index < count {
+            if mine.load(fromByteOffset: index, as: UInt8.self) != theirs.load(fromByteOffset: index, as: UInt8.self) { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The key (validated UTF-8).
@@ -106,12 +121,6 @@ public struct BSONElement {
         return try decoder.value(type: type.rawValue, at: &offset, limit: valueEnd, depth: depth)
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension BSONDocument {
     /// Validates `bytes` as one BSON document, exactly as
