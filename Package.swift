@@ -35,7 +35,7 @@ let package = Package(
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
-            name: "ingest-bench", dependencies: ["IngestCore"],
+            name: "ingest-bench", dependencies: ["IngestCore", "DataIngest", "CSQLite"],
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests

@@ -227,7 +227,7 @@ public final class SegmentStore: @unchecked Sendable {
             // Become the leader: write every waiting transaction with one write.
             leaderActive = true
             let batch = queue
-            queue.removeAll(keepingCapacity: true)
+            queue = []
             monitor.unlock()
             let outcome = writeBatch(batch)
             monitor.lock()
