@@ -117,17 +117,24 @@ extension SegmentStore {
             let now = StoreMonitor.now()
             guard now >= nextTick else { continue }
             nextTick = now + tickNanos
-            if case .interval = configuration.durability, let segment = active, segment.dirty {
-                segment.dirty = false
-                let syncDirectory = segment.needsDirectorySync
-                segment.needsDirectorySync = false
-                monitor.unlock()
-                var rc = fs.fdatasync(segment.fd)
-                if rc == 0 && syncDirectory { rc = fs.fsync(directoryFD) }
-                monitor.lock()
-                if rc != 0 {
-                    lastSyncError = .io("syncing the active segment in the background", path: segment.path, errno: -rc)
-                    segment.needsDirectorySync = segment.needsDirectorySync || syncDirectory
+            if case .interval = configuration.durability {
+                // The active segment, and rotated ones still waiting for the sealer,
+                // so the interval bounds what power loss can take.
+                let dirty = ([active].compactMap { $0 } + sealQueue).filter { $0.dirty && $0.fd >= 0 }
+                for segment in dirty {
+                    segment.dirty = false
+                    let syncDirectory = segment.needsDirectorySync
+                    segment.needsDirectorySync = false
+                    monitor.unlock()
+                    var rc = fs.fdatasync(segment.fd)
+                    if rc == 0 && syncDirectory { rc = fs.fsync(directoryFD) }
+                    monitor.lock()
+                    if rc == 0 {
+                        lastSyncError = nil
+                    } else {
+                        lastSyncError = .io("syncing the active segment in the background", path: segment.path, errno: -rc)
+                        segment.needsDirectorySync = segment.needsDirectorySync || syncDirectory
+                    }
                 }
             }
             if !leaderActive, let segment = active, let first = segment.firstCommitAt, StoreMonitor.now() &- first >= ageNanos {

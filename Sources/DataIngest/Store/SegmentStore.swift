@@ -156,6 +156,13 @@ public final class SegmentStore: @unchecked Sendable {
         }
     }
 
+    /// The last error of the background threads (sealing or interval sync), or
+    /// `nil` once they succeed again. Sealing is retried every 200 ms; the data
+    /// stays in the active segment files meanwhile.
+    public var backgroundError: SegmentStoreError? {
+        monitor.withLock { lastSealError ?? lastSyncError }
+    }
+
     /// Seals the active segment now and waits until every segment committed
     /// before the call is sealed (so ``pendingSegments()`` lists it).
     /// - Throws: the sealing error (for example ENOSPC); the data stays in the
