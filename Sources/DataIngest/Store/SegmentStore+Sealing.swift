@@ -9,7 +9,7 @@ extension SegmentStore {
     func sealLoop() {
         monitor.lock()
         while true {
-            while sealQueue.isEmpty && !stopping { monitor.wait() }
+            while sealQueue.isEmpty && !stopping { monitor.wait(.sealer) }
             guard let segment = sealQueue.first else { break }
             if stopping && lastSealError != nil { break }  // do not retry forever while closing
             monitor.unlock()
@@ -25,16 +25,16 @@ extension SegmentStore {
                 countersSinceOpen.sealedObjects += sealedSegment.recordCount
                 countersSinceOpen.sealedBytes += sealedSegment.byteCount
                 lastSealError = nil
-                monitor.broadcast()
+                monitor.broadcast(.state)
             case .failure(let error):
                 lastSealError = error as? SegmentStoreError ?? SegmentStoreError(code: .io, message: "\(error)")
-                monitor.broadcast()
+                monitor.broadcast(.state)
                 // Retry later (for example after disk space was freed).
-                if !stopping { monitor.wait(until: StoreMonitor.now() + 200_000_000) }
+                if !stopping { monitor.wait(.sealer, until: StoreMonitor.now() + 200_000_000) }
             }
         }
         threadsRunning -= 1
-        monitor.broadcast()
+        monitor.broadcast(.state)
         monitor.unlock()
     }
 
@@ -112,7 +112,7 @@ extension SegmentStore {
         monitor.lock()
         var nextTick = StoreMonitor.now() + tickNanos
         while !stopping {
-            monitor.wait(until: nextTick)
+            monitor.wait(.state, until: nextTick)
             if stopping { break }
             let now = StoreMonitor.now()
             guard now >= nextTick else { continue }
@@ -142,7 +142,7 @@ extension SegmentStore {
             }
         }
         threadsRunning -= 1
-        monitor.broadcast()
+        monitor.broadcast(.state)
         monitor.unlock()
     }
 }

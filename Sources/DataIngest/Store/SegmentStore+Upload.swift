@@ -32,7 +32,7 @@ extension SegmentStore {
             countersSinceOpen.acknowledgedSegments += 1
             countersSinceOpen.acknowledgedObjects += segment.recordCount
             countersSinceOpen.acknowledgedBytes += segment.byteCount
-            monitor.broadcast()
+            monitor.broadcast(.state)
         }
     }
 
@@ -101,7 +101,7 @@ extension SegmentStore {
             if let index = sealed.firstIndex(where: { $0.number == number }) {
                 sealedBytesTotal -= sealed[index].byteCount
                 sealed.remove(at: index)
-                monitor.broadcast()
+                monitor.broadcast(.state)
             }
         }
     }

@@ -171,13 +171,13 @@ public final class SegmentStore: @unchecked Sendable {
         monitor.lock()
         defer { monitor.unlock() }
         guard !closed else { throw SegmentStoreError(code: .closed, message: "the store is closed") }
-        while leaderActive { monitor.wait() }
+        while leaderActive { monitor.wait(.leader) }
         rotateLocked()
         guard let target = sealQueue.last?.number else { return }
         lastSealError = nil
         while let first = sealQueue.first, first.number <= target {
             if let error = lastSealError { throw error }
-            monitor.wait()
+            monitor.wait(.state)
         }
     }
 
@@ -194,14 +194,14 @@ public final class SegmentStore: @unchecked Sendable {
                 guard openCount == 0 else { return false }
                 closed = true
                 stopping = true
-                monitor.broadcast()
+                monitor.broadcastAll()
                 stores[directory] = nil
                 return true
             }
         }
         guard last else { return }
         monitor.withLock {
-            while threadsRunning > 0 { monitor.wait() }
+            while threadsRunning > 0 { monitor.wait(.state) }
         }
         // Whatever is still active (a failed flush) stays durable for the next open.
         if let active { _ = fs.fdatasync(active.fd) }
@@ -228,7 +228,7 @@ public final class SegmentStore: @unchecked Sendable {
         queuedBytes += bytes.count + SegmentFormat.commitFrameSize
         while !pending.done {
             if leaderActive {
-                monitor.wait()
+                monitor.wait(.leader)
                 continue
             }
             // Become the leader: write every waiting transaction with one write.
@@ -240,7 +240,7 @@ public final class SegmentStore: @unchecked Sendable {
             monitor.lock()
             finishBatchLocked(batch, outcome)
             leaderActive = false
-            monitor.broadcast()
+            monitor.broadcast(.leader)
         }
         if let error = pending.error { throw error }
         return pending.receipt!
@@ -351,7 +351,7 @@ public final class SegmentStore: @unchecked Sendable {
         } else {
             unlink(current.path)
         }
-        monitor.broadcast()
+        monitor.broadcast(.sealer)
     }
 
     /// Creates the next active segment file and writes its header (the leader).
@@ -417,7 +417,7 @@ public final class SegmentStore: @unchecked Sendable {
                 let end = deadline ?? now + UInt64(max(milliseconds, 0)) * 1_000_000
                 deadline = end
                 if now >= end { throw full }
-                monitor.wait(until: end)
+                monitor.wait(.state, until: end)
                 if closed { throw SegmentStoreError(code: .closed, message: "the store was closed while waiting for space") }
             }
         }
