@@ -201,6 +201,8 @@ public final class SegmentStore: @unchecked Sendable {
         }
         guard last else { return }
         monitor.withLock {
+            // Commits queued before `closed` was set finish before the files close.
+            while leaderActive || !queue.isEmpty { monitor.wait(.leader) }
             while threadsRunning > 0 { monitor.wait(.state) }
         }
         // Whatever is still active (a failed flush) stays durable for the next open.
