@@ -92,6 +92,30 @@ import Glibc
         }
     }
 
+    @Test func damagedActiveSegmentKeepsItsPrefixAndQuarantinesTheRest() throws {
+        let dir = try StoreTempDirectory()
+        let source = try SegmentStore.open(Self.configuration(dir))
+        for id in 0..<6 { try TxDocument.commit(source, id: Int64(id)) }
+        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
+        var bytes = [UInt8](FileManager.default.contents(atPath: dir.sub("store/" + activeName))!)
+        try source.close()
+        // Where transaction 2 ends; damage a byte inside transaction 3.
+        let reader = try SegmentReader(source: MemoryByteSource(bytes), requiresEnd: false)
+        var ends: [Int] = []
+        while let event = try reader.next() { if case .commit = event { ends.append(reader.offsetAfterLastCommit) } }
+        bytes[ends[2] + 20] ^= 0xFF
+        let caseDir = dir.sub("damaged")
+        try FileManager.default.createDirectory(atPath: caseDir, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: caseDir + "/" + activeName))
+        let store = try SegmentStore.open(SegmentStore.Configuration(directory: caseDir))
+        defer { try? store.close() }
+        #expect(try StoreCheck.transactions(in: store) == [0, 1, 2])
+        let report = try #require(store.quarantineReports().first)
+        #expect(report.kind == "damagedActive")
+        let kept = [UInt8](FileManager.default.contents(atPath: try #require(report.originalFile)) ?? Data())
+        #expect(kept == Array(bytes[ends[2]...]))
+    }
+
     @Test func corruptSealedSegmentGoesToQuarantineAndLaterOnesAreDelivered() throws {
         let dir = try StoreTempDirectory()
         var store = try SegmentStore.open(Self.configuration(dir))
