@@ -45,6 +45,20 @@ import Glibc
         try again.close()
     }
 
+    @Test func aTransactionCollectedBeforehandCommitsWhole() throws {
+        let dir = try StoreTempDirectory()
+        let store = try SegmentStore.open(Self.configuration(dir))
+        defer { try? store.close() }
+        var tx = TransactionWriter()
+        for k in 0..<3 { try tx.append(collection: "Tx", document: TxDocument.make(id: 5, k: Int32(k), n: 3)) }
+        #expect(throws: SegmentError.self) { try tx.append(collection: "Tx", document: [1, 2, 3]) }
+        #expect(tx.recordCount == 3)
+        let receipt = try #require(try store.commit(tx))
+        #expect(receipt.recordCount == 3)
+        #expect(try store.commit(TransactionWriter()) == nil)
+        #expect(try StoreCheck.transactions(in: store) == [5])
+    }
+
     @Test func sizeAndAgeSealWithoutFlush() throws {
         let dir = try StoreTempDirectory()
         let store = try SegmentStore.open(Self.configuration(dir) {
@@ -171,6 +185,7 @@ import Glibc
         #expect(documents.compactMap { TxDocument.parse($0)?.id } == [1, 2])
         let counters = store.counters
         #expect(counters.quarantinedObjects == 2 && counters.acknowledgedObjects == 5)
+        #expect(counters.quarantinedBytes == 60)
     }
 
     @Test func eightThreadsCommitConcurrently() throws {

@@ -215,7 +215,10 @@ extension SegmentStore {
             error: "\(error) (the active segment was cut back to byte \(offset); the \(tail.count) bytes after it are kept here)",
             originalFile: target, recordsFile: nil, salvagedRecords: 0, incompleteRecords: 0, rejections: [])
         try? writeReport(report, name: "\(name).report.json")
-        monitor.withLock { countersSinceOpen.quarantinedSegments += 1 }
+        monitor.withLock {
+            countersSinceOpen.quarantinedSegments += 1
+            countersSinceOpen.quarantinedBytes += tail.count
+        }
     }
 
     func startThreads() {

@@ -125,10 +125,18 @@ public final class SegmentStore: @unchecked Sendable {
     ///   unchanged), `closed`.
     @discardableResult
     public func commit(_ body: (inout TransactionWriter) throws -> Void) throws -> CommitReceipt? {
-        var writer = TransactionWriter()
+        var writer = TransactionWriter(reservingCapacity: 512)
         try body(&writer)
         guard writer.recordCount > 0 else { return nil }
         return try submit(bytes: writer.buffer, recordCount: writer.recordCount)
+    }
+
+    /// Commits a transaction collected beforehand (see ``TransactionWriter/init(reservingCapacity:)``).
+    /// A transaction with no records writes nothing and returns `nil`.
+    @discardableResult
+    public func commit(_ transaction: TransactionWriter) throws -> CommitReceipt? {
+        guard transaction.recordCount > 0 else { return nil }
+        return try submit(bytes: transaction.buffer, recordCount: transaction.recordCount)
     }
 
     /// Commits one transaction made of `records` (collection name and one encoded
