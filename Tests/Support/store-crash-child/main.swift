@@ -1,7 +1,8 @@
 // The segment store's crash-test child: commits numbered transactions in a
 // loop and prints each number after `commit` returns, until it is killed.
 //
-//   store-crash-child commit <directory> <full|interval|none> <first-id>
+//   store-crash-child commit <directory> <full|interval|none|torn> <first-id>
+//   ("torn" splits every write into 16-byte pieces so kills tear transactions)
 //   store-crash-child hold <directory>      (opens the store, prints "ready", sleeps)
 //
 // Transaction `id` holds `id % 3 + 1` records `{t: Int64 id, k: Int32 index, n: Int32 count}`
@@ -23,6 +24,19 @@ func document(id: Int64, k: Int32, n: Int32) -> [UInt8] {
     return out
 }
 
+/// Splits every write into pieces of at most 16 bytes, so a kill lands inside
+/// a transaction's bytes and leaves a genuinely torn tail.
+struct TearingFileSystem: StoreFileSystem {
+    let real = PosixFileSystem()
+    func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        real.write(fd, UnsafeRawBufferPointer(rebasing: bytes[..<min(bytes.count, 16)]))
+    }
+    func fdatasync(_ fd: Int32) -> Int32 { real.fdatasync(fd) }
+    func fsync(_ fd: Int32) -> Int32 { real.fsync(fd) }
+    func ftruncate(_ fd: Int32, _ length: Int) -> Int32 { real.ftruncate(fd, length) }
+    func rename(_ from: String, _ to: String) -> Int32 { real.rename(from, to) }
+}
+
 func say(_ text: String) {
     let bytes = Array(text.utf8)
     _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
@@ -40,6 +54,9 @@ if arguments.count > 3 {
     switch arguments[3] {
     case "full": configuration.durability = .full
     case "none": configuration.durability = .none
+    case "torn":
+        configuration.durability = .none
+        configuration.fileSystem = TearingFileSystem()
     default: configuration.durability = .interval(milliseconds: 5)
     }
 }
