@@ -96,10 +96,12 @@ import Glibc
         for id in 0..<20 { try TxDocument.commit(store, id: Int64(id)) }
         fs.faults.withLock { $0.bytesUntilFull = 0 }
         #expect { try store.flush() } throws: { ($0 as? SegmentStoreError)?.errno == ENOSPC }
+        #expect(store.backgroundError?.errno == ENOSPC)
         #expect(store.pendingSegments().isEmpty)
         #expect(store.counters.pendingObjects == (0..<20).reduce(0) { $0 + $1 % 3 + 1 })
         fs.faults.withLock { $0.bytesUntilFull = nil }
         #expect(try StoreCheck.transactions(in: store) == (0..<20).map(Int64.init))
+        #expect(store.backgroundError == nil)
         #expect(try !FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).contains { $0.hasSuffix(".tmp") })
         try store.close()
     }
