@@ -44,6 +44,37 @@ import Glibc
         try store.close()
     }
 
+    /// Large transactions are written from their own buffers: a full disk in
+    /// the middle of one still leaves only whole transactions.
+    @Test func diskFullInsideALargeTransaction() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        var store = try Self.open(dir, fs)
+        func bigCommit(_ id: Int64) throws {
+            try store.commit { tx in
+                for k in 0..<1_000 { try tx.append(collection: "Tx", document: TxDocument.make(id: id, k: Int32(k), n: 1_000)) }
+            }
+        }
+        try bigCommit(1)
+        try TxDocument.commit(store, id: 2)
+        fs.faults.withLock { $0.bytesUntilFull = 20_000 }  // fails inside the next 45 KB transaction
+        #expect(throws: SegmentStoreError.self) { try bigCommit(3) }
+        fs.faults.withLock { $0.bytesUntilFull = nil }
+        try bigCommit(4)
+        try store.close()
+        store = try Self.open(dir, fs)
+        try store.flush()
+        var seen: [Int64: Int] = [:]
+        for segment in store.pendingSegments() {
+            let reader = try store.reader(for: segment)
+            while let event = try reader.next() {
+                if case .record(let record) = event, let parsed = TxDocument.parse(record.document) { seen[parsed.id, default: 0] += 1 }
+            }
+        }
+        #expect(seen == [1: 1_000, 2: 3, 4: 1_000])
+        try store.close()
+    }
+
     @Test func shortWritesAreCompleted() throws {
         let dir = try StoreTempDirectory()
         let fs = FaultyFileSystem()

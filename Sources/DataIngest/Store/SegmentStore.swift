@@ -70,6 +70,8 @@ public final class SegmentStore: @unchecked Sendable {
     var writeBuffer: [UInt8] = []
 
     static let registry = LockedBox<[String: SegmentStore]>([:])
+    /// Transactions at least this large are written from their own buffer.
+    static let directWriteThreshold = 16 << 10
 
     init(configuration: Configuration, directory: String, storeId: SegmentStoreID, lockFD: Int32, directoryFD: Int32) {
         self.configuration = configuration
@@ -291,14 +293,35 @@ public final class SegmentStore: @unchecked Sendable {
         }
         outcome.segment = segment
         outcome.firstIndex = segment.transactionCount
+        // Small transactions are gathered into one buffer and one write; a large
+        // one is written from its own buffer (a copy would cost more than the
+        // extra system call). Atomicity of a single write is not needed: recovery
+        // cuts any torn tail back to the last commit frame.
         writeBuffer.removeAll(keepingCapacity: true)
+        var rc = 0
+        var written = 0
         for (i, pending) in batch.enumerated() {
-            writeBuffer.append(contentsOf: pending.bytes)
+            if pending.bytes.count >= Self.directWriteThreshold {
+                if !writeBuffer.isEmpty {
+                    rc = writeBuffer.withUnsafeBytes { fs.writeAll(segment.fd, $0) }
+                    if rc < 0 { break }
+                    written += writeBuffer.count
+                    writeBuffer.removeAll(keepingCapacity: true)
+                }
+                rc = pending.bytes.withUnsafeBytes { fs.writeAll(segment.fd, $0) }
+                if rc < 0 { break }
+                written += pending.bytes.count
+            } else {
+                writeBuffer.append(contentsOf: pending.bytes)
+            }
             SegmentFormat.appendCommit(
                 transactionNumber: segment.number << 32 | UInt64(outcome.firstIndex + i),
                 recordCount: pending.recordCount, to: &writeBuffer)
         }
-        var rc = writeBuffer.withUnsafeBytes { fs.writeAll(segment.fd, $0) }
+        if rc == 0 {
+            rc = writeBuffer.withUnsafeBytes { fs.writeAll(segment.fd, $0) }
+            if rc == 0 { written += writeBuffer.count }
+        }
         var what = "appending to the active segment"
         if rc == 0, configuration.durability == .full {
             rc = Int(fs.fdatasync(segment.fd))
@@ -319,7 +342,7 @@ public final class SegmentStore: @unchecked Sendable {
             outcome.error = .io(what, path: segment.path, errno: Int32(-rc))
             return outcome
         }
-        outcome.written = writeBuffer.count
+        outcome.written = written
         if writeBuffer.capacity > 8 << 20 { writeBuffer = [] }  // do not keep a huge batch's buffer
         return outcome
     }
