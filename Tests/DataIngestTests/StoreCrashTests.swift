@@ -49,7 +49,7 @@ import Glibc
         var rounds = 0
         var tornRounds = 0
         for round in 0..<60 {
-            guard Date().timeIntervalSince(started) < 45 else { break }
+            guard Date().timeIntervalSince(started) < 55 else { break }
             rounds += 1
             let durability = ["interval", "full", "none", "torn"][round % 4]
             let (child, pipe) = try Self.startChild(["commit", storePath, durability, String(round * 10_000_000)])
