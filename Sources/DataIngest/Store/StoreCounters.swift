@@ -88,7 +88,9 @@ public struct QuarantineReport: Sendable, Hashable, Codable {
         public var reason: String
     }
 
-    /// `"rejected"` (the server refused records) or `"corrupt"` (a damaged sealed segment).
+    /// `"rejected"` (the server refused records), `"corrupt"` (a damaged sealed
+    /// segment, salvaged record by record) or `"damagedActive"` (bytes after a
+    /// damaged spot in an active segment, kept raw in `originalFile`).
     public var kind: String
     /// The segment's number.
     public var segmentNumber: UInt64
