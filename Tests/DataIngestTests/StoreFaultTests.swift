@@ -44,6 +44,37 @@ import Glibc
         try store.close()
     }
 
+    /// Large transactions are written from their own buffers: a full disk in
+    /// the middle of one still leaves only whole transactions.
+    @Test func diskFullInsideALargeTransaction() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        var store = try Self.open(dir, fs)
+        func bigCommit(_ id: Int64) throws {
+            try store.commit { tx in
+                for k in 0..<1_000 { try tx.append(collection: "Tx", document: TxDocument.make(id: id, k: Int32(k), n: 1_000)) }
+            }
+        }
+        try bigCommit(1)
+        try TxDocument.commit(store, id: 2)
+        fs.faults.withLock { $0.bytesUntilFull = 20_000 }  // fails inside the next 45 KB transaction
+        #expect(throws: SegmentStoreError.self) { try bigCommit(3) }
+        fs.faults.withLock { $0.bytesUntilFull = nil }
+        try bigCommit(4)
+        try store.close()
+        store = try Self.open(dir, fs)
+        try store.flush()
+        var seen: [Int64: Int] = [:]
+        for segment in store.pendingSegments() {
+            let reader = try store.reader(for: segment)
+            while let event = try reader.next() {
+                if case .record(let record) = event, let parsed = TxDocument.parse(record.document) { seen[parsed.id, default: 0] += 1 }
+            }
+        }
+        #expect(seen == [1: 1_000, 2: 3, 4: 1_000])
+        try store.close()
+    }
+
     @Test func shortWritesAreCompleted() throws {
         let dir = try StoreTempDirectory()
         let fs = FaultyFileSystem()
@@ -96,10 +127,12 @@ import Glibc
         for id in 0..<20 { try TxDocument.commit(store, id: Int64(id)) }
         fs.faults.withLock { $0.bytesUntilFull = 0 }
         #expect { try store.flush() } throws: { ($0 as? SegmentStoreError)?.errno == ENOSPC }
+        #expect(store.backgroundError?.errno == ENOSPC)
         #expect(store.pendingSegments().isEmpty)
         #expect(store.counters.pendingObjects == (0..<20).reduce(0) { $0 + $1 % 3 + 1 })
         fs.faults.withLock { $0.bytesUntilFull = nil }
         #expect(try StoreCheck.transactions(in: store) == (0..<20).map(Int64.init))
+        #expect(store.backgroundError == nil)
         #expect(try !FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).contains { $0.hasSuffix(".tmp") })
         try store.close()
     }
@@ -175,5 +208,55 @@ import Glibc
         }
         acknowledger.start()
         try TxDocument.commit(store, id: id)
+    }
+
+    /// A real, small file system (a 256 KiB tmpfs, where this process may
+    /// mount one; skipped otherwise) fills up under the store.
+    @Test func smallRealFileSystemFillsUp() throws {
+        let dir = try StoreTempDirectory("tinyfs")
+        let mountPoint = dir.sub("mnt")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=256k") == 0 else {
+            print("smallRealFileSystemFillsUp: cannot mount a tmpfs here (errno \(errno)); covered by the seam tests")
+            return
+        }
+        defer { umount(mountPoint) }
+        var configuration = SegmentStore.Configuration(directory: mountPoint + "/store")
+        configuration.durability = .full
+        configuration.maxSegmentAgeMilliseconds = 60_000
+        var store = try SegmentStore.open(configuration)
+        var committed: [Int64] = []
+        for id in 0..<20 {
+            try TxDocument.commit(store, id: Int64(id))
+            committed.append(Int64(id))
+        }
+        // Fill the rest of the file system.
+        let filler = Glibc.open(mountPoint + "/filler", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(filler >= 0)
+        let block = [UInt8](repeating: 7, count: 4096)
+        for _ in 0..<1_000 where block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+        Glibc.close(filler)
+        var sawFull = false
+        for id in 20..<2_000 {
+            do {
+                try TxDocument.commit(store, id: Int64(id))
+                committed.append(Int64(id))
+            } catch let error as SegmentStoreError {
+                #expect(error.errno == ENOSPC, "\(error)")
+                sawFull = true
+                break
+            }
+        }
+        #expect(sawFull)
+        // Space comes back: the store continues where it was.
+        unlink(mountPoint + "/filler")
+        for id in 3_000..<3_010 {
+            try TxDocument.commit(store, id: Int64(id))
+            committed.append(Int64(id))
+        }
+        try store.close()
+        store = try SegmentStore.open(configuration)
+        #expect(try StoreCheck.transactions(in: store) == committed)
+        try store.close()
     }
 }

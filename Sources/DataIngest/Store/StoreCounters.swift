@@ -36,6 +36,8 @@ public struct StoreCounters: Sendable, Hashable, Codable {
     public var quarantinedSegments = 0
     /// Objects moved to quarantine since open (rejected, or salvaged from corrupt segments).
     public var quarantinedObjects = 0
+    /// Bytes moved to quarantine since open (rejected documents, corrupt or damaged files).
+    public var quarantinedBytes = 0
     /// Sealed segments dropped by the ``SegmentStore/BudgetPolicy/dropOldest`` policy since open.
     public var droppedSegments = 0
     /// Objects dropped since open.
@@ -86,7 +88,9 @@ public struct QuarantineReport: Sendable, Hashable, Codable {
         public var reason: String
     }
 
-    /// `"rejected"` (the server refused records) or `"corrupt"` (a damaged sealed segment).
+    /// `"rejected"` (the server refused records), `"corrupt"` (a damaged sealed
+    /// segment, salvaged record by record) or `"damagedActive"` (bytes after a
+    /// damaged spot in an active segment, kept raw in `originalFile`).
     public var kind: String
     /// The segment's number.
     public var segmentNumber: UInt64

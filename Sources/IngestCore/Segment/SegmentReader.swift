@@ -208,7 +208,7 @@ public final class SegmentReader {
     private func parseRecord(_ payload: UnsafeRawBufferPointer) throws -> SegmentRecord {
         guard payload.count >= 2 + 1 + 5 else { throw malformed("a record frame of \(payload.count) bytes is too short") }
         let nameCount = Int(SegmentFormat.readLE(UInt16.self, payload, 0))
-        guard nameCount >= 1, 2 + nameCount + 5 <= payload.count else { throw malformed("a record's collection name length \(nameCount) does not fit") }
+        guard nameCount >= 1, nameCount <= SegmentFormat.maxCollectionNameBytes, 2 + nameCount + 5 <= payload.count else { throw malformed("a record's collection name length \(nameCount) does not fit") }
         let nameBytes = UnsafeRawBufferPointer(rebasing: payload[2..<(2 + nameCount)])
         let name: String
         if nameBytes.elementsEqual(lastNameBytes) {
