@@ -42,7 +42,7 @@ extension BSONDocument {
     }
 
     /// Decodes and fully validates one BSON document that fills `bytes`
-    /// exactly. See ``init(bson:options:)-(UInt8,_)``.
+    /// exactly, as the `[UInt8]` variant does; no copy is made.
     public init(bson bytes: UnsafeRawBufferPointer, options: BSONDecodingOptions = BSONDecodingOptions()) throws(BSONError) {
         let decoder = BSONDecoder(bytes, maxDepth: options.maxDepth)
         self = try decoder.decodeTopLevel()

@@ -124,7 +124,7 @@ public struct BSONElement {
 
 extension BSONDocument {
     /// Validates `bytes` as one BSON document, exactly as
-    /// ``init(bson:options:)-(UnsafeRawBufferPointer,_)`` does, and calls
+    /// `BSONDocument(bson:options:)` does, and calls
     /// `body` with each top-level element in order, without building a
     /// document: the fast path for decoding typed objects.
     ///
