@@ -6,40 +6,19 @@ import IngestCore
 import Glibc
 #endif
 
-/// One segment-store figure with the baseline measured in the same run.
-/// The fields mirror the harness's `Figure` (group, name, value, unit,
-/// baseline, target) so the harness can map them one to one.
-struct StoreBenchmarkResult {
-    /// What a target compares.
-    enum Target {
-        case atMost(Double)
-        case atLeast(Double)
-        /// For times: baseline / value; for rates (`/s`) and sizes compared as
-        /// "smaller is better" the caller's ratio rule applies.
-        case ratioAtLeast(Double)
-    }
-
-    var group = "store"
-    var name: String
-    var value: Double
-    var unit: String
-    var baseline: (name: String, value: Double)?
-    var target: Target?
-}
-
 /// Measures the segment store on the seed's WeatherSensor (a 5-field BSON
 /// document built by hand: ObjectId, string, two doubles, an int64) against a
 /// SQLite table used as a queue (WAL, synchronous=NORMAL, prepared inserts)
 /// and JSONEncoder output appended to a file, in the same run.
 ///
 /// - Parameter scale: 1 for the published figures; smaller for a quick check.
-func storeBenchmarks(scale: Double = 1) throws -> [StoreBenchmarkResult] {
+func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-bench-store-\(getpid())").path
     try? FileManager.default.removeItem(atPath: root)
     try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: root) }
     func count(_ n: Int) -> Int { max(1_000, Int(Double(n) * scale)) }
-    var results: [StoreBenchmarkResult] = []
+    var results: [Figure] = []
     let sensor = WeatherSensorBSON()
 
     // Sustained ingest, compression included (the clock stops when the last
@@ -53,25 +32,25 @@ func storeBenchmarks(scale: Double = 1) throws -> [StoreBenchmarkResult] {
     let sqliteSmall = try measureSQLiteQueue(root + "/queue-small.sqlite", sensor: sensor, objects: count(100_000), perTransaction: 1)
     let (jsonRate, jsonBytesPerObject) = try measureJSONAppend(root + "/events.jsonl", objects: count(200_000))
 
-    results.append(StoreBenchmarkResult(
-        name: "sustained ingest, 1,000-object transactions, gzip, interval durability",
+    results.append(Figure(
+        group: "store", name: "sustained ingest, 1,000-object transactions, gzip, interval durability",
         value: storeBig, unit: "objects/s", baseline: ("SQLite queue, 1,000-object transactions", sqliteBig),
         target: .atLeast(500_000)))
-    results.append(StoreBenchmarkResult(
-        name: "ratio to SQLite queue, 1,000-object transactions", value: storeBig / sqliteBig, unit: "×",
+    results.append(Figure(
+        group: "store", name: "ratio to SQLite queue, 1,000-object transactions", value: storeBig / sqliteBig, unit: "×",
         baseline: nil, target: .atLeast(1)))
-    results.append(StoreBenchmarkResult(
-        name: "sustained ingest, 1-object transactions, gzip, interval durability",
+    results.append(Figure(
+        group: "store", name: "sustained ingest, 1-object transactions, gzip, interval durability",
         value: storeSmall, unit: "objects/s", baseline: ("SQLite queue, 1-object transactions", sqliteSmall),
         target: .ratioAtLeast(5)))
-    results.append(StoreBenchmarkResult(
-        name: "read back sealed segments (inflate, CRC, records), as the server reads uploads",
+    results.append(Figure(
+        group: "store", name: "read back sealed segments (inflate, CRC, records), as the server reads uploads",
         value: readBack.value, unit: "objects/s", baseline: nil, target: nil))
-    results.append(StoreBenchmarkResult(
-        name: "JSONEncoder + append to file (analytics-SDK style)", value: jsonRate, unit: "objects/s",
+    results.append(Figure(
+        group: "store", name: "JSONEncoder + append to file (analytics-SDK style)", value: jsonRate, unit: "objects/s",
         baseline: nil, target: nil))
-    results.append(StoreBenchmarkResult(
-        name: "bytes on disk per object (sealed .seg.gz)", value: bytesPerObject, unit: "bytes",
+    results.append(Figure(
+        group: "store", name: "bytes on disk per object (sealed .seg.gz)", value: bytesPerObject, unit: "bytes",
         baseline: ("JSON lines file", jsonBytesPerObject), target: .ratioAtLeast(4)))
 
     // The gzip level: compress one 4 MiB segment's worth of frames at levels 1 and 6.
@@ -92,11 +71,11 @@ func storeBenchmarks(scale: Double = 1) throws -> [StoreBenchmarkResult] {
         }
         levelFigures.append((level, Double(frames.count) / median(times) / 1e6, Double(size) / recordsInFrames))
     }
-    results.append(StoreBenchmarkResult(
-        name: "gzip level 1 (default) on segment frames", value: levelFigures[0].mbPerSecond, unit: "MB/s",
+    results.append(Figure(
+        group: "store", name: "gzip level 1 (default) on segment frames", value: levelFigures[0].mbPerSecond, unit: "MB/s",
         baseline: ("level 6", levelFigures[1].mbPerSecond), target: nil))
-    results.append(StoreBenchmarkResult(
-        name: "gzip level 1 (default) bytes per object", value: levelFigures[0].bytesPerObject, unit: "bytes",
+    results.append(Figure(
+        group: "store", name: "gzip level 1 (default) bytes per object", value: levelFigures[0].bytesPerObject, unit: "bytes",
         baseline: ("level 6", levelFigures[1].bytesPerObject), target: nil))
 
     // Latency of a one-object commit at each durability level.
@@ -109,16 +88,16 @@ func storeBenchmarks(scale: Double = 1) throws -> [StoreBenchmarkResult] {
         let median = try measureCommitLatency(root + "/latency-\(label.prefix(4))", sensor: sensor, durability: durability, iterations: iterations, rounds: rounds)
         switch durability {
         case .full:
-            results.append(StoreBenchmarkResult(
-                name: "1-object commit latency, full durability (median)", value: median / 1_000, unit: "µs",
+            results.append(Figure(
+        group: "store",                 name: "1-object commit latency, full durability (median)", value: median / 1_000, unit: "µs",
                 baseline: ("bare write + fdatasync", bare / 1_000), target: .ratioAtLeast(1 / 1.5)))
         case .interval:
-            results.append(StoreBenchmarkResult(
-                name: "1-object commit latency, interval durability (median)", value: median / 1_000, unit: "µs",
+            results.append(Figure(
+        group: "store",                 name: "1-object commit latency, interval durability (median)", value: median / 1_000, unit: "µs",
                 baseline: nil, target: .atMost(3)))
         case .none:
-            results.append(StoreBenchmarkResult(
-                name: "1-object commit latency, no sync (median)", value: median / 1_000, unit: "µs",
+            results.append(Figure(
+        group: "store",                 name: "1-object commit latency, no sync (median)", value: median / 1_000, unit: "µs",
                 baseline: nil, target: nil))
         }
     }
