@@ -162,6 +162,7 @@ import Testing
         let options = try server.request("OPTIONS /_test/echo HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(options.status == 204)
         #expect(options.header("allow") == "POST, PUT, OPTIONS")
+        #expect(try server.request("OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n").status == 204)
         let headers = try server.request("GET /_test/headers HTTP/1.1\r\nHOST: t\r\nx-MiXeD: Value\r\n\r\n")
         #expect(headers.text == "HOST: t\nx-MiXeD: Value\n")
         #expect(headers.header("date")?.hasSuffix(" GMT") == true)
