@@ -39,8 +39,12 @@ let package = Package(
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
+        // A child process the segment store's crash tests start and kill -9.
+        .executableTarget(
+            name: "store-crash-child", dependencies: ["DataIngest"],
+            path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
-        .testTarget(name: "DataIngestTests", dependencies: ["DataIngest"]),
+        .testTarget(name: "DataIngestTests", dependencies: ["DataIngest", "store-crash-child"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -211,6 +211,42 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         #expect(try BSONDocument(bson: buffer) == expected)
     }
 
+    @Test func forEachElementReadsTypedValuesInPlace() throws {
+        let id = ObjectId.generate()
+        let doc: BSONDocument = [
+            "_id": .objectId(id), "deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
+            "barometricPressureInHg": 29.65, "windSpeedInMph": .int64(2), "small": .int32(-3),
+            "ok": false, "when": .datetime(5), "dec": .decimal128(Decimal128(high: 7, low: 8)),
+            "nested": .document(["a": .array([.null])]), "none": .null,
+        ]
+        var seen: [String] = []
+        var reading = (id: ObjectId?.none, device: String?.none, temperature: Double?.none, wind: Int64?.none)
+        try BSONDocument.forEachElement(in: doc.bsonBytes()) { (element) throws in
+            seen.append(element.key)
+            #expect(try element.value() == doc[element.key])
+            if element.keyEquals("_id") { reading.id = element.objectId }
+            if element.keyEquals("deviceId") { reading.device = element.string }
+            if element.keyEquals("temperatureInFahrenheit") { reading.temperature = element.double }
+            if element.keyEquals("windSpeedInMph") { reading.wind = element.integer }
+            if element.keyEquals("small") { #expect(element.int32 == -3 && element.integer == -3 && element.int64 == nil) }
+            if element.keyEquals("ok") { #expect(element.bool == false) }
+            if element.keyEquals("when") { #expect(element.datetime == 5) }
+            if element.keyEquals("dec") { #expect(element.decimal128 == Decimal128(high: 7, low: 8)) }
+            if element.keyEquals("none") { #expect(element.isNull) }
+            if element.keyEquals("nested") { #expect(element.type == .document && element.double == nil) }
+        }
+        #expect(seen == doc.keys)
+        #expect(reading.id == id && reading.device == "WX1278UIT" && reading.temperature == 66.7 && reading.wind == 2)
+        // Invalid input is rejected just as by the decoder, even in fields
+        // the caller does not read, and even after some elements were seen.
+        #expect(throws: BSONError.self) {
+            try BSONDocument.forEachElement(in: bytes("1A0000000C610002000000E90056E1FC72E0C917E9C471416100")) { _ in }
+        }
+        #expect(throws: BSONError.self) {
+            try BSONDocument.forEachElement(in: bytes("160000000378000E0000000261000200000062000001")) { _ in }
+        }
+    }
+
     @Test func nulInKeyIsReportedAndOutputStaysValid() throws {
         let doc: BSONDocument = ["a\0b": .int32(1)]
         #expect(throws: BSONError.self) { try doc.checkedBSONBytes() }
@@ -249,6 +285,7 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         expectError(.invalidLength, "13000000057800060000000203000000FFFF00")
         expectError(.invalidLength, "13000000057800060000000201000000FFFF00")
         expectError(.invalidLength, "0F0000000578000200000002FFFF00")
+        expectError(.invalidLength, "100000000578000300000002FFFFFF00")
         // Code with scope: total too small, too short for its parts, too long.
         expectError(.invalidLength, "160000000F61000D0000000100000000050000000000")
         expectError(.invalidLength, "280000000F61001F0000000500000061626364001300000010780001000000107900010000000000")
@@ -284,6 +321,33 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         expectError(.invalidUTF8, "1000000002610004000000EDA0800000")
     }
 
+    @Test func utf8ValidationMatchesTheStandardLibrary() {
+        // Every 1- and 2-byte sequence, and a deterministic sample of 3- and
+        // 4-byte ones weighted towards lead and continuation bytes.
+        func agree(_ input: [UInt8]) -> Bool {
+            let ours = input.withUnsafeBytes { BSONDecoder.isValidUTF8($0) }
+            return ours == (String(validating: input, as: UTF8.self) != nil)
+        }
+        var mismatches: [[UInt8]] = []
+        for a in 0...255 where !agree([UInt8(a)]) { mismatches.append([UInt8(a)]) }
+        for a in 0xC0...0xFF {
+            for b in 0...255 where !agree([UInt8(a), UInt8(b)]) { mismatches.append([UInt8(a), UInt8(b)]) }
+        }
+        let interesting: [UInt8] = [0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF,
+                                    0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF]
+        for a: UInt8 in [0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5] {
+            for b in interesting {
+                for c in interesting {
+                    if !agree([a, b, c]) { mismatches.append([a, b, c]) }
+                    for d: UInt8 in [0x41, 0x80, 0xBF, 0xC0] where !agree([a, b, c, d]) { mismatches.append([a, b, c, d]) }
+                    // The same after an 8-byte ASCII run (the word-at-a-time path).
+                    if !agree(Array("abcdefgh".utf8) + [a, b, c]) { mismatches.append([a, b, c]) }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
+    }
+
     @Test func booleanErrors() {
         expectError(.invalidBoolean, "090000000862000200")
         expectError(.invalidBoolean, "09000000086200FF00")
@@ -305,6 +369,19 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         let scope: BSONDocument = ["c": .javascriptWithScope(code: "", scope: ["s": .document([:])])]
         expectError(.depthLimitExceeded, hex(scope.bsonBytes()), options: BSONDecodingOptions(maxDepth: 2))
         #expect(throws: Never.self) { try BSONDocument(bson: scope.bsonBytes(), options: BSONDecodingOptions(maxDepth: 3)) }
+        // A huge configured limit is capped, so hostile nesting cannot
+        // exhaust the stack: 1001 levels fail even with maxDepth 1_000_000.
+        // Nested documents under empty keys, built by hand (lengths inside out).
+        func nestedBytes(_ levels: Int) -> [UInt8] {
+            var inner: [UInt8] = [5, 0, 0, 0, 0]
+            for _ in 1..<levels {
+                let length = 4 + 2 + inner.count + 1
+                inner = withUnsafeBytes(of: Int32(length).littleEndian, Array.init) + [0x03, 0x00] + inner + [0]
+            }
+            return inner
+        }
+        expectError(.depthLimitExceeded, hex(nestedBytes(1001)), options: BSONDecodingOptions(maxDepth: 1_000_000))
+        #expect(throws: Never.self) { try BSONDocument(bson: nestedBytes(1000), options: BSONDecodingOptions(maxDepth: 1_000_000)) }
     }
 
     @Test func errorsCarryOffsetAndMessage() {
@@ -335,6 +412,9 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
                 total += 1
                 #expect(throws: BSONError.self, "\(file): \(entry["description"] ?? "")") {
                     try BSONDocument(bson: bytes(hexText))
+                }
+                #expect(throws: BSONError.self, "\(file): forEachElement: \(entry["description"] ?? "")") {
+                    try BSONDocument.forEachElement(in: bytes(hexText)) { _ in }
                 }
             }
             for case let entry as [String: Any] in json["valid"] as? [Any] ?? [] {

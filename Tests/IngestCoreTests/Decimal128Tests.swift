@@ -136,3 +136,19 @@ private struct SeededDecimalRandom: RandomNumberGenerator {
         #expect(throws: Decimal128Error.self) { try Decimal128(exactly: wide) }
     }
 }
+
+@Suite struct Decimal128CodableTests {
+    struct Invoice: Codable, Equatable {
+        var total: Decimal128
+        var quantity: Decimal128
+    }
+
+    @Test func codesAsTheExactDecimalString() throws {
+        let invoice = Invoice(total: try Decimal128(parsing: "19.90"), quantity: 12)
+        let data = try JSONEncoder().encode(invoice)
+        #expect(String(decoding: data, as: UTF8.self).contains(#""19.90""#))
+        #expect(try JSONDecoder().decode(Invoice.self, from: data) == invoice)
+        let bad = Data(#"{"total": "19.9.0", "quantity": "1"}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Invoice.self, from: bad) }
+    }
+}

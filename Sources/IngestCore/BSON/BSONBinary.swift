@@ -1,10 +1,17 @@
 /// BSON binary data (type 0x05): a subtype byte and the bytes.
+///
+/// ```swift
+/// let uuid = BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: Array(repeating: 0, count: 16))
+/// ```
 public struct BSONBinary: Sendable, Hashable {
     /// The subtype byte. Named subtypes are in ``Subtype``.
     public var subtype: UInt8
-    /// The payload.
+    /// The payload. For the old subtype 0x02 this is the payload without the
+    /// int32 length that the wire format repeats inside it: the decoder
+    /// checks and drops that length, the encoder writes it back.
     public var bytes: [UInt8]
 
+    /// Binary data of the given subtype (generic by default).
     public init(subtype: UInt8 = Subtype.generic, bytes: [UInt8]) {
         self.subtype = subtype
         self.bytes = bytes

@@ -7,8 +7,13 @@ public struct BSONDecodingOptions: Sendable, Hashable {
     /// The deepest nesting of documents, arrays and code-with-scope scopes
     /// accepted; the top-level document is depth 1. Deeper input throws
     /// ``BSONError/Code/depthLimitExceeded``. Default 100 (MongoDB's own
-    /// limit), which also bounds the decoder's stack use.
+    /// limit). Values above ``depthCeiling`` act as ``depthCeiling``: the
+    /// decoder recurses (as does freeing a nested value), so the limit is
+    /// what keeps hostile input from exhausting a thread's stack.
     public var maxDepth: Int = 100
+
+    /// The highest effective ``maxDepth``: 1000.
+    public static let depthCeiling = 1000
 
     /// Creates options; every argument has its documented default.
     public init(maxDepth: Int = 100) {
@@ -62,32 +67,15 @@ struct BSONDecoder {
 
     init(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) {
         self.bytes = bytes
-        self.maxDepth = maxDepth
+        self.maxDepth = min(maxDepth, BSONDecodingOptions.depthCeiling)
     }
 
     // MARK: Top level
 
     func decodeTopLevel() throws(BSONError) -> BSONDocument {
-        let count = bytes.count
-        guard count >= 4 else {
-            throw BSONError(code: .truncated, offset: 0,
-                            message: "\(count) bytes cannot hold a document: a BSON document is at least 5 bytes")
-        }
-        let declared = Int(int32(at: 0))
-        if declared < 5 {
-            throw BSONError(code: .invalidLength, offset: 0,
-                            message: "the document declares \(declared) bytes; a BSON document is at least 5 bytes")
-        }
-        if declared > count {
-            throw BSONError(code: .truncated, offset: count,
-                            message: "the document declares \(declared) bytes but only \(count) were given")
-        }
-        if declared < count {
-            throw BSONError(code: .trailingBytes, offset: declared,
-                            message: "\(count - declared) bytes follow the \(declared)-byte document; pass exactly one document")
-        }
+        try checkTopLevelLength()
         var position = 0
-        return try document(at: &position, limit: count, depth: 1)
+        return try document(at: &position, limit: bytes.count, depth: 1)
     }
 
     // MARK: Raw reads (callers check bounds first)
@@ -120,7 +108,7 @@ struct BSONDecoder {
         try need(5, at: position, limit: limit, "an embedded document")
         if depth > maxDepth {
             throw BSONError(code: .depthLimitExceeded, offset: position,
-                            message: "documents are nested deeper than the limit of \(maxDepth) (BSONDecodingOptions.maxDepth)")
+                            message: "documents are nested deeper than the limit of \(maxDepth) (BSONDecodingOptions.maxDepth, at most \(BSONDecodingOptions.depthCeiling))")
         }
         let declared = Int(int32(at: position))
         if declared < 5 {
@@ -294,10 +282,10 @@ struct BSONDecoder {
         if subtype == BSONBinary.Subtype.binaryOld {
             // The old subtype repeats the length inside the payload; the
             // value keeps only the payload, the encoder writes it back.
-            let inner = length >= 4 ? Int(int32(at: start)) : -1
-            if inner != length - 4 {
+            let inner = length >= 4 ? Int(int32(at: start)) : nil
+            guard let inner, inner == length - 4 else {
                 throw BSONError(code: .invalidLength, offset: start,
-                                message: "binary subtype 0x02 declares an inner length of \(inner) for a \(length)-byte payload (expected \(length - 4))")
+                                message: "binary subtype 0x02 declares an inner length of \(inner.map(String.init) ?? "nothing") for a \(length)-byte payload (expected \(length - 4))")
             }
             start += 4
             count -= 4
@@ -382,20 +370,61 @@ struct BSONDecoder {
 
     @inline(__always)
     func utf8(from start: Int, to end: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end]).assumingMemoryBound(to: UInt8.self)
-        guard let text = String(validating: slice, as: UTF8.self) else {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        // `String(validating:as:)` is generic and slow here; validate with a
+        // specialised check, then build the string (which cannot need repair).
+        guard Self.isValidUTF8(slice) else {
             throw BSONError(code: .invalidUTF8, offset: start, message: "\(what()) is not valid UTF-8")
         }
-        return text
+        return String(decoding: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
-    /// UTF-8 validation without building a String (array indexes).
+    /// Strict UTF-8 validation (Unicode 15, table 3-7): no overlong forms,
+    /// no surrogates, nothing above U+10FFFF.
     static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        // ASCII, the usual case for keys.
-        var allASCII = true
-        for byte in bytes where byte >= 0x80 { allASCII = false; break }
-        if allASCII { return true }
-        return String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self) != nil
+        let count = bytes.count
+        var index = 0
+        // ASCII, eight bytes at a time: the usual case for keys and ids.
+        while index + 8 <= count {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+            index += 8
+        }
+        @inline(__always) func continuation(_ offset: Int) -> Bool {
+            offset < count && bytes[offset] & 0xC0 == 0x80
+        }
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            switch lead {
+            case 0xC2...0xDF:
+                guard continuation(index + 1) else { return false }
+                index += 2
+            case 0xE0...0xEF:
+                guard index + 2 < count, continuation(index + 2) else { return false }
+                let second = bytes[index + 1]
+                switch lead {
+                case 0xE0: guard (0xA0...0xBF).contains(second) else { return false }
+                case 0xED: guard (0x80...0x9F).contains(second) else { return false }
+                default: guard second & 0xC0 == 0x80 else { return false }
+                }
+                index += 3
+            case 0xF0...0xF4:
+                guard index + 3 < count, continuation(index + 2), continuation(index + 3) else { return false }
+                let second = bytes[index + 1]
+                switch lead {
+                case 0xF0: guard (0x90...0xBF).contains(second) else { return false }
+                case 0xF4: guard (0x80...0x8F).contains(second) else { return false }
+                default: guard second & 0xC0 == 0x80 else { return false }
+                }
+                index += 4
+            default:
+                return false
+            }
+        }
+        return true
     }
 }
 

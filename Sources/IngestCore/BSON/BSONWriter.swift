@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Writes BSON straight into a byte buffer, element by element, so typed
 /// objects can be encoded without building a ``BSONDocument`` first.
 ///
@@ -21,16 +27,25 @@
 /// problem in ``error``; ``BSONDocument/checkedBSONBytes()`` turns it into a
 /// thrown ``BSONError``.
 public struct BSONWriter: Sendable {
-    /// The bytes written so far (including whatever the buffer held before).
-    public var bytes: [UInt8]
+    // The caller's buffer, moved in for the duration of `withWriter`. It is
+    // grown in zero-filled chunks, and each append computes its size, makes
+    // room once and then writes with plain stores (one uniqueness check per
+    // element instead of an `Array.append` per piece). The slack past
+    // `position` is cut off when the writer is done.
+    private var storage: [UInt8]
+    private var position: Int
+    private let startPosition: Int
+
     /// The first key or regular expression that had to be cut at a NUL
     /// byte, if any.
     public private(set) var error: BSONError?
 
-    /// A writer appending to `bytes`.
-    public init(bytes: [UInt8] = []) {
-        self.bytes = bytes
-        self.error = nil
+    private init(moving buffer: inout [UInt8]) {
+        storage = []
+        swap(&storage, &buffer)
+        position = storage.count
+        startPosition = position
+        error = nil
     }
 
     /// Runs `body` with a writer that appends to `buffer` in place (the
@@ -38,49 +53,86 @@ public struct BSONWriter: Sendable {
     public static func withWriter<R, E: Error>(
         appendingTo buffer: inout [UInt8], _ body: (inout BSONWriter) throws(E) -> R
     ) throws(E) -> R {
-        var writer = BSONWriter()
-        swap(&writer.bytes, &buffer)
-        defer { swap(&writer.bytes, &buffer) }
+        var writer = BSONWriter(moving: &buffer)
+        defer {
+            if writer.storage.count > writer.position {
+                writer.storage.removeSubrange(writer.position...)
+            }
+            swap(&writer.storage, &buffer)
+        }
         return try body(&writer)
+    }
+
+    /// The number of bytes in the buffer so far (including what it held
+    /// before this writer started).
+    public var count: Int { position }
+
+    // MARK: Room and raw access
+
+    @inline(__always)
+    mutating func ensure(_ size: Int) {
+        if storage.count - position < size { grow(size) }
+    }
+
+    @inline(never)
+    mutating func grow(_ size: Int) {
+        // Grow by at least what this writer has written so far, so that
+        // appending one document to a large buffer stays linear.
+        let chunk = Swift.max(size, 128, position - startPosition)
+        storage.append(contentsOf: repeatElement(0, count: chunk))
+    }
+
+    /// Makes room for at most `size` bytes, then lets `body` write them.
+    @inline(__always)
+    mutating func write(upTo size: Int, _ body: (inout UncheckedBSONEncoder) -> Void) {
+        ensure(size)
+        let start = position
+        let (end, problem) = storage.withUnsafeMutableBytes { raw in
+            var encoder = UncheckedBSONEncoder(base: raw.baseAddress.unsafelyUnwrapped, position: start, limit: start + size)
+            body(&encoder)
+            return (encoder.position, encoder.error)
+        }
+        position = end
+        if let problem, error == nil { error = problem }
     }
 
     // MARK: Documents and arrays
 
     /// The position of an open document, to pass to ``endDocument(_:)``.
     public struct DocumentStart: Sendable, Hashable {
-        /// Offset of the document's length prefix in ``BSONWriter/bytes``.
+        /// Offset of the document's length prefix in the buffer.
         public let offset: Int
     }
 
     /// Starts a top-level document (writes a length placeholder).
     public mutating func beginDocument() -> DocumentStart {
-        let start = DocumentStart(offset: bytes.count)
-        appendRaw(Int32(0))
+        let start = DocumentStart(offset: position)
+        write(upTo: 4) { $0.int32(0) }
         return start
     }
 
     /// Starts an embedded document under `key`; fill it, then call
     /// ``endDocument(_:)``.
     public mutating func beginDocument(_ key: String) -> DocumentStart {
-        appendHeader(.document, key)
+        write(upTo: 2 + key.utf8.count) { $0.header(.document, key) }
         return beginDocument()
     }
 
-    /// Starts an array under `key`. Its elements take the keys "0", "1", …:
-    /// write them with ``appendKey(index:type:)``-based calls such as
-    /// `appendDouble(index: 0, 1.5)` or with ``appendValue(index:_:)``.
+    /// Starts an array under `key`; fill it with ``appendValue(index:_:)``
+    /// or ``appendKey(index:type:)`` plus a body, then call
+    /// ``endDocument(_:)``.
     public mutating func beginArray(_ key: String) -> DocumentStart {
-        appendHeader(.array, key)
+        write(upTo: 2 + key.utf8.count) { $0.header(.array, key) }
         return beginDocument()
     }
 
     /// Ends the document or array started at `start`: writes the 0x00
     /// terminator and the final length.
     public mutating func endDocument(_ start: DocumentStart) {
-        bytes.append(0)
-        let length = Int32(truncatingIfNeeded: bytes.count - start.offset)
-        bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: length.littleEndian, toByteOffset: start.offset, as: Int32.self)
+        let length = Int32(truncatingIfNeeded: position + 1 - start.offset)
+        write(upTo: 1) { encoder in
+            encoder.byte(0)
+            encoder.patchInt32(length, at: start.offset)
         }
     }
 
@@ -88,227 +140,312 @@ public struct BSONWriter: Sendable {
 
     /// Writes a double (by bit pattern: -0.0 and NaN payloads are kept).
     public mutating func appendDouble(_ key: String, _ value: Double) {
-        appendHeader(.double, key)
-        appendRaw(value.bitPattern)
+        write(upTo: 10 + key.utf8.count) { encoder in
+            encoder.header(.double, key)
+            encoder.uint64(value.bitPattern)
+        }
     }
 
     /// Writes a UTF-8 string.
     public mutating func appendString(_ key: String, _ value: String) {
-        appendHeader(.string, key)
-        appendStringBody(value)
+        write(upTo: 7 + key.utf8.count + value.utf8.count) { encoder in
+            encoder.header(.string, key)
+            encoder.string(value)
+        }
     }
 
     /// Writes an ObjectId.
     public mutating func appendObjectId(_ key: String, _ value: ObjectId) {
-        appendHeader(.objectId, key)
-        appendObjectIdBody(value)
+        write(upTo: 14 + key.utf8.count) { encoder in
+            encoder.header(.objectId, key)
+            encoder.objectId(value)
+        }
     }
 
     /// Writes a boolean.
     public mutating func appendBool(_ key: String, _ value: Bool) {
-        appendHeader(.bool, key)
-        bytes.append(value ? 1 : 0)
+        write(upTo: 3 + key.utf8.count) { encoder in
+            encoder.header(.bool, key)
+            encoder.byte(value ? 1 : 0)
+        }
     }
 
     /// Writes a 32-bit integer.
     public mutating func appendInt32(_ key: String, _ value: Int32) {
-        appendHeader(.int32, key)
-        appendRaw(value)
+        write(upTo: 6 + key.utf8.count) { encoder in
+            encoder.header(.int32, key)
+            encoder.int32(value)
+        }
     }
 
     /// Writes a 64-bit integer.
     public mutating func appendInt64(_ key: String, _ value: Int64) {
-        appendHeader(.int64, key)
-        appendRaw(value)
+        write(upTo: 10 + key.utf8.count) { encoder in
+            encoder.header(.int64, key)
+            encoder.uint64(UInt64(bitPattern: value))
+        }
     }
 
     /// Writes a UTC datetime in milliseconds since the Unix epoch.
     public mutating func appendDatetime(_ key: String, millisecondsSince1970 value: Int64) {
-        appendHeader(.datetime, key)
-        appendRaw(value)
+        write(upTo: 10 + key.utf8.count) { encoder in
+            encoder.header(.datetime, key)
+            encoder.uint64(UInt64(bitPattern: value))
+        }
     }
 
     /// Writes a null.
     public mutating func appendNull(_ key: String) {
-        appendHeader(.null, key)
+        write(upTo: 2 + key.utf8.count) { $0.header(.null, key) }
     }
 
     /// Writes binary data.
     public mutating func appendBinary(_ key: String, _ value: BSONBinary) {
-        appendHeader(.binary, key)
-        appendBinaryBody(value)
+        appendValue(key, .binary(value))
     }
 
     /// Writes a Decimal128.
     public mutating func appendDecimal128(_ key: String, _ value: Decimal128) {
-        appendHeader(.decimal128, key)
-        appendRaw(value.low)
-        appendRaw(value.high)
+        write(upTo: 18 + key.utf8.count) { encoder in
+            encoder.header(.decimal128, key)
+            encoder.uint64(value.low)
+            encoder.uint64(value.high)
+        }
     }
 
     /// Writes an embedded document.
     public mutating func appendDocument(_ key: String, _ value: BSONDocument) {
-        appendHeader(.document, key)
-        appendDocumentBody(value)
+        write(upTo: 2 + key.utf8.count + value.encodedSize) { encoder in
+            encoder.header(.document, key)
+            encoder.document(value)
+        }
     }
 
     /// Writes any BSON value under `key`.
     public mutating func appendValue(_ key: String, _ value: BSON) {
-        appendHeader(value.type, key)
-        appendBody(value)
+        write(upTo: 2 + key.utf8.count + value.encodedBodySize) { $0.element(key, value) }
     }
 
     /// Writes any BSON value as array element `index` (its key is the
     /// decimal index).
     public mutating func appendValue(index: Int, _ value: BSON) {
-        bytes.append(value.type.rawValue)
-        appendIndexKey(index)
-        appendBody(value)
+        write(upTo: 22 + value.encodedBodySize) { encoder in
+            encoder.byte(value.type.rawValue)
+            encoder.indexKey(index)
+            encoder.body(value)
+        }
     }
 
     /// Writes a type byte and the decimal key `index`, for an array element
-    /// whose value the caller writes next with the `append…Body` methods.
+    /// whose value is written next with ``appendBody(_:)``.
     public mutating func appendKey(index: Int, type: BSONType) {
-        bytes.append(type.rawValue)
-        appendIndexKey(index)
+        write(upTo: 22) { encoder in
+            encoder.byte(type.rawValue)
+            encoder.indexKey(index)
+        }
     }
 
-    /// Writes a type byte and `key`, for an element whose value the caller
-    /// writes next with the `append…Body` methods.
+    /// Writes a type byte and `key`, for an element whose value is written
+    /// next with ``appendBody(_:)``.
     public mutating func appendKey(_ key: String, type: BSONType) {
-        appendHeader(type, key)
+        write(upTo: 2 + key.utf8.count) { $0.header(type, key) }
     }
 
-    // MARK: Value bodies (no type byte, no key)
-
-    /// Writes the encoding of `value` alone, after a key written with
-    /// ``appendKey(_:type:)``.
+    /// Writes the encoding of `value` alone (no type byte, no key), after
+    /// ``appendKey(_:type:)`` or ``appendKey(index:type:)``.
     public mutating func appendBody(_ value: BSON) {
-        switch value {
-        case .double(let value): appendRaw(value.bitPattern)
-        case .string(let value), .javascript(let value), .symbol(let value): appendStringBody(value)
-        case .document(let value): appendDocumentBody(value)
-        case .array(let values):
-            let start = beginDocument()
-            for (index, element) in values.enumerated() {
-                appendValue(index: index, element)
-            }
-            endDocument(start)
-        case .binary(let value): appendBinaryBody(value)
-        case .undefined, .null, .minKey, .maxKey: break
-        case .objectId(let value): appendObjectIdBody(value)
-        case .bool(let value): bytes.append(value ? 1 : 0)
-        case .datetime(let value): appendRaw(value)
-        case .regex(let pattern, let options):
-            appendCString(pattern)
-            appendCString(BSON.sortedRegexOptions(options))
-        case .dbPointer(let ref, let id):
-            appendStringBody(ref)
-            appendObjectIdBody(id)
-        case .javascriptWithScope(let code, let scope):
-            let start = bytes.count
-            appendRaw(Int32(0))
-            appendStringBody(code)
-            appendDocumentBody(scope)
-            let total = Int32(truncatingIfNeeded: bytes.count - start)
-            bytes.withUnsafeMutableBytes { raw in
-                raw.storeBytes(of: total.littleEndian, toByteOffset: start, as: Int32.self)
-            }
-        case .int32(let value): appendRaw(value)
-        case .timestamp(let value): appendRaw(UInt64(value.seconds) << 32 | UInt64(value.increment))
-        case .int64(let value): appendRaw(value)
-        case .decimal128(let value):
-            appendRaw(value.low)
-            appendRaw(value.high)
-        }
+        write(upTo: value.encodedBodySize) { $0.body(value) }
     }
 
-    /// Writes a whole document (length, elements, terminator).
+    /// Writes a whole document (length, elements, terminator) with no type
+    /// byte or key: a top-level document, or the body after ``appendKey(_:type:)``.
     public mutating func appendDocumentBody(_ document: BSONDocument) {
-        let start = beginDocument()
-        for field in document.fields {
-            appendHeader(field.value.type, field.key)
-            appendBody(field.value)
+        write(upTo: document.encodedSize) { $0.document(document) }
+    }
+}
+
+/// The encoder proper: plain stores into memory the caller has made room
+/// for (`limit`, checked by assertions in debug builds). Sizes come from
+/// ``BSONDocument/encodedSize`` and ``BSON/encodedBodySize``.
+struct UncheckedBSONEncoder {
+    let base: UnsafeMutableRawPointer
+    var position: Int
+    let limit: Int
+    var error: BSONError?
+
+    init(base: UnsafeMutableRawPointer, position: Int, limit: Int) {
+        self.base = base
+        self.position = position
+        self.limit = limit
+        self.error = nil
+    }
+
+    @inline(__always) mutating func byte(_ value: UInt8) {
+        assert(position + 1 <= limit, "BSON size computed too small")
+        base.storeBytes(of: value, toByteOffset: position, as: UInt8.self)
+        position += 1
+    }
+
+    @inline(__always) mutating func int32(_ value: Int32) {
+        assert(position + 4 <= limit, "BSON size computed too small")
+        base.storeBytes(of: value.littleEndian, toByteOffset: position, as: Int32.self)
+        position += 4
+    }
+
+    @inline(__always) mutating func uint64(_ value: UInt64) {
+        assert(position + 8 <= limit, "BSON size computed too small")
+        base.storeBytes(of: value.littleEndian, toByteOffset: position, as: UInt64.self)
+        position += 8
+    }
+
+    @inline(__always) mutating func bytes(_ source: UnsafeRawBufferPointer) {
+        let count = source.count
+        guard count > 0 else { return }
+        assert(position + count <= limit, "BSON size computed too small")
+        (base + position).copyMemory(from: source.baseAddress.unsafelyUnwrapped, byteCount: count)
+        position += count
+    }
+
+    @inline(__always) func patchInt32(_ value: Int32, at offset: Int) {
+        base.storeBytes(of: value.littleEndian, toByteOffset: offset, as: Int32.self)
+    }
+
+    @inline(__always) mutating func header(_ type: BSONType, _ key: String) {
+        byte(type.rawValue)
+        cString(key)
+    }
+
+    @inline(__always) mutating func objectId(_ value: ObjectId) {
+        assert(position + 12 <= limit, "BSON size computed too small")
+        base.storeBytes(of: value.high.bigEndian, toByteOffset: position, as: UInt64.self)
+        base.storeBytes(of: value.low.bigEndian, toByteOffset: position + 8, as: UInt32.self)
+        position += 12
+    }
+
+    /// int32 length (with the NUL), UTF-8, NUL.
+    @inline(__always) mutating func string(_ value: String) {
+        withUTF8(value) { utf8 in
+            int32(Int32(truncatingIfNeeded: utf8.count + 1))
+            bytes(UnsafeRawBufferPointer(utf8))
         }
-        endDocument(start)
+        byte(0)
     }
 
-    /// Writes a BSON string body: int32 length, UTF-8, NUL.
-    public mutating func appendStringBody(_ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
-            appendRaw(Int32(truncatingIfNeeded: utf8.count + 1))
-            bytes.append(contentsOf: utf8)
-        }
-        bytes.append(0)
-    }
-
-    /// Writes an ObjectId's 12 bytes.
-    public mutating func appendObjectIdBody(_ value: ObjectId) {
-        appendRaw(value.high.bigEndian)
-        appendRaw(value.low.bigEndian)
-    }
-
-    /// Writes a binary body: int32 length, subtype, bytes (subtype 0x02
-    /// gets its inner length back).
-    public mutating func appendBinaryBody(_ value: BSONBinary) {
-        if value.subtype == BSONBinary.Subtype.binaryOld {
-            appendRaw(Int32(truncatingIfNeeded: value.bytes.count + 4))
-            bytes.append(value.subtype)
-            appendRaw(Int32(truncatingIfNeeded: value.bytes.count))
-        } else {
-            appendRaw(Int32(truncatingIfNeeded: value.bytes.count))
-            bytes.append(value.subtype)
-        }
-        bytes.append(contentsOf: value.bytes)
-    }
-
-    // MARK: Primitives
-
-    @inline(__always)
-    mutating func appendHeader(_ type: BSONType, _ key: String) {
-        bytes.append(type.rawValue)
-        appendCString(key)
-    }
-
-    @inline(__always)
-    mutating func appendRaw<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    mutating func appendCString(_ text: String) {
-        var text = text
-        text.withUTF8 { utf8 in
-            if let nul = utf8.firstIndex(of: 0) {
+    mutating func cString(_ text: String) {
+        withUTF8(text) { utf8 in
+            guard let start = utf8.baseAddress else { return }
+            if let found = memchr(start, 0, utf8.count) {
+                let nul = UnsafeRawPointer(found) - UnsafeRawPointer(start)
                 if error == nil {
-                    error = BSONError(code: .nulInCString, offset: bytes.count,
-                                      message: "the key or regular expression \"\(String(decoding: utf8, as: UTF8.self).debugDescription)\" contains a NUL byte, which BSON cannot encode; it was cut at the NUL")
+                    error = BSONError(code: .nulInCString, offset: position,
+                                      message: "the key or regular expression \(String(decoding: utf8, as: UTF8.self).debugDescription) contains a NUL byte, which BSON cannot encode; it was cut at the NUL")
                 }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[..<nul]))
+                bytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[..<nul])))
             } else {
-                bytes.append(contentsOf: utf8)
+                bytes(UnsafeRawBufferPointer(utf8))
             }
         }
-        bytes.append(0)
+        byte(0)
     }
 
-    mutating func appendIndexKey(_ index: Int) {
-        if index < 10 {
-            bytes.append(UInt8(truncatingIfNeeded: index) &+ 0x30)
+    /// The UTF-8 of `text`, without copying native strings.
+    @inline(__always) func withUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return copy.withUTF8(body)
+    }
+
+    mutating func indexKey(_ index: Int) {
+        if index >= 0 && index < 10 {
+            byte(UInt8(truncatingIfNeeded: index) &+ 0x30)
         } else {
             var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for any Int
             withUnsafeMutableBytes(of: &digits) { raw in
-                var position = raw.count
+                var start = raw.count
                 var rest = index.magnitude
                 repeat {
-                    position -= 1
-                    raw[position] = UInt8(truncatingIfNeeded: rest % 10) &+ 0x30
+                    start -= 1
+                    raw[start] = UInt8(truncatingIfNeeded: rest % 10) &+ 0x30
                     rest /= 10
                 } while rest > 0
-                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[position...]))
+                if index < 0 {
+                    start -= 1
+                    raw[start] = UInt8(ascii: "-")
+                }
+                bytes(UnsafeRawBufferPointer(rebasing: raw[start...]))
             }
         }
-        bytes.append(0)
+        byte(0)
+    }
+
+    mutating func document(_ document: BSONDocument) {
+        let start = position
+        int32(0)
+        document.fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                element(fields[index].key, fields[index].value)
+            }
+        }
+        byte(0)
+        patchInt32(Int32(truncatingIfNeeded: position - start), at: start)
+    }
+
+    /// Type byte, key, body: one switch per element.
+    mutating func element(_ key: borrowing String, _ value: borrowing BSON) {
+        byte(value.type.rawValue)
+        cString(key)
+        body(value)
+    }
+
+    mutating func body(_ value: borrowing BSON) {
+        switch value {
+        case .double(let value): uint64(value.bitPattern)
+        case .string(let value), .javascript(let value), .symbol(let value): string(value)
+        case .document(let value): document(value)
+        case .array(let values):
+            let start = position
+            int32(0)
+            for index in values.indices {
+                byte(values[index].type.rawValue)
+                indexKey(index)
+                body(values[index])
+            }
+            byte(0)
+            patchInt32(Int32(truncatingIfNeeded: position - start), at: start)
+        case .binary(let value):
+            if value.subtype == BSONBinary.Subtype.binaryOld {
+                // The old subtype repeats the length inside the payload.
+                int32(Int32(truncatingIfNeeded: value.bytes.count + 4))
+                byte(value.subtype)
+                int32(Int32(truncatingIfNeeded: value.bytes.count))
+            } else {
+                int32(Int32(truncatingIfNeeded: value.bytes.count))
+                byte(value.subtype)
+            }
+            value.bytes.withUnsafeBytes { bytes($0) }
+        case .undefined, .null, .minKey, .maxKey: break
+        case .objectId(let value): objectId(value)
+        case .bool(let value): byte(value ? 1 : 0)
+        case .datetime(let value): uint64(UInt64(bitPattern: value))
+        case .regex(let pattern, let options):
+            cString(pattern)
+            cString(BSON.sortedRegexOptions(options))
+        case .dbPointer(let ref, let id):
+            string(ref)
+            objectId(id)
+        case .javascriptWithScope(let code, let scope):
+            let start = position
+            int32(0)
+            string(code)
+            document(scope)
+            patchInt32(Int32(truncatingIfNeeded: position - start), at: start)
+        case .int32(let value): int32(value)
+        case .timestamp(let value): uint64(UInt64(value.seconds) << 32 | UInt64(value.increment))
+        case .int64(let value): uint64(UInt64(bitPattern: value))
+        case .decimal128(let value):
+            uint64(value.low)
+            uint64(value.high)
+        }
     }
 }
 
@@ -342,9 +479,53 @@ extension BSONDocument {
     /// The BSON encoding of this document, or an error if a key or regular
     /// expression contains a NUL byte (which BSON cannot represent).
     public func checkedBSONBytes() throws(BSONError) -> [UInt8] {
-        var writer = BSONWriter()
-        writer.appendDocumentBody(self)
-        if let error = writer.error { throw error }
-        return writer.bytes
+        var buffer: [UInt8] = []
+        let error = BSONWriter.withWriter(appendingTo: &buffer) { writer in
+            writer.appendDocumentBody(self)
+            return writer.error
+        }
+        if let error { throw error }
+        return buffer
+    }
+
+    /// The size of this document's encoding in bytes (an upper bound if a
+    /// key must be cut at a NUL).
+    var encodedSize: Int {
+        var size = 5
+        for index in fields.indices {
+            size += 2 + fields[index].key.utf8.count + fields[index].value.encodedBodySize
+        }
+        return size
+    }
+}
+
+extension BSON {
+    /// The size of this value's encoding without type byte and key.
+    var encodedBodySize: Int {
+        switch self {
+        case .double, .datetime, .int64, .timestamp: 8
+        case .string(let value), .javascript(let value), .symbol(let value): 5 + value.utf8.count
+        case .document(let value): value.encodedSize
+        case .array(let values):
+            values.indices.reduce(5) { size, index in
+                size + 2 + Self.decimalDigits(index) + values[index].encodedBodySize
+            }
+        case .binary(let value): 5 + value.bytes.count + (value.subtype == BSONBinary.Subtype.binaryOld ? 4 : 0)
+        case .undefined, .null, .minKey, .maxKey: 0
+        case .objectId: 12
+        case .bool: 1
+        case .regex(let pattern, let options): pattern.utf8.count + options.utf8.count + 2
+        case .dbPointer(let ref, _): 5 + ref.utf8.count + 12
+        case .javascriptWithScope(let code, let scope): 4 + 5 + code.utf8.count + scope.encodedSize
+        case .int32: 4
+        case .decimal128: 16
+        }
+    }
+
+    static func decimalDigits(_ value: Int) -> Int {
+        var digits = 1
+        var rest = value.magnitude
+        while rest >= 10 { rest /= 10; digits += 1 }
+        return digits
     }
 }

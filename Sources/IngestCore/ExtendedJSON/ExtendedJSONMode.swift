@@ -21,7 +21,15 @@ public struct ExtendedJSONParsingOptions: Sendable, Hashable {
     /// wrappers count as levels). Deeper input throws
     /// ``ExtendedJSONError/Code/depthLimitExceeded``. Default 200, the
     /// minimum the Extended JSON specification asks parsers to support.
+    /// Parsing recurses on the calling thread's stack, so values above
+    /// ``depthCeiling`` (1000) are treated as 1000.
     public var maxDepth: Int = 200
+
+    /// The largest effective ``maxDepth``: deep enough for any real
+    /// document, shallow enough for a 512 KiB thread stack in debug builds.
+    public static let depthCeiling = 1000
+
+    var effectiveMaxDepth: Int { min(maxDepth, Self.depthCeiling) }
 
     public init(maxDepth: Int = 200) {
         self.maxDepth = maxDepth

@@ -32,12 +32,13 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Parses JSON text (RFC 8259, UTF-8), with objects and arrays nested at
-    /// most `maxDepth` deep.
+    /// most `maxDepth` deep (at most
+    /// ``ExtendedJSONParsingOptions/depthCeiling``).
     ///
     /// Throws ``ExtendedJSONError`` with code `.syntax` (and the byte
     /// offset) or `.depthLimitExceeded`.
     public init(parsing text: String, maxDepth: Int = 200) throws(ExtendedJSONError) {
-        self = try JSONParser.parse(text, maxDepth: maxDepth)
+        self = try JSONParser.parse(text, maxDepth: min(maxDepth, ExtendedJSONParsingOptions.depthCeiling))
     }
 
     /// Compact JSON text: no whitespace, members in order, strings escaped

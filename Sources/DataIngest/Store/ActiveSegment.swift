@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An uncompressed segment file being appended to, or waiting to be sealed.
+///
+/// `size` and the counts change only under the store's monitor (written by the
+/// commit leader, which is the only writer of the file).
+// @unchecked Sendable: mutable fields are guarded by SegmentStore.monitor.
+final class ActiveSegment: @unchecked Sendable {
+    let number: UInt64
+    let path: String
+    /// Open for appending while active; -1 for a leftover found at open.
+    let fd: Int32
+    /// Bytes up to the end of the last committed transaction.
+    var size: Int
+    var recordCount: Int
+    var transactionCount: Int
+    /// Monotonic time of the first commit (age-based sealing).
+    var firstCommitAt: UInt64?
+    /// Written since the last background sync.
+    var dirty = false
+    /// The directory entry of this new file is not yet synced.
+    var needsDirectorySync = true
+
+    init(number: UInt64, path: String, fd: Int32, size: Int, recordCount: Int = 0, transactionCount: Int = 0) {
+        self.number = number
+        self.path = path
+        self.fd = fd
+        self.size = size
+        self.recordCount = recordCount
+        self.transactionCount = transactionCount
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+    }
+}
+
+/// A transaction waiting for the commit leader; results are set under the monitor.
+final class PendingCommit {
+    let bytes: [UInt8]
+    let recordCount: Int
+    var done = false
+    var error: SegmentStoreError?
+    var receipt: CommitReceipt?
+
+    init(bytes: [UInt8], recordCount: Int) {
+        self.bytes = bytes
+        self.recordCount = recordCount
+    }
+}

@@ -1,0 +1,70 @@
+import IngestCore
+
+extension SegmentStore {
+    /// What a committed transaction can lose on power loss (a `kill -9` of the
+    /// process never loses a committed transaction at any level: the commit has
+    /// reached the operating system before `commit` returns).
+    public enum Durability: Sendable, Hashable {
+        /// `fdatasync` before `commit` returns: nothing committed is lost on power
+        /// loss. Concurrent commits share one sync (group commit).
+        case full
+        /// A background `fdatasync` every `milliseconds`: power loss can lose the
+        /// transactions committed in the last interval (plus the sync's duration).
+        case interval(milliseconds: Int)
+        /// No explicit sync of the active segment: power loss can lose what the
+        /// kernel had not yet written back (typically up to ~30 s on Linux).
+        /// Sealed segments are still synced before the active data is removed.
+        case none
+    }
+
+    /// What a commit does when pending bytes would exceed ``Configuration/maxPendingBytes``.
+    public enum BudgetPolicy: Sendable, Hashable {
+        /// Wait up to `milliseconds` for uploads to free space, then fail with
+        /// ``SegmentStoreError/Code/storageFull``.
+        case block(milliseconds: Int)
+        /// Delete the oldest sealed segments until the transaction fits; what was
+        /// dropped is counted (``StoreCounters/droppedObjects``) and logged to
+        /// `quarantine/dropped.jsonl`. Fails with `storageFull` when only unsealed
+        /// data remains.
+        case dropOldest
+        /// Fail the commit at once with ``SegmentStoreError/Code/storageFull``.
+        case fail
+    }
+
+    /// How a store behaves; every property has a documented default.
+    ///
+    /// ```swift
+    /// var configuration = SegmentStore.Configuration(directory: "/var/lib/app/ingest")
+    /// configuration.durability = .full
+    /// let store = try SegmentStore.open(configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The store's directory (created if missing). One process at a time.
+        public var directory: String
+        /// Default `.interval(milliseconds: 100)`.
+        public var durability: Durability = .interval(milliseconds: 100)
+        /// The active segment is sealed once it holds this many (uncompressed)
+        /// bytes; a soft limit (one batch of transactions may go over). Default 4 MiB.
+        public var maxSegmentBytes: Int = 4 << 20
+        /// The active segment is sealed this long after its first commit, bounding
+        /// upload latency. Default 1,000 ms.
+        public var maxSegmentAgeMilliseconds: Int = 1_000
+        /// gzip level for sealed segments. Default ``Gzip/defaultLevel`` (1).
+        public var compressionLevel: Int = Gzip.defaultLevel
+        /// The most bytes on disk (sealed segments plus active data) awaiting
+        /// acknowledgement. Default 1 GiB.
+        public var maxPendingBytes: Int = 1 << 30
+        /// Default `.block(milliseconds: 1_000)`.
+        public var budgetPolicy: BudgetPolicy = .block(milliseconds: 1_000)
+        /// The schema (one encoded BSON document) written into each new segment's
+        /// header. Default the empty document.
+        public var schema: [UInt8] = SegmentFormat.emptyDocument
+        /// The system calls used to change files. Default ``PosixFileSystem``.
+        public var fileSystem: any StoreFileSystem = PosixFileSystem()
+
+        /// A configuration for `directory` with the defaults above.
+        public init(directory: String) {
+            self.directory = directory
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import IngestCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SegmentStore {
+    /// Opens and recovers the store (called by ``open(_:)`` under the registry lock).
+    convenience init(configuration: Configuration, canonicalDirectory directory: String) throws {
+        let lockFD = try Self.acquireLock(directory: directory)
+        let directoryFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else {
+            let code = errno
+            Glibc.close(lockFD)
+            throw SegmentStoreError.io("opening the store directory", path: directory, errno: code)
+        }
+        do {
+            let storeId = try Self.loadOrCreateStoreId(directory: directory, directoryFD: directoryFD, fs: configuration.fileSystem)
+            self.init(configuration: configuration, directory: directory, storeId: storeId, lockFD: lockFD, directoryFD: directoryFD)
+        } catch {
+            Glibc.close(directoryFD)
+            Glibc.close(lockFD)
+            throw error
+        }
+        do {
+            try recover()
+        } catch {
+            Glibc.close(directoryFD)
+            Glibc.close(lockFD)
+            throw error
+        }
+        startThreads()
+    }
+
+    /// Takes `LOCK` exclusively; the file holds the owner's pid.
+    static func acquireLock(directory: String) throws -> Int32 {
+        let path = directory + "/LOCK"
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SegmentStoreError.io("opening the lock file", path: path, errno: errno) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let n = pread(fd, &buffer, 31, 0)
+            Glibc.close(fd)
+            let text = n > 0 ? String(decoding: buffer[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+            let pid = Int32(text)
+            guard code == EWOULDBLOCK else { throw SegmentStoreError.io("locking the store", path: path, errno: code) }
+            throw SegmentStoreError(
+                code: .locked,
+                message: "the store is open in another process (pid \(pid.map(String.init) ?? "unknown")); close it there or use another directory",
+                path: directory, pid: pid)
+        }
+        let text = Array("\(getpid())\n".utf8)
+        Glibc.ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return fd
+    }
+
+    static func loadOrCreateStoreId(directory: String, directoryFD: Int32, fs: any StoreFileSystem) throws -> SegmentStoreID {
+        let path = directory + "/STORE_ID"
+        if let data = FileManager.default.contents(atPath: path) {
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let id = SegmentStoreID(uuidString: text) else {
+                throw SegmentStoreError(code: .corruptSegment, message: "STORE_ID does not hold a UUID (\"\(text)\"); restore it from a backup or remove the store", path: path)
+            }
+            return id
+        }
+        let id = SegmentStoreID.random()
+        try writeFileAtomically(path: path, bytes: Array((id.uuidString + "\n").utf8), directoryFD: directoryFD, fs: fs)
+        return id
+    }
+
+    /// Writes `bytes` to `path` via a synced temporary file and a rename.
+    static func writeFileAtomically(path: String, bytes: [UInt8], directoryFD: Int32, fs: any StoreFileSystem) throws {
+        let temporary = path + ".tmp"
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SegmentStoreError.io("creating a file", path: temporary, errno: errno) }
+        var rc = bytes.withUnsafeBytes { fs.writeAll(fd, $0) }
+        if rc == 0 { rc = Int(fs.fsync(fd)) }
+        Glibc.close(fd)
+        if rc == 0 { rc = Int(fs.rename(temporary, path)) }
+        if rc == 0 { rc = Int(fs.fsync(directoryFD)) }
+        guard rc == 0 else {
+            unlink(temporary)
+            throw SegmentStoreError.io("writing a file", path: path, errno: Int32(-rc))
+        }
+    }
+
+    func writeSequenceFile(reserveUpTo number: UInt64) throws {
+        try Self.writeFileAtomically(path: directory + "/SEQUENCE", bytes: Array("\(number)\n".utf8), directoryFD: directoryFD, fs: fs)
+    }
+
+    /// Verifies sealed segments, repairs and queues active ones, reserves numbers.
+    func recover() throws {
+        try? FileManager.default.createDirectory(atPath: quarantineDirectory, withIntermediateDirectories: true)
+        var reserved: UInt64 = 1
+        if let data = FileManager.default.contents(atPath: directory + "/SEQUENCE"),
+           let value = UInt64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
+            reserved = value
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var maxSeen: UInt64 = 0
+        var sealedFound: [PendingSegment] = []
+        var activeNames: [(UInt64, String)] = []
+        for name in names.sorted() {
+            let path = directory + "/" + name
+            if name.hasSuffix(".tmp") {
+                unlink(path)  // an interrupted seal or atomic write
+            } else if name.hasSuffix(".seg.gz"), let number = UInt64(name.dropLast(7)) {
+                maxSeen = max(maxSeen, number)
+                if let segment = verifySealed(path: path, number: number) { sealedFound.append(segment) }
+            } else if name.hasSuffix(".active"), let number = UInt64(name.dropLast(7)) {
+                maxSeen = max(maxSeen, number)
+                activeNames.append((number, path))
+            }
+        }
+        let sealedNumbers = Set(sealedFound.map(\.number))
+        var leftovers: [ActiveSegment] = []
+        for (number, path) in activeNames {
+            if sealedNumbers.contains(number) {
+                unlink(path)  // sealed and durable; the crash came before the delete
+            } else if let segment = try recoverActive(path: path, number: number) {
+                leftovers.append(segment)
+            }
+        }
+        let next = max(reserved, maxSeen + 1)
+        try writeSequenceFile(reserveUpTo: next + 1024)
+        monitor.withLock {
+            sealed = sealedFound.sorted { $0.number < $1.number }
+            sealedBytesTotal = sealed.reduce(0) { $0 + $1.byteCount }
+            sealQueue = leftovers.sorted { $0.number < $1.number }
+            nextSegmentNumber = next
+            reservedSegmentNumber = next + 1024
+        }
+    }
+
+    /// Reads a sealed segment completely; a corrupt one is quarantined.
+    func verifySealed(path: String, number: UInt64) -> PendingSegment? {
+        do {
+            let reader = try SegmentReader(sealedFileAt: path, limits: SegmentReader.Limits(gzip: .unlimited))
+            while try reader.next() != nil {}
+            guard reader.header.segmentNumber == number else {
+                throw SegmentError(code: .malformedFrame, message: "the header names segment \(reader.header.segmentNumber), the file name \(number)")
+            }
+            var info = stat()
+            stat(path, &info)
+            return PendingSegment(
+                number: number, path: path, byteCount: Int(info.st_size),
+                recordCount: reader.recordCount, transactionCount: reader.transactionCount)
+        } catch {
+            quarantineCorrupt(path: path, number: number, error: error)
+            return nil
+        }
+    }
+
+    /// Cuts a torn tail back to the last commit; returns the segment to seal, if
+    /// it holds any transaction.
+    func recoverActive(path: String, number: UInt64) throws -> ActiveSegment? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let fileSize = Int(info.st_size)
+        var validLength = 0
+        var records = 0
+        var transactions = 0
+        var headerRead = false
+        do {
+            let reader = try SegmentReader(source: FileByteSource(path: path), requiresEnd: false)
+            headerRead = true
+            defer {
+                validLength = reader.offsetAfterLastCommit
+                records = reader.recordCount - reader.uncommittedRecordCount
+                transactions = reader.transactionCount
+            }
+            while try reader.next() != nil {}
+        } catch {
+            // A torn tail ends the scan: everything after the last commit is dropped.
+        }
+        guard headerRead, transactions > 0 else {
+            // No committed transaction (a crash while creating the file).
+            unlink(path)
+            return nil
+        }
+        if fileSize > validLength {
+            let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw SegmentStoreError.io("opening a torn active segment", path: path, errno: errno) }
+            defer { Glibc.close(fd) }
+            var rc = fs.ftruncate(fd, validLength)
+            if rc == 0 { rc = fs.fsync(fd) }
+            guard rc == 0 else { throw SegmentStoreError.io("cutting a torn active segment", path: path, errno: -rc) }
+        }
+        return ActiveSegment(number: number, path: path, fd: -1, size: validLength, recordCount: records, transactionCount: transactions)
+    }
+
+    func startThreads() {
+        monitor.withLock { threadsRunning = 2 }
+        let sealer = Thread { [self] in sealLoop() }
+        sealer.name = "SegmentStore.sealer"
+        sealer.start()
+        let syncer = Thread { [self] in syncLoop() }
+        syncer.name = "SegmentStore.syncer"
+        syncer.start()
+    }
+}

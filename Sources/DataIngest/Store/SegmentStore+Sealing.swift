@@ -1,0 +1,141 @@
+import Foundation
+import IngestCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SegmentStore {
+    /// The sealer thread: compresses rotated active segments, oldest first.
+    func sealLoop() {
+        monitor.lock()
+        while true {
+            while sealQueue.isEmpty && !stopping { monitor.wait() }
+            guard let segment = sealQueue.first else { break }
+            if stopping && lastSealError != nil { break }  // do not retry forever while closing
+            monitor.unlock()
+            let result = Result { try seal(segment) }
+            monitor.lock()
+            switch result {
+            case .success(let sealedSegment):
+                sealQueue.removeFirst()
+                let index = sealed.firstIndex { $0.number > sealedSegment.number } ?? sealed.endIndex
+                sealed.insert(sealedSegment, at: index)
+                sealedBytesTotal += sealedSegment.byteCount
+                countersSinceOpen.sealedSegments += 1
+                countersSinceOpen.sealedObjects += sealedSegment.recordCount
+                countersSinceOpen.sealedBytes += sealedSegment.byteCount
+                lastSealError = nil
+                monitor.broadcast()
+            case .failure(let error):
+                lastSealError = error as? SegmentStoreError ?? SegmentStoreError(code: .io, message: "\(error)")
+                monitor.broadcast()
+                // Retry later (for example after disk space was freed).
+                if !stopping { monitor.wait(until: StoreMonitor.now() + 200_000_000) }
+            }
+        }
+        threadsRunning -= 1
+        monitor.broadcast()
+        monitor.unlock()
+    }
+
+    /// Compresses `segment` into `N.seg.gz.tmp`, syncs it, renames it to
+    /// `N.seg.gz`, syncs the directory, and only then deletes the active file.
+    func seal(_ segment: ActiveSegment) throws -> PendingSegment {
+        let finalPath = "\(directory)/\(Self.fileName(segment.number)).seg.gz"
+        let temporary = finalPath + ".tmp"
+        unlink(temporary)
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SegmentStoreError.io("creating a sealed segment", path: temporary, errno: errno) }
+        var succeeded = false
+        defer {
+            if !succeeded { unlink(temporary) }
+        }
+        do {
+            defer { Glibc.close(fd) }
+            let deflater = try GzipDeflater(level: configuration.compressionLevel)
+            let source = try FileByteSource(path: segment.path, limit: segment.size)
+            let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+            defer { chunk.deallocate() }
+            var output: [UInt8] = []
+            output.reserveCapacity(300 << 10)
+            var total = 0
+            func drain(_ force: Bool) throws {
+                guard !output.isEmpty, force || output.count >= 256 << 10 else { return }
+                let rc = output.withUnsafeBytes { fs.writeAll(fd, $0) }
+                guard rc == 0 else { throw SegmentStoreError.io("writing a sealed segment", path: temporary, errno: Int32(-rc)) }
+                output.removeAll(keepingCapacity: true)
+            }
+            while true {
+                let n = try source.read(into: chunk)
+                if n == 0 { break }
+                total += n
+                try deflater.compress(UnsafeRawBufferPointer(rebasing: chunk[..<n]), appendingTo: &output)
+                try drain(false)
+            }
+            guard total == segment.size else {
+                throw SegmentStoreError(code: .corruptSegment, message: "the active segment holds \(total) bytes, expected \(segment.size)", path: segment.path)
+            }
+            var end: [UInt8] = []
+            SegmentFormat.appendEnd(recordCount: segment.recordCount, transactionCount: segment.transactionCount, to: &end)
+            try deflater.compress(end, appendingTo: &output)
+            try deflater.finish(appendingTo: &output)
+            try drain(true)
+            let rc = fs.fsync(fd)
+            guard rc == 0 else { throw SegmentStoreError.io("syncing a sealed segment", path: temporary, errno: -rc) }
+        }
+        var rc = fs.rename(temporary, finalPath)
+        guard rc == 0 else { throw SegmentStoreError.io("renaming a sealed segment", path: finalPath, errno: -rc) }
+        succeeded = true
+        rc = fs.fsync(directoryFD)
+        guard rc == 0 else {
+            // The sealed file may not be durable yet: keep the active file too
+            // (recovery prefers a verified sealed file and deletes the active one).
+            throw SegmentStoreError.io("syncing the store directory", path: directory, errno: -rc)
+        }
+        unlink(segment.path)
+        var info = stat()
+        stat(finalPath, &info)
+        return PendingSegment(
+            number: segment.number, path: finalPath, byteCount: Int(info.st_size),
+            recordCount: segment.recordCount, transactionCount: segment.transactionCount)
+    }
+
+    /// The syncer thread: background `fdatasync` (interval durability) and
+    /// sealing by age when no commit comes.
+    func syncLoop() {
+        let ageNanos = UInt64(max(configuration.maxSegmentAgeMilliseconds, 1)) * 1_000_000
+        var tickNanos = min(ageNanos / 4, 100_000_000)
+        if case .interval(let milliseconds) = configuration.durability {
+            tickNanos = min(tickNanos, UInt64(max(milliseconds, 1)) * 1_000_000)
+        }
+        tickNanos = max(tickNanos, 1_000_000)
+        monitor.lock()
+        var nextTick = StoreMonitor.now() + tickNanos
+        while !stopping {
+            monitor.wait(until: nextTick)
+            if stopping { break }
+            let now = StoreMonitor.now()
+            guard now >= nextTick else { continue }
+            nextTick = now + tickNanos
+            if case .interval = configuration.durability, let segment = active, segment.dirty {
+                segment.dirty = false
+                let syncDirectory = segment.needsDirectorySync
+                segment.needsDirectorySync = false
+                monitor.unlock()
+                var rc = fs.fdatasync(segment.fd)
+                if rc == 0 && syncDirectory { rc = fs.fsync(directoryFD) }
+                monitor.lock()
+                if rc != 0 {
+                    lastSyncError = .io("syncing the active segment in the background", path: segment.path, errno: -rc)
+                    segment.needsDirectorySync = segment.needsDirectorySync || syncDirectory
+                }
+            }
+            if !leaderActive, let segment = active, let first = segment.firstCommitAt, StoreMonitor.now() &- first >= ageNanos {
+                rotateLocked()
+            }
+        }
+        threadsRunning -= 1
+        monitor.broadcast()
+        monitor.unlock()
+    }
+}

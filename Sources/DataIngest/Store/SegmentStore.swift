@@ -1,0 +1,423 @@
+import Foundation
+import IngestCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps every committed object on disk, gzip-compressed, until the server
+/// has acknowledged it.
+///
+/// A commit appends the transaction's checksummed frames to the *active*
+/// segment with one `write` (concurrent commits are grouped into one write by
+/// a leader), so `kill -9` never loses a committed transaction; the
+/// ``Durability`` setting decides what power loss can lose. The active
+/// segment is sealed by size, age or ``flush()`` into a `.seg.gz` file by a
+/// background thread. Uploads read sealed segments oldest first
+/// (``pendingSegments()``), then ``acknowledge(segment:)`` or
+/// ``reject(segment:records:)`` them. The format is in Docs/SegmentFormat.md.
+///
+/// ```swift
+/// let store = try SegmentStore.open(SegmentStore.Configuration(directory: path))
+/// try store.commit { tx in
+///     try tx.append(collection: "WeatherSensor", document: bson)
+/// }
+/// for segment in store.pendingSegments() {
+///     upload(segment.path)
+///     try store.acknowledge(segment: segment.number)
+/// }
+/// try store.close()
+/// ```
+///
+/// One process may open a directory at a time (an exclusive lock on
+/// `LOCK`); within a process, ``open(_:)`` of the same directory returns the
+/// same instance. Background threads keep the store alive until ``close()``.
+// @unchecked Sendable: all mutable state is guarded by `monitor`, except what
+// only the current commit leader touches (`writeBuffer`, appending to the
+// active file), which the `leaderActive` flag makes exclusive.
+public final class SegmentStore: @unchecked Sendable {
+    /// The configuration the store was opened with.
+    public let configuration: Configuration
+    /// The store's directory, canonical (symbolic links resolved).
+    public let directory: String
+    /// The store's identity, written into every segment header (kept in `STORE_ID`).
+    public let storeId: SegmentStoreID
+
+    let fs: any StoreFileSystem
+    let monitor = StoreMonitor()
+    let lockFD: Int32
+    let directoryFD: Int32
+    var quarantineDirectory: String { directory + "/quarantine" }
+
+    // MARK: State guarded by `monitor`
+    var openCount = 1
+    var closed = false
+    var stopping = false
+    var threadsRunning = 0
+    var leaderActive = false
+    var queue: [PendingCommit] = []
+    var queuedBytes = 0
+    var active: ActiveSegment?
+    var sealQueue: [ActiveSegment] = []
+    var sealed: [PendingSegment] = []
+    var sealedBytesTotal = 0
+    var countersSinceOpen = StoreCounters()
+    var lastSealError: SegmentStoreError?
+    var lastSyncError: SegmentStoreError?
+    var nextSegmentNumber: UInt64 = 1
+    var reservedSegmentNumber: UInt64 = 1
+
+    // MARK: Owned by the commit leader
+    var writeBuffer: [UInt8] = []
+
+    static let registry = LockedBox<[String: SegmentStore]>([:])
+
+    init(configuration: Configuration, directory: String, storeId: SegmentStoreID, lockFD: Int32, directoryFD: Int32) {
+        self.configuration = configuration
+        self.directory = directory
+        self.storeId = storeId
+        self.fs = configuration.fileSystem
+        self.lockFD = lockFD
+        self.directoryFD = directoryFD
+    }
+
+    /// Opens (or creates) the store in `configuration.directory`, recovering
+    /// from any crash: sealed segments are verified (corrupt ones go to
+    /// `quarantine/`), torn active segments are cut back to their last complete
+    /// transaction and sealed. Opening a directory this process already has open
+    /// returns the same store (the first configuration wins).
+    ///
+    /// - Throws: ``SegmentStoreError`` — `locked` (with the holder's pid) when
+    ///   another process has the store open; `io` when the directory is unusable.
+    public static func open(_ configuration: Configuration) throws -> SegmentStore {
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+        } catch {
+            throw SegmentStoreError(code: .io, message: "cannot create the store directory: \(error)", path: configuration.directory)
+        }
+        guard let resolved = realpath(configuration.directory, nil) else {
+            throw SegmentStoreError.io("resolving the store directory", path: configuration.directory, errno: errno)
+        }
+        let canonical = String(cString: resolved)
+        free(resolved)
+        return try registry.withLock { stores in
+            if let existing = stores[canonical] {
+                existing.monitor.withLock { existing.openCount += 1 }
+                return existing
+            }
+            let store = try SegmentStore(configuration: configuration, canonicalDirectory: canonical)
+            stores[canonical] = store
+            return store
+        }
+    }
+
+    /// Commits one write transaction: `body` appends its records; when `commit`
+    /// returns, the records are in the active segment (and synced, with
+    /// ``Durability/full``). All records or none are committed. A transaction
+    /// with no records writes nothing and returns `nil`.
+    ///
+    /// ```swift
+    /// let receipt = try store.commit { tx in
+    ///     try tx.append(collection: "WeatherSensor", document: bson)
+    /// }
+    /// ```
+    /// - Throws: errors from `body` (nothing is committed); ``SegmentStoreError``
+    ///   `storageFull` (budget policy), `io` (for example ENOSPC: the store is
+    ///   unchanged), `closed`.
+    @discardableResult
+    public func commit(_ body: (inout TransactionWriter) throws -> Void) throws -> CommitReceipt? {
+        var writer = TransactionWriter()
+        try body(&writer)
+        guard writer.recordCount > 0 else { return nil }
+        return try submit(bytes: writer.buffer, recordCount: writer.recordCount)
+    }
+
+    /// Commits one transaction made of `records` (collection name and one encoded
+    /// BSON document each).
+    ///
+    /// ```swift
+    /// try store.commit(records: [("WeatherSensor", bson1), ("WeatherSensor", bson2)])
+    /// ```
+    @discardableResult
+    public func commit(records: [(collection: String, document: [UInt8])]) throws -> CommitReceipt? {
+        try commit { tx in
+            for record in records { try tx.append(collection: record.collection, document: record.document) }
+        }
+    }
+
+    /// The counters; pending values describe the store now, the rest count since open.
+    public var counters: StoreCounters {
+        monitor.withLock {
+            var c = countersSinceOpen
+            c.pendingSegments = sealed.count + sealQueue.count + ((active?.transactionCount ?? 0) > 0 ? 1 : 0)
+            c.pendingObjects = sealed.reduce(0) { $0 + $1.recordCount }
+                + sealQueue.reduce(0) { $0 + $1.recordCount } + (active?.recordCount ?? 0)
+            c.pendingBytes = pendingBytesLocked() - queuedBytes
+            return c
+        }
+    }
+
+    /// Seals the active segment now and waits until every segment committed
+    /// before the call is sealed (so ``pendingSegments()`` lists it).
+    /// - Throws: the sealing error (for example ENOSPC); the data stays in the
+    ///   active file and sealing is retried in the background.
+    public func flush() throws {
+        monitor.lock()
+        defer { monitor.unlock() }
+        guard !closed else { throw SegmentStoreError(code: .closed, message: "the store is closed") }
+        while leaderActive { monitor.wait() }
+        rotateLocked()
+        guard let target = sealQueue.last?.number else { return }
+        lastSealError = nil
+        while let first = sealQueue.first, first.number <= target {
+            if let error = lastSealError { throw error }
+            monitor.wait()
+        }
+    }
+
+    /// Closes the store: seals the active segment, stops the background
+    /// threads and releases the lock. When the directory was opened several
+    /// times in this process, only the last `close` closes it.
+    public func close() throws {
+        var flushError: Error?
+        do { try flush() } catch { flushError = error }
+        let last: Bool = try Self.registry.withLock { stores in
+            try monitor.withLock {
+                guard !closed else { throw SegmentStoreError(code: .closed, message: "the store is already closed") }
+                openCount -= 1
+                guard openCount == 0 else { return false }
+                closed = true
+                stopping = true
+                monitor.broadcast()
+                stores[directory] = nil
+                return true
+            }
+        }
+        guard last else { return }
+        monitor.withLock {
+            while threadsRunning > 0 { monitor.wait() }
+        }
+        // Whatever is still active (a failed flush) stays durable for the next open.
+        if let active { _ = fs.fdatasync(active.fd) }
+        Glibc.close(directoryFD)
+        flock(lockFD, LOCK_UN)
+        Glibc.close(lockFD)
+        if let flushError { throw flushError }
+    }
+
+    // MARK: - Commit path
+
+    func submit(bytes: [UInt8], recordCount: Int) throws -> CommitReceipt {
+        let pending = PendingCommit(bytes: bytes, recordCount: recordCount)
+        monitor.lock()
+        defer { monitor.unlock() }
+        guard !closed else { throw SegmentStoreError(code: .closed, message: "the store is closed; open it again to commit") }
+        do {
+            try reserveBudgetLocked(bytes.count + SegmentFormat.commitFrameSize)
+        } catch {
+            countersSinceOpen.failedCommits += 1
+            throw error
+        }
+        queue.append(pending)
+        queuedBytes += bytes.count + SegmentFormat.commitFrameSize
+        while !pending.done {
+            if leaderActive {
+                monitor.wait()
+                continue
+            }
+            // Become the leader: write every waiting transaction with one write.
+            leaderActive = true
+            let batch = queue
+            queue.removeAll(keepingCapacity: true)
+            monitor.unlock()
+            let outcome = writeBatch(batch)
+            monitor.lock()
+            finishBatchLocked(batch, outcome)
+            leaderActive = false
+            monitor.broadcast()
+        }
+        if let error = pending.error { throw error }
+        return pending.receipt!
+    }
+
+    struct BatchOutcome {
+        var segment: ActiveSegment?
+        var firstIndex = 0
+        var written = 0
+        var error: SegmentStoreError?
+        var rotateAfter = false
+    }
+
+    /// Writes `batch` to the active segment (the leader, without the monitor).
+    func writeBatch(_ batch: [PendingCommit]) -> BatchOutcome {
+        var outcome = BatchOutcome()
+        let batchBytes = batch.reduce(0) { $0 + $1.bytes.count + SegmentFormat.commitFrameSize }
+        let now = StoreMonitor.now()
+        let maxAge = UInt64(max(configuration.maxSegmentAgeMilliseconds, 0)) * 1_000_000
+        if let current = active, current.transactionCount > 0,
+           current.size + batchBytes > configuration.maxSegmentBytes
+            || (current.firstCommitAt.map { now &- $0 >= maxAge } ?? false) {
+            monitor.withLock { rotateLocked() }
+        }
+        let segment: ActiveSegment
+        if let current = active {
+            segment = current
+        } else {
+            do {
+                segment = try createActiveSegment()
+            } catch let error as SegmentStoreError {
+                outcome.error = error
+                return outcome
+            } catch {
+                outcome.error = SegmentStoreError(code: .io, message: "\(error)")
+                return outcome
+            }
+        }
+        outcome.segment = segment
+        outcome.firstIndex = segment.transactionCount
+        writeBuffer.removeAll(keepingCapacity: true)
+        for (i, pending) in batch.enumerated() {
+            writeBuffer.append(contentsOf: pending.bytes)
+            SegmentFormat.appendCommit(
+                transactionNumber: segment.number << 32 | UInt64(outcome.firstIndex + i),
+                recordCount: pending.recordCount, to: &writeBuffer)
+        }
+        var rc = writeBuffer.withUnsafeBytes { fs.writeAll(segment.fd, $0) }
+        var what = "appending to the active segment"
+        if rc == 0, configuration.durability == .full {
+            rc = Int(fs.fdatasync(segment.fd))
+            what = "syncing the active segment"
+            if rc == 0 && segment.needsDirectorySync {
+                rc = Int(fs.fsync(directoryFD))
+                what = "syncing the store directory"
+                if rc == 0 { monitor.withLock { segment.needsDirectorySync = false } }
+            }
+        }
+        if rc < 0 {
+            // Cut the partial write off so the file ends at the last commit.
+            if fs.ftruncate(segment.fd, segment.size) != 0 {
+                // The file has junk after `size`: stop appending to it; the sealer
+                // reads only `size` bytes and recovery cuts the rest.
+                outcome.rotateAfter = true
+            }
+            outcome.error = .io(what, path: segment.path, errno: Int32(-rc))
+            return outcome
+        }
+        outcome.written = writeBuffer.count
+        if writeBuffer.capacity > 8 << 20 { writeBuffer = [] }  // do not keep a huge batch's buffer
+        return outcome
+    }
+
+    func finishBatchLocked(_ batch: [PendingCommit], _ outcome: BatchOutcome) {
+        queuedBytes -= batch.reduce(0) { $0 + $1.bytes.count + SegmentFormat.commitFrameSize }
+        guard let segment = outcome.segment, outcome.error == nil else {
+            let error = outcome.error ?? SegmentStoreError(code: .io, message: "no active segment")
+            for pending in batch {
+                pending.error = error
+                pending.done = true
+            }
+            countersSinceOpen.failedCommits += batch.count
+            if outcome.rotateAfter { rotateLocked() }
+            return
+        }
+        segment.size += outcome.written
+        segment.dirty = true
+        if segment.firstCommitAt == nil { segment.firstCommitAt = StoreMonitor.now() }
+        for (i, pending) in batch.enumerated() {
+            pending.receipt = CommitReceipt(
+                transactionNumber: segment.number << 32 | UInt64(outcome.firstIndex + i),
+                segmentNumber: segment.number, recordCount: pending.recordCount)
+            pending.done = true
+            segment.recordCount += pending.recordCount
+            countersSinceOpen.committedObjects += pending.recordCount
+            countersSinceOpen.committedBytes += pending.bytes.count
+        }
+        segment.transactionCount += batch.count
+        countersSinceOpen.committedTransactions += batch.count
+    }
+
+    /// Hands the active segment (if it holds anything) to the sealer.
+    func rotateLocked() {
+        guard let current = active else { return }
+        active = nil
+        if current.transactionCount > 0 {
+            sealQueue.append(current)
+        } else {
+            unlink(current.path)
+        }
+        monitor.broadcast()
+    }
+
+    /// Creates the next active segment file and writes its header (the leader).
+    func createActiveSegment() throws -> ActiveSegment {
+        let number = try allocateSegmentNumber()
+        let path = "\(directory)/\(Self.fileName(number)).active"
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SegmentStoreError.io("creating the active segment", path: path, errno: errno) }
+        var header: [UInt8] = []
+        let millis = Int64(Date().timeIntervalSince1970 * 1000)
+        SegmentFormat.appendStart(
+            SegmentHeader(storeId: storeId, segmentNumber: number, createdAtMillis: millis, schema: configuration.schema),
+            to: &header)
+        let rc = header.withUnsafeBytes { fs.writeAll(fd, $0) }
+        guard rc == 0 else {
+            Glibc.close(fd)
+            unlink(path)
+            throw SegmentStoreError.io("writing the active segment's header", path: path, errno: Int32(-rc))
+        }
+        let segment = ActiveSegment(number: number, path: path, fd: fd, size: header.count)
+        monitor.withLock { active = segment }
+        return segment
+    }
+
+    /// The next segment number; numbers are reserved in blocks in `SEQUENCE`
+    /// so they are never reused, even after every segment was acknowledged.
+    func allocateSegmentNumber() throws -> UInt64 {
+        let number = monitor.withLock { () -> UInt64? in
+            guard nextSegmentNumber < reservedSegmentNumber else { return nil }
+            defer { nextSegmentNumber += 1 }
+            return nextSegmentNumber
+        }
+        if let number { return number }
+        let next = monitor.withLock { nextSegmentNumber }
+        try writeSequenceFile(reserveUpTo: next + 1024)
+        return monitor.withLock {
+            reservedSegmentNumber = next + 1024
+            nextSegmentNumber = next + 1
+            return next
+        }
+    }
+
+    func pendingBytesLocked() -> Int {
+        sealedBytesTotal + sealQueue.reduce(0) { $0 + $1.size } + (active?.size ?? 0) + queuedBytes
+    }
+
+    /// Applies the budget policy until `bytes` more fit (the caller holds the monitor).
+    func reserveBudgetLocked(_ bytes: Int) throws {
+        var deadline: UInt64?
+        while pendingBytesLocked() + bytes > configuration.maxPendingBytes {
+            let full = SegmentStoreError(
+                code: .storageFull,
+                message: "the store holds \(pendingBytesLocked()) pending bytes, the budget is \(configuration.maxPendingBytes); "
+                    + "upload and acknowledge segments, or raise maxPendingBytes", path: directory)
+            switch configuration.budgetPolicy {
+            case .fail:
+                throw full
+            case .dropOldest:
+                guard !sealed.isEmpty else { throw full }
+                dropOldestLocked()
+            case .block(let milliseconds):
+                let now = StoreMonitor.now()
+                let end = deadline ?? now + UInt64(max(milliseconds, 0)) * 1_000_000
+                deadline = end
+                if now >= end { throw full }
+                monitor.wait(until: end)
+                if closed { throw SegmentStoreError(code: .closed, message: "the store was closed while waiting for space") }
+            }
+        }
+    }
+
+    static func fileName(_ number: UInt64) -> String {
+        let digits = String(number)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+}

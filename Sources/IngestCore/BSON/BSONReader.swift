@@ -1,0 +1,236 @@
+/// One element of an encoded BSON document, seen in place: its type, its
+/// key and accessors for its value, read straight from the bytes.
+///
+/// Elements are handed out by ``BSONDocument/forEachElement(in:options:_:)``
+/// after the element has been validated; they point into the caller's
+/// bytes and are valid only inside that call's closure.
+///
+/// ```swift
+/// try BSONDocument.forEachElement(in: bytes) { element in
+///     if element.keyEquals("temperatureInFahrenheit"), let value = element.double {
+///         reading.temperature = value
+///     }
+/// }
+/// ```
+public struct BSONElement {
+    let bytes: UnsafeRawBufferPointer
+    let keyStart: Int
+    let keyEnd: Int
+    /// Offset of the value (after the key's NUL) in the document's bytes.
+    public let valueOffset: Int
+    /// Offset one past the value.
+    public let valueEnd: Int
+    /// The element's type.
+    public let type: BSONType
+    let maxDepth: Int
+    let depth: Int
+
+    /// Whether the key equals `key`, compared byte for byte without
+    /// building a String.
+    public func keyEquals(_ key: String) -> Bool {
+        if let result = key.utf8.withContiguousStorageIfAvailable({ keyEquals(UnsafeRawBufferPointer($0)) }) {
+            return result
+        }
+        var copy = key
+        return copy.withUTF8 { keyEquals(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether the key's UTF-8 bytes equal `key`.
+    public func keyEquals(_ key: UnsafeRawBufferPointer) -> Bool {
+        let count = keyEnd - keyStart
+        guard key.count == count else { return false }
+        guard count > 0 else { return true }
+        return memcmp(bytes.baseAddress.unsafelyUnwrapped + keyStart, key.baseAddress.unsafelyUnwrapped, count) == 0
+    }
+
+    /// The key (validated UTF-8).
+    public var key: String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyEnd]).assumingMemoryBound(to: UInt8.self),
+               as: UTF8.self)
+    }
+
+    /// The key's UTF-8 bytes, valid only inside the closure.
+    public var keyBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyEnd]) }
+
+    /// The raw encoded value (no type byte, no key), valid only inside the closure.
+    public var valueBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[valueOffset..<valueEnd]) }
+
+    @inline(__always) func load<T: FixedWidthInteger>(_: T.Type) -> T {
+        T(littleEndian: bytes.loadUnaligned(fromByteOffset: valueOffset, as: T.self))
+    }
+
+    /// The value if it is a double, else nil.
+    public var double: Double? { type == .double ? Double(bitPattern: load(UInt64.self)) : nil }
+    /// The value if it is an int32, else nil.
+    public var int32: Int32? { type == .int32 ? load(Int32.self) : nil }
+    /// The value if it is an int64, else nil.
+    public var int64: Int64? { type == .int64 ? load(Int64.self) : nil }
+    /// The value if it is an int32 or an int64, widened, else nil.
+    public var integer: Int64? {
+        switch type {
+        case .int32: Int64(load(Int32.self))
+        case .int64: load(Int64.self)
+        default: nil
+        }
+    }
+    /// The value if it is a boolean, else nil.
+    public var bool: Bool? { type == .bool ? bytes[valueOffset] == 1 : nil }
+    /// The value if it is a UTC datetime (milliseconds since 1970), else nil.
+    public var datetime: Int64? { type == .datetime ? load(Int64.self) : nil }
+    /// The value if it is an ObjectId, else nil.
+    public var objectId: ObjectId? {
+        guard type == .objectId else { return nil }
+        return ObjectId(high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: valueOffset, as: UInt64.self)),
+                        low: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: valueOffset + 8, as: UInt32.self)))
+    }
+    /// The value if it is a Decimal128, else nil.
+    public var decimal128: Decimal128? {
+        guard type == .decimal128 else { return nil }
+        return Decimal128(high: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: valueOffset + 8, as: UInt64.self)),
+                          low: load(UInt64.self))
+    }
+    /// The value if it is a string (validated UTF-8), else nil.
+    public var string: String? {
+        guard type == .string else { return nil }
+        // Validated during iteration: int32 length, UTF-8, NUL.
+        let text = UnsafeRawBufferPointer(rebasing: bytes[(valueOffset + 4)..<(valueEnd - 1)])
+        return String(decoding: text.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+    }
+    /// Whether the value is BSON null.
+    public var isNull: Bool { type == .null }
+
+    /// The value decoded as a ``BSON`` (documents and arrays included).
+    public func value() throws(BSONError) -> BSON {
+        let decoder = BSONDecoder(bytes, maxDepth: maxDepth)
+        var offset = valueOffset
+        return try decoder.value(type: type.rawValue, at: &offset, limit: valueEnd, depth: depth)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension BSONDocument {
+    /// Validates `bytes` as one BSON document, exactly as
+    /// ``init(bson:options:)-(UnsafeRawBufferPointer,_)`` does, and calls
+    /// `body` with each top-level element in order, without building a
+    /// document: the fast path for decoding typed objects.
+    ///
+    /// Every element is validated before `body` sees it; nested documents
+    /// and arrays are validated whole. The elements point into `bytes` and
+    /// must not escape the closure.
+    ///
+    /// ```swift
+    /// var id: ObjectId?
+    /// try BSONDocument.forEachElement(in: raw) { element in
+    ///     if element.keyEquals("_id") { id = element.objectId }
+    /// }
+    /// ```
+    /// - Throws: ``BSONError`` for invalid input, or what `body` throws.
+    public static func forEachElement(
+        in bytes: UnsafeRawBufferPointer, options: BSONDecodingOptions = BSONDecodingOptions(),
+        _ body: (BSONElement) throws -> Void
+    ) throws {
+        let decoder = BSONDecoder(bytes, maxDepth: options.maxDepth)
+        try decoder.checkTopLevelLength()
+        let last = bytes.count - 1
+        var offset = 4
+        while offset < last {
+            let typeByte = decoder.byte(at: offset)
+            if typeByte == 0 { break }
+            let elementOffset = offset
+            offset += 1
+            let keyStart = offset
+            try decoder.skipCString(at: &offset, limit: last, what: "a key")
+            let valueOffset = offset
+            try decoder.skipValue(type: typeByte, at: &offset, limit: last, depth: 1)
+            guard let type = BSONType(rawValue: typeByte) else {
+                // skipValue has thrown for unknown types already.
+                throw BSONError(code: .invalidType, offset: elementOffset, message: "0x\(String(typeByte, radix: 16)) is not a BSON element type")
+            }
+            try body(BSONElement(bytes: bytes, keyStart: keyStart, keyEnd: valueOffset - 1, valueOffset: valueOffset,
+                                 valueEnd: offset, type: type, maxDepth: options.maxDepth, depth: 1))
+        }
+        try decoder.finishDocument(at: offset, last: last)
+    }
+
+    /// ``forEachElement(in:options:_:)`` over an array of bytes.
+    public static func forEachElement(
+        in bytes: [UInt8], options: BSONDecodingOptions = BSONDecodingOptions(),
+        _ body: (BSONElement) throws -> Void
+    ) throws {
+        try bytes.withUnsafeBytes { raw in try forEachElement(in: raw, options: options, body) }
+    }
+}
+
+extension BSONDecoder {
+    /// The top-level length checks of ``decodeTopLevel()``.
+    func checkTopLevelLength() throws(BSONError) {
+        let count = bytes.count
+        guard count >= 5 else {
+            throw BSONError(code: .truncated, offset: 0,
+                            message: "\(count) bytes cannot hold a document: a BSON document is at least 5 bytes")
+        }
+        let declared = Int(int32(at: 0))
+        if declared < 5 {
+            throw BSONError(code: .invalidLength, offset: 0,
+                            message: "the document declares \(declared) bytes; a BSON document is at least 5 bytes")
+        }
+        if declared > count {
+            throw BSONError(code: .truncated, offset: count,
+                            message: "the document declares \(declared) bytes but only \(count) were given")
+        }
+        if declared < count {
+            throw BSONError(code: .trailingBytes, offset: declared,
+                            message: "\(count - declared) bytes follow the \(declared)-byte document; pass exactly one document")
+        }
+    }
+
+    /// Validates one value and moves past it; scalars and strings without
+    /// building anything, other types through the full decoder.
+    func skipValue(type: UInt8, at offset: inout Int, limit: Int, depth: Int) throws(BSONError) {
+        switch type {
+        case 0x01, 0x09, 0x11, 0x12:
+            try need(8, at: offset, limit: limit, "an 8-byte value")
+            offset += 8
+        case 0x10:
+            try need(4, at: offset, limit: limit, "an int32")
+            offset += 4
+        case 0x07:
+            try need(12, at: offset, limit: limit, "an ObjectId")
+            offset += 12
+        case 0x13:
+            try need(16, at: offset, limit: limit, "a Decimal128")
+            offset += 16
+        case 0x06, 0x0A, 0xFF, 0x7F:
+            break
+        case 0x02, 0x0D, 0x0E:
+            try skipString(at: &offset, limit: limit)
+        default:
+            _ = try value(type: type, at: &offset, limit: limit, depth: depth)
+        }
+    }
+
+    /// The checks of ``string(at:limit:what:)`` without building the String.
+    func skipString(at offset: inout Int, limit: Int) throws(BSONError) {
+        try need(4, at: offset, limit: limit, "a string")
+        let length = Int(int32(at: offset))
+        if length < 1 || length > limit - offset - 4 {
+            throw BSONError(code: .invalidLength, offset: offset,
+                            message: "a string declares \(length) bytes; it needs at least 1 (the NUL) and \(max(limit - offset - 4, 0)) remain")
+        }
+        let start = offset + 4
+        let nul = start + length - 1
+        if byte(at: nul) != 0 {
+            throw BSONError(code: .missingTerminator, offset: nul,
+                            message: "a string is not NUL-terminated where its length says it ends")
+        }
+        if !Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: bytes[start..<nul])) {
+            throw BSONError(code: .invalidUTF8, offset: start, message: "a string is not valid UTF-8")
+        }
+        offset = nul + 1
+    }
+}

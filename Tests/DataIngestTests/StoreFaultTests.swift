@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+import IngestCore
+@testable import DataIngest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct StoreFaultTests {
+    static func open(_ dir: StoreTempDirectory, _ fs: FaultyFileSystem, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) throws -> SegmentStore {
+        var configuration = SegmentStore.Configuration(directory: dir.sub("store"))
+        configuration.fileSystem = fs
+        configuration.maxSegmentAgeMilliseconds = 60_000
+        change(&configuration)
+        return try SegmentStore.open(configuration)
+    }
+
+    @Test func diskFullMidWriteFailsTheCommitAndKeepsTheStoreConsistent() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        var store = try Self.open(dir, fs)
+        var committed: [Int64] = []
+        for id in 0..<10 {
+            try TxDocument.commit(store, id: Int64(id))
+            committed.append(Int64(id))
+        }
+        // Room for part of the next transaction only: a short write, then ENOSPC.
+        for room in [0, 1, 17, 60] {
+            fs.faults.withLock { $0.bytesUntilFull = room }
+            #expect { try TxDocument.commit(store, id: 1_000 + Int64(room)) } throws: {
+                let error = $0 as? SegmentStoreError
+                return error?.code == .io && error?.errno == ENOSPC
+            }
+        }
+        fs.faults.withLock { $0.bytesUntilFull = nil }
+        for id in 10..<20 {
+            try TxDocument.commit(store, id: Int64(id))
+            committed.append(Int64(id))
+        }
+        #expect(store.counters.failedCommits == 4)
+        try store.close()
+        store = try Self.open(dir, fs)
+        #expect(try StoreCheck.transactions(in: store) == committed)
+        try store.close()
+    }
+
+    @Test func shortWritesAreCompleted() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        fs.faults.withLock { $0.maxWriteSize = 7 }
+        let store = try Self.open(dir, fs)
+        for id in 0..<50 { try TxDocument.commit(store, id: Int64(id)) }
+        #expect(try StoreCheck.transactions(in: store) == (0..<50).map(Int64.init))
+        #expect(fs.faults.withLock { $0.writes } > 100)
+        try store.close()
+    }
+
+    @Test func failedTruncateAfterAFailedWriteStillRecovers() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        var store = try Self.open(dir, fs)
+        for id in 0..<5 { try TxDocument.commit(store, id: Int64(id)) }
+        fs.faults.withLock {
+            $0.bytesUntilFull = 25
+            $0.failTruncate = true
+        }
+        #expect(throws: SegmentStoreError.self) { try TxDocument.commit(store, id: 99) }
+        fs.faults.withLock {
+            $0.bytesUntilFull = nil
+            $0.failTruncate = false
+        }
+        for id in 5..<10 { try TxDocument.commit(store, id: Int64(id)) }
+        try store.close()
+        store = try Self.open(dir, fs)
+        #expect(try StoreCheck.transactions(in: store) == (0..<10).map(Int64.init))
+        try store.close()
+    }
+
+    @Test func fullDurabilitySyncFailureIsReportedAndNotCommitted() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        let store = try Self.open(dir, fs) { $0.durability = .full }
+        try TxDocument.commit(store, id: 0)
+        fs.faults.withLock { $0.failSync = true }
+        #expect { try TxDocument.commit(store, id: 1) } throws: { ($0 as? SegmentStoreError)?.errno == EIO }
+        fs.faults.withLock { $0.failSync = false }
+        try TxDocument.commit(store, id: 2)
+        #expect(try StoreCheck.transactions(in: store) == [0, 2])
+        try store.close()
+    }
+
+    @Test func diskFullWhileSealingKeepsTheDataAndRetries() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        let store = try Self.open(dir, fs)
+        for id in 0..<20 { try TxDocument.commit(store, id: Int64(id)) }
+        fs.faults.withLock { $0.bytesUntilFull = 0 }
+        #expect { try store.flush() } throws: { ($0 as? SegmentStoreError)?.errno == ENOSPC }
+        #expect(store.pendingSegments().isEmpty)
+        #expect(store.counters.pendingObjects == (0..<20).reduce(0) { $0 + $1 % 3 + 1 })
+        fs.faults.withLock { $0.bytesUntilFull = nil }
+        #expect(try StoreCheck.transactions(in: store) == (0..<20).map(Int64.init))
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).contains { $0.hasSuffix(".tmp") })
+        try store.close()
+    }
+
+    @Test func budgetPolicyFail() throws {
+        let dir = try StoreTempDirectory()
+        let store = try Self.open(dir, FaultyFileSystem()) {
+            $0.maxPendingBytes = 8 << 10
+            $0.budgetPolicy = .fail
+        }
+        defer { try? store.close() }
+        var committed = 0
+        var full = false
+        for id in 0..<1_000 {
+            do {
+                try TxDocument.commit(store, id: Int64(id))
+                committed += 1
+            } catch let error as SegmentStoreError where error.code == .storageFull {
+                full = true
+                break
+            }
+        }
+        #expect(full && committed > 10)
+        #expect(store.counters.failedCommits == 1)
+        #expect(store.counters.pendingBytes <= 8 << 10)
+        #expect(try StoreCheck.transactions(in: store).count == committed)
+    }
+
+    @Test func budgetPolicyDropOldestCountsWhatItDrops() throws {
+        let dir = try StoreTempDirectory()
+        let store = try Self.open(dir, FaultyFileSystem()) {
+            $0.maxPendingBytes = 6 << 10
+            $0.budgetPolicy = .dropOldest
+        }
+        defer { try? store.close() }
+        for id in 0..<400 {
+            try TxDocument.commit(store, id: Int64(id))
+            if id % 20 == 19 { try store.flush() }
+        }
+        let counters = store.counters
+        #expect(counters.droppedSegments > 0)
+        let kept = try StoreCheck.transactions(in: store)
+        #expect(counters.droppedObjects + kept.reduce(0) { $0 + Int($1 % 3 + 1) } == counters.committedObjects)
+        #expect(kept.last == 399)  // the newest data is kept
+        let log = try String(contentsOfFile: dir.sub("store/quarantine/dropped.jsonl"), encoding: .utf8)
+        #expect(log.split(separator: "\n").count == counters.droppedSegments)
+    }
+
+    @Test func budgetPolicyBlockWaitsForAnAcknowledgement() throws {
+        let dir = try StoreTempDirectory()
+        let store = try Self.open(dir, FaultyFileSystem()) {
+            $0.maxPendingBytes = 4 << 10
+            $0.budgetPolicy = .block(milliseconds: 300)
+        }
+        defer { try? store.close() }
+        var id: Int64 = 0
+        while store.counters.pendingBytes < 3 << 10 {
+            try TxDocument.commit(store, id: id)
+            id += 1
+        }
+        try store.flush()
+        while true {  // fill up to the budget
+            do { try TxDocument.commit(store, id: id); id += 1 } catch { break }
+        }
+        let started = Date()
+        #expect { try TxDocument.commit(store, id: id) } throws: { ($0 as? SegmentStoreError)?.code == .storageFull }
+        #expect(Date().timeIntervalSince(started) >= 0.25)
+        // An acknowledgement from another thread frees space while the commit waits.
+        let first = try #require(store.pendingSegments().first)
+        let acknowledger = Thread {
+            usleep(50_000)
+            try? store.acknowledge(segment: first.number)
+        }
+        acknowledger.start()
+        try TxDocument.commit(store, id: id)
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Testing
+import IngestCore
+@testable import DataIngest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct StoreTests {
+    static func configuration(_ dir: StoreTempDirectory, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) -> SegmentStore.Configuration {
+        var configuration = SegmentStore.Configuration(directory: dir.sub("store"))
+        configuration.maxSegmentAgeMilliseconds = 60_000  // seal only on flush unless a test says otherwise
+        change(&configuration)
+        return configuration
+    }
+
+    @Test func commitsAreSealedReadAndAcknowledged() throws {
+        let dir = try StoreTempDirectory()
+        let store = try SegmentStore.open(Self.configuration(dir))
+        var receipts: [CommitReceipt] = []
+        for id in 0..<200 { receipts.append(try TxDocument.commit(store, id: Int64(id))!) }
+        #expect(zip(receipts, receipts.dropFirst()).allSatisfy { $0.transactionNumber < $1.transactionNumber })
+        #expect(try store.commit { _ in } == nil)  // an empty transaction writes nothing
+        let ids = try StoreCheck.transactions(in: store)
+        #expect(ids == (0..<200).map(Int64.init))
+        let segments = store.pendingSegments()
+        #expect(segments.count == 1)
+        // The sealed file is a standard gzip file.
+        let plain = try Gzip.decompress([UInt8](FileManager.default.contents(atPath: segments[0].path)!))
+        #expect(Array(plain.prefix(8)) == SegmentFormat.magic)
+        var counters = store.counters
+        let objects = (0..<200).reduce(0) { $0 + $1 % 3 + 1 }
+        #expect(counters.committedObjects == objects && counters.committedTransactions == 200)
+        #expect(counters.pendingObjects == objects && counters.sealedObjects == objects)
+        try store.acknowledge(segment: segments[0].number)
+        #expect(throws: SegmentStoreError.self) { try store.acknowledge(segment: segments[0].number) }
+        counters = store.counters
+        #expect(counters.pendingObjects == 0 && counters.acknowledgedObjects == objects && counters.pendingBytes == 0)
+        #expect(store.pendingSegments().isEmpty)
+        try store.close()
+        // Numbers are never reused after everything was acknowledged.
+        let again = try SegmentStore.open(Self.configuration(dir))
+        let receipt = try TxDocument.commit(again, id: 1)!
+        #expect(receipt.segmentNumber > segments[0].number)
+        try again.close()
+    }
+
+    @Test func sizeAndAgeSealWithoutFlush() throws {
+        let dir = try StoreTempDirectory()
+        let store = try SegmentStore.open(Self.configuration(dir) {
+            $0.maxSegmentBytes = 4096
+            $0.maxSegmentAgeMilliseconds = 100
+        })
+        defer { try? store.close() }
+        for id in 0..<300 { try TxDocument.commit(store, id: Int64(id)) }
+        // Wait (bounded) for the sealer: size rotation plus the age timer seal everything.
+        let deadline = Date().addingTimeInterval(10)
+        let objects = (0..<300).reduce(0) { $0 + $1 % 3 + 1 }
+        while store.counters.sealedObjects < objects && Date() < deadline { usleep(20_000) }
+        #expect(store.counters.sealedObjects == objects)
+        #expect(store.pendingSegments().count > 5)
+        #expect(try StoreCheck.transactions(in: store) == (0..<300).map(Int64.init))
+    }
+
+    /// The active segment cut at every byte offset of its last transaction
+    /// recovers to the transaction before it.
+    @Test func truncationAtEveryOffsetOfTheLastTransaction() throws {
+        let dir = try StoreTempDirectory()
+        let source = try SegmentStore.open(Self.configuration(dir))
+        for id in 0..<2 { try TxDocument.commit(source, id: Int64(id)) }  // the last has 2 records
+        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
+        let bytes = [UInt8](FileManager.default.contents(atPath: dir.sub("store/" + activeName))!)
+        try source.close()
+        // Where transaction 2 starts: after the commit frame of transaction 1.
+        let reader = try SegmentReader(source: MemoryByteSource(bytes), requiresEnd: false)
+        var lastStart = 0
+        while let event = try reader.next() {
+            if case .commit(let c) = event, c.recordCount == 1 { lastStart = reader.offsetAfterLastCommit }
+        }
+        #expect(lastStart > 0 && lastStart < bytes.count)
+        for cut in lastStart...bytes.count {
+            let caseDir = dir.sub("cut-\(cut)")
+            try FileManager.default.createDirectory(atPath: caseDir, withIntermediateDirectories: true)
+            try Data(bytes[..<cut]).write(to: URL(fileURLWithPath: caseDir + "/" + activeName))
+            var configuration = SegmentStore.Configuration(directory: caseDir)
+            configuration.durability = .none
+            let store = try SegmentStore.open(configuration)
+            let ids = try StoreCheck.transactions(in: store)
+            #expect(ids == (cut == bytes.count ? [0, 1] : [0]), "cut at \(cut)")
+            try store.close()
+            try FileManager.default.removeItem(atPath: caseDir)
+        }
+    }
+
+    @Test func corruptSealedSegmentGoesToQuarantineAndLaterOnesAreDelivered() throws {
+        let dir = try StoreTempDirectory()
+        var store = try SegmentStore.open(Self.configuration(dir))
+        for id in 0..<30 {
+            try TxDocument.commit(store, id: Int64(id))
+            if id % 10 == 9 { try store.flush() }
+        }
+        let segments = store.pendingSegments()
+        #expect(segments.count == 3)
+        try store.close()
+        // Damage the middle segment: flip bytes in its compressed data.
+        var damaged = [UInt8](FileManager.default.contents(atPath: segments[1].path)!)
+        for i in stride(from: damaged.count / 2, to: damaged.count - 8, by: 5) { damaged[i] ^= 0xA5 }
+        try Data(damaged).write(to: URL(fileURLWithPath: segments[1].path))
+
+        store = try SegmentStore.open(Self.configuration(dir))
+        defer { try? store.close() }
+        #expect(store.pendingSegments().map(\.number) == [segments[0].number, segments[2].number])
+        #expect(try StoreCheck.transactions(in: store) == Array(0..<10) + Array(20..<30))
+        let reports = store.quarantineReports()
+        #expect(reports.count == 1)
+        let report = try #require(reports.first)
+        #expect(report.kind == "corrupt" && report.segmentNumber == segments[1].number)
+        #expect(report.error != nil)
+        #expect(FileManager.default.fileExists(atPath: report.originalFile ?? ""))
+        if let salvaged = report.recordsFile {
+            // The salvaged records form a readable segment.
+            let reader = try SegmentReader(sealedFileAt: salvaged)
+            var count = 0
+            while let event = try reader.next() { if case .record = event { count += 1 } }
+            #expect(count == report.salvagedRecords)
+        }
+        #expect(store.counters.quarantinedSegments == 1)
+    }
+
+    @Test func rejectedRecordsGoToQuarantineWithReasons() throws {
+        let dir = try StoreTempDirectory()
+        let store = try SegmentStore.open(Self.configuration(dir))
+        defer { try? store.close() }
+        for id in 0..<4 { try TxDocument.commit(store, id: Int64(id)) }  // 1+2+3+1 = 7 records
+        try store.flush()
+        let segment = try #require(store.pendingSegments().first)
+        #expect(throws: SegmentStoreError.self) { try store.reject(segment: segment.number, records: [99: "no such record"]) }
+        try store.reject(segment: segment.number, records: [1: "t: expected string", 5: "unknown collection"])
+        #expect(store.pendingSegments().isEmpty)
+        let report = try #require(store.quarantineReports().first)
+        #expect(report.kind == "rejected")
+        #expect(report.rejections.map(\.index) == [1, 5])
+        #expect(report.rejections.map(\.reason) == ["t: expected string", "unknown collection"])
+        let reader = try SegmentReader(sealedFileAt: try #require(report.recordsFile))
+        var documents: [[UInt8]] = []
+        while let event = try reader.next() { if case .record(let r) = event { documents.append(r.document) } }
+        #expect(documents.compactMap { TxDocument.parse($0)?.id } == [1, 2])
+        let counters = store.counters
+        #expect(counters.quarantinedObjects == 2 && counters.acknowledgedObjects == 5)
+    }
+
+    @Test func eightThreadsCommitConcurrently() throws {
+        let dir = try StoreTempDirectory()
+        for durability in [SegmentStore.Durability.interval(milliseconds: 10), .full] {
+            let path = dir.sub("\(durability)")
+            var configuration = SegmentStore.Configuration(directory: path)
+            configuration.durability = durability
+            configuration.maxSegmentBytes = 32 << 10
+            let store = try SegmentStore.open(configuration)
+            let perThread = durability == .full ? 40 : 400
+            let failures = LockedBox(0)
+            let group = DispatchGroup()
+            for thread in 0..<8 {
+                group.enter()
+                Thread.detachNewThread {
+                    for i in 0..<perThread {
+                        do { try TxDocument.commit(store, id: Int64(thread * 100_000 + i)) } catch { failures.withLock { $0 += 1 } }
+                    }
+                    group.leave()
+                }
+            }
+            #expect(group.wait(timeout: .now() + 60) == .success)
+            #expect(failures.withLock { $0 } == 0)
+            try store.close()
+            let reopened = try SegmentStore.open(configuration)
+            let ids = try StoreCheck.transactions(in: reopened)
+            #expect(ids.count == 8 * perThread)
+            #expect(Set(ids).count == ids.count)
+            // Each thread's transactions keep their order.
+            for thread in 0..<8 {
+                let mine = ids.filter { $0 / 100_000 == Int64(thread) }
+                #expect(mine == (0..<perThread).map { Int64(thread * 100_000 + $0) })
+            }
+            try reopened.close()
+        }
+    }
+
+    @Test func sameDirectorySharesOneStoreInAProcess() throws {
+        let dir = try StoreTempDirectory()
+        let a = try SegmentStore.open(Self.configuration(dir))
+        let b = try SegmentStore.open(SegmentStore.Configuration(directory: dir.sub("store/../store")))
+        #expect(a === b)
+        try TxDocument.commit(a, id: 1)
+        try b.close()  // still open through `a`
+        try TxDocument.commit(a, id: 2)
+        try a.close()
+        #expect { try TxDocument.commit(a, id: 3) } throws: { ($0 as? SegmentStoreError)?.code == .closed }
+    }
+
+    @Test func memoryStaysFlatWhileReadingABacklog() throws {
+        let dir = try StoreTempDirectory()
+        let store = try SegmentStore.open(Self.configuration(dir) { $0.durability = .none })
+        defer { try? store.close() }
+        // 60 segments of 30 transactions of 100 records each.
+        var id: Int64 = 0
+        for _ in 0..<60 {
+            for _ in 0..<30 {
+                try store.commit { tx in
+                    for k in 0..<100 { try tx.append(collection: "Tx", document: TxDocument.make(id: id, k: Int32(k), n: 100)) }
+                }
+                id += 1
+            }
+            try store.flush()
+        }
+        let segments = store.pendingSegments()
+        #expect(segments.count == 60)
+        var readRecords = 0
+        var baseline = 0
+        var peakGrowth = 0
+        for (i, segment) in segments.enumerated() {
+            let reader = try store.reader(for: segment)
+            while let event = try reader.next() { if case .record = event { readRecords += 1 } }
+            if i == 4 { baseline = StoreCheck.residentBytes() }
+            if i > 4 { peakGrowth = max(peakGrowth, StoreCheck.residentBytes() - baseline) }
+        }
+        #expect(readRecords == 180_000)
+        // The backlog is ~5 MB of records; reading it must not accumulate them.
+        #expect(peakGrowth < 3 << 20, "resident memory grew by \(peakGrowth) bytes")
+    }
+}
