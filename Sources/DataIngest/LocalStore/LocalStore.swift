@@ -253,7 +253,7 @@ public final class LocalStore: @unchecked Sendable {
         return try body(LocalStoreReader(access: LocalStoreAccess(connection: connection, tables: tables, schema: schema)))
     }
 
-    private func checkOutReader() throws(LocalStoreError) -> SQLiteConnection {
+    func checkOutReader() throws(LocalStoreError) -> SQLiteConnection {
         let reused: SQLiteConnection?? = state.withLock { state in
             state.closed ? nil : .some(state.idleReaders.popLast())
         }
@@ -269,7 +269,7 @@ public final class LocalStore: @unchecked Sendable {
         return connection
     }
 
-    private func checkIn(_ connection: SQLiteConnection) {
+    func checkIn(_ connection: SQLiteConnection) {
         if connection.inTransaction { try? connection.execute("ROLLBACK") }
         let keep = state.withLock { state -> Bool in
             guard !state.closed, state.idleReaders.count < configuration.maximumIdleReaders else { return false }
