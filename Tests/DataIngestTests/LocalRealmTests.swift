@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import DataIngest
@@ -286,6 +287,28 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
         try localWrite(realm) { realm.create(LRPerson.self, value: ["name": "Ada", "age": 36]) }
         #expect(try realm.dynamicObjects("LRPerson", where: "age > %@", 30).map { $0["name"] } == [.string("Ada")])
         expectRealmError(.typeNotInRealm) { _ = try realm.dynamicObjects("Nope") }
+    }
+}
+
+@Suite struct LocalRealmConcurrencyTests {
+    @Test func realmsOnOtherThreadsReadWhileAWriteIsOpen() throws {
+        let directory = try LocalStoreDirectory()
+        let configuration = Realm.Configuration(fileURL: directory.file("threads.realm"), objectTypes: [LRNote.self])
+        let realm = try Realm(configuration: configuration)
+        try localWrite(realm) { realm.create(LRNote.self, value: ["text": "committed"]) }
+        let counts = LockedBox<[Int]>([])
+        try localWrite(realm) {
+            realm.create(LRNote.self, value: ["text": "pending"])
+            // Each thread opens its own realm on the file; none waits for this write.
+            DispatchQueue.concurrentPerform(iterations: 3) { _ in
+                let count = (try? Realm(configuration: configuration).objects(LRNote.self).count) ?? -1
+                counts.withLock { $0.append(count) }
+            }
+        }
+        #expect(counts.withLock { $0 } == [1, 1, 1])
+        #expect(try realm.objects(LRNote.self).count == 2)
+        let other = try Realm(configuration: configuration)
+        #expect(try other.objects(LRNote.self).fetch().map(\.text) == ["committed", "pending"])
     }
 }
 
