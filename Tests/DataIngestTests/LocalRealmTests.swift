@@ -156,6 +156,38 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
         #expect(wrong?.message.hasPrefix("LRPerson.age: expected Int") == true)
     }
 
+    @Test func addWithUpdateReplacesTheStoredObject() throws {
+        let first = LRPerson()
+        first.name = "Ada"
+        first.age = 36
+        try localWrite(realm) { realm.add(first) }
+        let replacement = LRPerson()
+        replacement.name = "Ada"
+        replacement.age = 37
+        let duplicate = expectRealmError(.duplicatePrimaryKey) {
+            try localWrite(realm) { realm.add(replacement) }
+        }
+        #expect(duplicate?.message == "LRPerson already has an object with name \"Ada\"; update it instead (an upsert, or create with update: .modified / .all)")
+        try localWrite(realm) { realm.add(replacement, update: .modified) }
+        #expect(try realm.objects(LRPerson.self).fetch().map(\.age) == [37])
+    }
+
+    @Test func objectsReadInARolledBackWriteAreNotManaged() throws {
+        struct Stop: Error {}
+        var read: LRNote?
+        #expect(throws: Stop.self) {
+            try localWrite(realm) {
+                realm.create(LRNote.self, value: ["text": "never stored"])
+                read = try realm.objects(LRNote.self).first
+                throw Stop()
+            }
+        }
+        #expect(read?.text == "never stored")
+        let local = try #require(LocalRealmStore.attached(to: realm))
+        #expect(local.rowID(of: try #require(read)) == nil)
+        #expect(try realm.objects(LRNote.self).isEmpty)
+    }
+
     @Test func settingManagedPropertiesInsideWritePersists() throws {
         let task = LRTask()
         task.title = "Draft"

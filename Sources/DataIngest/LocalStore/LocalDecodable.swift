@@ -33,7 +33,9 @@ final class LocalDecodingContext {
         let object = typeSchema.type.init()
         made[key] = object
         try fill(object, typeSchema, from: row.document)
-        local.manage(object, typeSchema: typeSchema, rowID: row.rowID, snapshot: row.document)
+        // Read inside a write transaction, its snapshot may hold uncommitted
+        // values: if the transaction is rolled back, it becomes unmanaged.
+        local.manage(object, typeSchema: typeSchema, rowID: row.rowID, snapshot: row.document, added: local.inTransaction)
         return object
     }
 

@@ -4,10 +4,15 @@
 /// let value: SQLValue = .integer(42)
 /// ```
 public enum SQLValue: Sendable, Hashable {
+    /// SQL NULL.
     case null
+    /// A 64-bit integer.
     case integer(Int64)
+    /// A double.
     case real(Double)
+    /// UTF-8 text.
     case text(String)
+    /// Bytes.
     case blob([UInt8])
 
     /// A short description for messages (blobs by size only).
