@@ -67,6 +67,19 @@ import Testing
         #expect(try Schema(bsonDocument: BSONDocument(bson: bytes)) == Schema([v2, profile]))
     }
 
+    @Test func aNewClassNeedsNoVersionIncrease() throws {
+        try seed()
+        let note = ObjectSchema(className: "Note", kind: .topLevel, properties: [Property(name: "text", type: .string)])
+        let store = try LocalStore(fileURL: url, schema: try Schema([settingsV1, note]), schemaVersion: 1)
+        #expect(store.schemaVersion == 1)
+        try store.write { try $0.insert(["text": .string("hello")], into: "Note") }
+        #expect(try store.count(LocalQuery("Settings")) == 1)
+        store.close()
+        let raw = try RawSQLite(url)
+        #expect(try raw.columns("Note").types == ["text": "TEXT"])
+        #expect(try raw.rows("SELECT value FROM __dataingest_metadata WHERE key = 'schemaVersion'") == [[.integer(1)]])
+    }
+
     @Test func reopeningWithTheSameSchemaKeepsData() throws {
         try seed()
         let store = try LocalStore(fileURL: url, schema: try Schema([settingsV1]), schemaVersion: 1)

@@ -62,9 +62,11 @@ extension LocalStore {
             // Destructive changes are reported whatever the version says.
             var changes: [Change] = []
             var statements: [SQLFragment] = []
+            var addsClasses = false
             for object in schema.objectSchemas {
                 guard let old = storedSchema[object.className] else {
-                    changes.append(Change(className: object.className, description: "class \(object.className) was added"))
+                    // A new class changes no existing data: no version increase needed.
+                    addsClasses = true
                     if object.kind == .topLevel {
                         let table = try TableMapping(object, in: schema)
                         statements.append(SQLFragment(sql: table.createTableSQL, values: []))
@@ -87,7 +89,7 @@ extension LocalStore {
                     .schemaVersionMismatch, className: first.className, fileURL: url,
                     message: "the schema changed (\(changes.map(\.description).joined(separator: "; "))) but schemaVersion is still \(storedVersion); increase schemaVersion to \(storedVersion + 1) to migrate \(url.lastPathComponent)")
             }
-            guard schemaVersion > storedVersion else { return Outcome(schemaVersion: storedVersion) }
+            guard schemaVersion > storedVersion || addsClasses else { return Outcome(schemaVersion: storedVersion) }
 
             for statement in statements {
                 try connection.run(statement.sql, statement.values)
