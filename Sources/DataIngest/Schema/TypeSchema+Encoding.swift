@@ -18,12 +18,17 @@ extension TypeSchema {
     /// property order. `path()` names the value in errors (built only on
     /// error). Returns the primary key value, when one was given.
     func encodeDocument(createValue value: Any, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
-        if let dictionary = value as? [String: Any] {
-            return try encodeDocument(dictionary: dictionary, path: path, into: &encoder)
-        } else if let object = value as? ObjectBase, Swift.type(of: object) == self.type || isSubclass(Swift.type(of: object)) {
+        // Failing casts between a dictionary and a class are slow (the
+        // runtime looks for bridging conformances), so the value's dynamic
+        // type picks which cast to try.
+        let isClass = Swift.type(of: value) is AnyClass
+        if isClass, let object = value as? ObjectBase,
+           Swift.type(of: object) == self.type || isSubclass(Swift.type(of: object)) {
             try encodeDocument(object: object, into: &encoder)
             return primaryKey(object: object)
-        } else if let array = value as? [Any] {
+        } else if !isClass, let dictionary = value as? [String: Any] {
+            return try encodeDocument(dictionary: dictionary, path: path, into: &encoder)
+        } else if !isClass, let array = value as? [Any] {
             return try encodeDocument(array: array, path: path, into: &encoder)
         } else {
             throw RealmError(
