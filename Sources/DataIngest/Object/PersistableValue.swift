@@ -66,6 +66,15 @@ extension Optional: OptionalValue {
     }
 }
 
+/// `value` as a `U` when its dynamic type is exactly `U`: a metadata
+/// comparison instead of a runtime cast (several times faster). Falls back
+/// to `nil`, after which callers use `as?` for conversions and optionals.
+@inline(__always)
+func exactly<U>(_ value: Any, as type: U.Type) -> U? {
+    func open<T>(_ opened: T) -> U? { T.self == U.self ? unsafeBitCast(opened, to: U.self) : nil }
+    return _openExistential(value, do: open)
+}
+
 /// `value` with any optional layers removed; `nil` for `nil` and `NSNull`.
 @inline(__always)
 func unwrapped(_ value: Any) -> Any? {
