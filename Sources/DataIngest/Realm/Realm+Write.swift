@@ -36,6 +36,8 @@ extension Realm {
             deferredError = nil
             throw failure
         }
+        // A local realm opens its SQLite write transaction alongside.
+        if !isSynced { try LocalRealmStore.attach(to: self).beginWrite(realm: self) }
         isInWriteTransaction = true
     }
 
@@ -54,6 +56,7 @@ extension Realm {
             throw failure
         }
         defer { resetTransaction() }
+        if !isSynced { try LocalRealmStore.attached(to: self)?.commitWrite(realm: self) }
         guard !transaction.records.isEmpty, let sink else { return }
         let count = transaction.records.count
         let encoded = EncodedTransaction(bytes: encoder.bytes, records: transaction.records)
@@ -69,6 +72,7 @@ extension Realm {
 
     /// Discards the open write transaction.
     public func cancelWrite() {
+        LocalRealmStore.attached(to: self)?.cancelWrite(realm: self)
         deferredError = nil
         resetTransaction()
     }

@@ -85,6 +85,9 @@ public final class Realm {
         self.writableTypes = opened.writable
         self.typesByName = opened.byName
         self.encoder = BSONRecordEncoder(types: opened.resolver)
+        // A local realm opens (creates, migrates) its SQLite store now, so
+        // that its errors surface at open rather than at the first read.
+        if configuration.syncConfiguration == nil { _ = try LocalRealmStore.attach(to: self) }
     }
 
     /// Opens a realm from async code, as the seed does
