@@ -5,98 +5,82 @@ import IngestCore
 /// `BSONDocument` first. Apps do not call it; it is public only because
 /// ``PersistableValue`` requirements mention it.
 public struct BSONRecordEncoder {
-    /// The encoded bytes so far.
-    public internal(set) var bytes: [UInt8]
+    let buffer: RecordBuffer
     /// Resolved object types, for embedded objects and links.
     let types: TypeResolver
 
     init(types: TypeResolver, capacity: Int = 64 * 1024) {
         self.types = types
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        buffer = RecordBuffer(capacity: capacity)
     }
+
+    /// A copy of the encoded bytes so far.
+    public var bytes: [UInt8] { buffer.array }
+
+    /// The number of encoded bytes so far.
+    var count: Int { buffer.count }
 
     // MARK: Documents
 
     /// Starts a document; returns where its length goes.
     @inline(__always)
-    mutating func beginDocument() -> Int {
-        let start = bytes.count
-        bytes.append(contentsOf: [0, 0, 0, 0] as [UInt8])
+    func beginDocument() -> Int {
+        let start = buffer.count
+        buffer.append(littleEndian: UInt32(0))
         return start
     }
 
     /// Ends the document started at `start`: terminator and length.
     @inline(__always)
-    mutating func endDocument(_ start: Int) {
-        bytes.append(0)
-        let length = UInt32(truncatingIfNeeded: bytes.count - start)
-        bytes.withUnsafeMutableBytes { buffer in
-            buffer.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self)
-        }
+    func endDocument(_ start: Int) {
+        buffer.append(0)
+        buffer.store(UInt32(truncatingIfNeeded: buffer.count - start), at: start)
     }
 
     /// Writes the element header: type byte and key (with its NUL).
     @inline(__always)
-    mutating func key(_ type: UInt8, _ key: EncodedKey) {
-        bytes.append(type)
-        bytes.append(contentsOf: key.bytes)
-    }
-
-    /// Writes the element header for an array index key.
-    mutating func indexKey(_ type: UInt8, _ index: Int) {
-        bytes.append(type)
-        if index < 10 {
-            bytes.append(UInt8(48 + index))
-        } else {
-            bytes.append(contentsOf: String(index).utf8)
-        }
-        bytes.append(0)
+    func key(_ type: UInt8, _ key: EncodedKey) {
+        buffer.append(type)
+        key.bytes.withUnsafeBytes { buffer.append($0) }
     }
 
     // MARK: Values (the header is written first)
 
-    @inline(__always) mutating func int32(_ value: Int32) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
+    @inline(__always) func int32(_ value: Int32) { buffer.append(littleEndian: value) }
 
-    @inline(__always) mutating func int64(_ value: Int64) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
+    @inline(__always) func int64(_ value: Int64) { buffer.append(littleEndian: value) }
 
-    @inline(__always) mutating func double(_ value: Double) {
-        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
-    }
+    @inline(__always) func double(_ value: Double) { buffer.append(littleEndian: value.bitPattern) }
 
-    @inline(__always) mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+    @inline(__always) func bool(_ value: Bool) { buffer.append(value ? 1 : 0) }
 
-    @inline(__always) mutating func string(_ value: String) {
+    @inline(__always) func string(_ value: String) {
         var value = value
         value.withUTF8 { utf8 in
-            int32(Int32(truncatingIfNeeded: utf8.count + 1))
-            bytes.append(contentsOf: utf8)
+            buffer.append(littleEndian: Int32(truncatingIfNeeded: utf8.count + 1))
+            buffer.append(UnsafeRawBufferPointer(utf8))
         }
-        bytes.append(0)
+        buffer.append(0)
     }
 
-    @inline(__always) mutating func objectId(_ value: ObjectId) {
-        value.withBytes { bytes.append(contentsOf: $0) }
+    @inline(__always) func objectId(_ value: ObjectId) {
+        value.withBytes { buffer.append($0) }
     }
 
-    mutating func binary(_ subtype: UInt8, _ payload: UnsafeRawBufferPointer) {
-        int32(Int32(truncatingIfNeeded: payload.count))
-        bytes.append(subtype)
-        bytes.append(contentsOf: payload)
+    func binary(_ subtype: UInt8, _ payload: UnsafeRawBufferPointer) {
+        buffer.append(littleEndian: Int32(truncatingIfNeeded: payload.count))
+        buffer.append(subtype)
+        buffer.append(payload)
     }
 
-    mutating func decimal128(_ value: Decimal128) {
-        withUnsafeBytes(of: value.low.littleEndian) { bytes.append(contentsOf: $0) }
-        withUnsafeBytes(of: value.high.littleEndian) { bytes.append(contentsOf: $0) }
+    func decimal128(_ value: Decimal128) {
+        buffer.append(littleEndian: value.low)
+        buffer.append(littleEndian: value.high)
     }
 
     /// Removes everything after `count` bytes (rolls back a failed object).
-    mutating func truncate(to count: Int) {
-        bytes.removeSubrange(count...)
+    func truncate(to count: Int) {
+        buffer.truncate(to: count)
     }
 }
 
@@ -116,8 +100,10 @@ enum BSONType {
     static let decimal128: UInt8 = 0x13
 }
 
-/// A field name encoded once: its UTF-8 bytes and the terminating NUL.
-public struct EncodedKey: Sendable {
+/// A field name encoded once: its UTF-8 bytes and the terminating NUL. A
+/// class, so that passing one around costs no reference counting of its
+/// parts.
+public final class EncodedKey: Sendable {
     let bytes: [UInt8]
     let name: String
 

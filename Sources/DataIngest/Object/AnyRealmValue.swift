@@ -59,7 +59,7 @@ extension AnyRealmValue: PersistableValue {
             encoder.key(BSONType.array, key)
             let start = encoder.beginDocument()
             for (index, value) in values.enumerated() {
-                try value._encodeBSON(key: EncodedKey(index: index), into: &encoder)
+                try value._encodeBSON(key: EncodedKey.index(index), into: &encoder)
             }
             encoder.endDocument(start)
         case .dictionary(let values):

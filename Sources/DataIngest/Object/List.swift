@@ -64,7 +64,7 @@ extension List: PersistableValue {
         encoder.key(BSONType.array, key)
         let start = encoder.beginDocument()
         for (index, element) in elements.enumerated() {
-            try element._encodeBSON(key: EncodedKey(index: index), into: &encoder)
+            try element._encodeBSON(key: EncodedKey.index(index), into: &encoder)
         }
         encoder.endDocument(start)
     }
@@ -83,18 +83,18 @@ extension List: PersistableValue {
         return List(converted)
     }
 
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         if let list = value as? List<Element> {
             try list._encodeBSON(key: key, into: &encoder)
             return
         }
         guard let array = value as? [Any] else {
-            throw RealmError.wrongValueType(path: path, expected: _persistedInfo.typeDescription, found: value)
+            throw RealmError.wrongValueType(path: path(), expected: _persistedInfo.typeDescription, found: value)
         }
         encoder.key(BSONType.array, key)
         let start = encoder.beginDocument()
         for (index, element) in array.enumerated() {
-            try Element._encodeCreateValue(element, key: EncodedKey(index: index), path: "\(path)[\(index)]", into: &encoder)
+            try Element._encodeCreateValue(element, key: EncodedKey.index(index), path: { "\(path())[\(index)]" }, into: &encoder)
         }
         encoder.endDocument(start)
     }
@@ -104,7 +104,7 @@ extension EncodedKey {
     private static let small: [EncodedKey] = (0..<64).map { EncodedKey(String($0)) }
 
     /// The key of array element `index`.
-    init(index: Int) {
-        self = index < Self.small.count ? Self.small[index] : EncodedKey(String(index))
+    static func index(_ index: Int) -> EncodedKey {
+        index < small.count ? small[index] : EncodedKey(String(index))
     }
 }

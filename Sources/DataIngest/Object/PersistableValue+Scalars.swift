@@ -8,7 +8,7 @@ extension Bool: PersistableValue {
         encoder.key(BSONType.bool, key)
         encoder.bool(self)
     }
-    public static func _fromCreateValue(_ value: Any) -> Bool? { value as? Bool }
+    public static func _fromCreateValue(_ value: Any) -> Bool? { exactly(value, as: Bool.self) ?? value as? Bool }
 }
 
 /// Integer conversion for create values: any integer type in range, or an
@@ -49,7 +49,7 @@ extension _PersistableInteger {
         encoder.int64(Int64(self))
     }
     public static func _fromCreateValue(_ value: Any) -> Self? {
-        if let exact = value as? Self { return exact }
+        if let exact = exactly(value, as: Self.self) ?? value as? Self { return exact }
         return integerValue(value, in: Int64(Self.min)...Int64(Self.max)).map { Self($0) }
     }
 }
@@ -72,11 +72,15 @@ extension Float: PersistableValue {
     /// as `Float(_:)` does; literals such as `66.7` arrive as Double) or an
     /// integer.
     public static func _fromCreateValue(_ value: Any) -> Float? {
-        switch value {
-        case let number as Float: return number
-        case let number as Double:
+        if let number = exactly(value, as: Double.self) {
             let float = Float(number)
             return float.isInfinite && number.isFinite ? nil : float
+        }
+        switch value {
+        case let number as Double: // Swift literals in [String: Any] arrive as Double
+            let float = Float(number)
+            return float.isInfinite && number.isFinite ? nil : float
+        case let number as Float: return number
         default:
             return integerValue(value, in: Int64.min...Int64.max).map { Float($0) }
         }
@@ -92,6 +96,7 @@ extension Double: PersistableValue {
     }
     /// Accepts a Double, a Float (exact) or an integer.
     public static func _fromCreateValue(_ value: Any) -> Double? {
+        if let number = exactly(value, as: Double.self) { return number }
         switch value {
         case let number as Double: return number
         case let number as Float: return Double(number)
@@ -108,7 +113,7 @@ extension String: PersistableValue {
         encoder.string(self)
     }
     public static func _fromCreateValue(_ value: Any) -> String? {
-        if let string = value as? String { return string }
+        if let string = exactly(value, as: String.self) ?? value as? String { return string }
         if let substring = value as? Substring { return String(substring) }
         return nil
     }
@@ -138,7 +143,7 @@ extension Date: PersistableValue {
         encoder.key(BSONType.datetime, key)
         encoder.int64(Int64((timeIntervalSince1970 * 1000).rounded(.down)))
     }
-    public static func _fromCreateValue(_ value: Any) -> Date? { value as? Date }
+    public static func _fromCreateValue(_ value: Any) -> Date? { exactly(value, as: Date.self) ?? value as? Date }
 }
 
 extension Decimal128: PersistableValue {
@@ -161,7 +166,7 @@ extension ObjectId: PersistableValue {
         encoder.key(BSONType.objectId, key)
         encoder.objectId(self)
     }
-    public static func _fromCreateValue(_ value: Any) -> ObjectId? { value as? ObjectId }
+    public static func _fromCreateValue(_ value: Any) -> ObjectId? { exactly(value, as: ObjectId.self) ?? value as? ObjectId }
 }
 
 extension UUID: PersistableValue {
@@ -172,7 +177,7 @@ extension UUID: PersistableValue {
         encoder.key(BSONType.binary, key)
         withUnsafeBytes(of: uuid) { encoder.binary(BSONBinary.Subtype.uuid, $0) }
     }
-    public static func _fromCreateValue(_ value: Any) -> UUID? { value as? UUID }
+    public static func _fromCreateValue(_ value: Any) -> UUID? { exactly(value, as: UUID.self) ?? value as? UUID }
 }
 
 extension Optional: PersistableValue where Wrapped: PersistableValue {
@@ -201,7 +206,7 @@ extension Optional: PersistableValue where Wrapped: PersistableValue {
         guard let inner = unwrapped(value) else { return .some(nil) }
         return Wrapped._fromCreateValue(inner).map { .some($0) }
     }
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         guard let inner = unwrapped(value) else {
             encoder.key(BSONType.null, key)
             return

@@ -36,6 +36,8 @@ extension Realm {
             deferredError = nil
             throw failure
         }
+        // A local realm opens its SQLite write transaction alongside.
+        if !isSynced { try LocalRealmStore.attach(to: self).beginWrite(realm: self) }
         isInWriteTransaction = true
     }
 
@@ -54,29 +56,32 @@ extension Realm {
             throw failure
         }
         defer { resetTransaction() }
-        guard !records.isEmpty, let sink else { return }
-        let transaction = EncodedTransaction(bytes: encoder.bytes, records: records)
+        if !isSynced { try LocalRealmStore.attached(to: self)?.commitWrite(realm: self) }
+        guard !transaction.records.isEmpty, let sink else { return }
+        let count = transaction.records.count
+        let encoded = EncodedTransaction(bytes: encoder.bytes, records: transaction.records)
         do {
-            try sink.commit(transaction)
+            try sink.commit(encoded)
         } catch {
             throw RealmError(
                 .commitFailed, fileURL: fileURL,
-                message: "the transaction of \(records.count) objects could not be committed and was rolled back: \(error)",
+                message: "the transaction of \(count) objects could not be committed and was rolled back: \(error)",
                 underlyingError: error)
         }
     }
 
     /// Discards the open write transaction.
     public func cancelWrite() {
+        LocalRealmStore.attached(to: self)?.cancelWrite(realm: self)
         deferredError = nil
         resetTransaction()
     }
 
     private func resetTransaction() {
-        isInWriteTransaction = false
         encoder.truncate(to: 0)
-        records.removeAll(keepingCapacity: true)
-        keysInTransaction.removeAll(keepingCapacity: true)
+        transaction.isOpen = false
+        transaction.records.removeAll(keepingCapacity: true)
+        transaction.keys.removeAll(keepingCapacity: true)
     }
 
     /// Creates an asymmetric object in the open write transaction. `value`
@@ -102,28 +107,40 @@ extension Realm {
     /// }
     /// ```
     public func create<T: AsymmetricObject>(_ type: T.Type, value: Any = [String: Any]()) {
-        guard deferredError == nil else { return } // the transaction has already failed
+        Realm.create(type, value: value, in: &transaction, of: self)
+    }
+
+    /// The body of `create`, working on the transaction through one
+    /// exclusive access; it must not touch `realm.transaction`.
+    private static func create(_ type: ObjectBase.Type, value: Any, in transaction: inout Transaction, of realm: Realm) {
+        guard transaction.deferredError == nil else { return } // the transaction has already failed
         do {
-            try createRecord(type, value: value)
+            try createRecord(type, value: value, in: &transaction, of: realm)
         } catch {
-            deferredError = error
+            transaction.deferredError = error
         }
     }
 
-    private func createRecord(_ type: ObjectBase.Type, value: Any) throws(RealmError) {
-        guard isInWriteTransaction else {
+    private static func createRecord(_ type: ObjectBase.Type, value: Any, in transaction: inout Transaction, of realm: Realm) throws(RealmError) {
+        guard transaction.isOpen else {
             throw RealmError(
-                .notInWriteTransaction, className: type.className(), fileURL: fileURL,
+                .notInWriteTransaction, className: type.className(), fileURL: realm.fileURL,
                 message: "create(\(type).self, value:) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
         }
-        guard let typeSchema = writableTypes[ObjectIdentifier(type)] else {
-            throw notWritable(type)
+        let typeSchema: TypeSchema
+        if let last = transaction.lastCreated, last.type == type {
+            typeSchema = last // transactions usually create one type many times
+        } else {
+            guard let found = realm.writableTypes[ObjectIdentifier(type)] else { throw realm.notWritable(type) }
+            typeSchema = found
+            transaction.lastCreated = found
         }
-        let start = encoder.bytes.count
+        var encoder = realm.encoder
+        let start = encoder.count
         do throws(RealmError) {
-            try typeSchema.encodeDocument(createValue: value, path: typeSchema.className, into: &encoder)
-            if let key = typeSchema.primaryKey(createValue: value),
-               !keysInTransaction.insert(TransactionKey(type: ObjectIdentifier(type), key: key)).inserted {
+            let primaryKey = try typeSchema.encodeDocument(createValue: value, path: { typeSchema.className }, into: &encoder)
+            if let key = primaryKey,
+               !transaction.keys.insert(TransactionKey(type: ObjectIdentifier(type), key: key)).inserted {
                 throw RealmError(
                     .duplicatePrimaryKey, className: typeSchema.className,
                     propertyName: typeSchema.objectSchema.primaryKey,
@@ -133,7 +150,7 @@ extension Realm {
             encoder.truncate(to: start)
             throw error
         }
-        records.append(EncodedRecord(collection: typeSchema.className, range: start..<encoder.bytes.count))
+        transaction.records.append(EncodedRecord(collection: typeSchema.className, range: start..<encoder.count))
     }
 
     private func notWritable(_ type: ObjectBase.Type) -> RealmError {

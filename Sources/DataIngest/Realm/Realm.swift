@@ -29,7 +29,10 @@ public final class Realm {
     /// Whether this is a synced realm.
     public var isSynced: Bool { sink != nil }
     /// Whether a write transaction is open.
-    public internal(set) var isInWriteTransaction = false
+    public internal(set) var isInWriteTransaction: Bool {
+        get { transaction.isOpen }
+        set { transaction.isOpen = newValue }
+    }
 
     let sink: (any TransactionSink)?
     let resolver: TypeResolver
@@ -38,12 +41,26 @@ public final class Realm {
     /// All classes of the schema, by class name.
     let typesByName: [String: TypeSchema]
 
-    // The open transaction.
-    var encoder: BSONRecordEncoder
-    var records: [EncodedRecord] = []
-    var keysInTransaction: Set<TransactionKey> = []
+    /// Encodes the open transaction's objects (one buffer, reused).
+    let encoder: BSONRecordEncoder
+    /// The open transaction, in one stored property so that a `create`
+    /// makes one exclusive access instead of one per field.
+    var transaction = Transaction()
+
     /// The first error of a `create`, thrown when the transaction ends.
-    var deferredError: RealmError?
+    var deferredError: RealmError? {
+        get { transaction.deferredError }
+        set { transaction.deferredError = newValue }
+    }
+
+    struct Transaction {
+        var isOpen = false
+        var records: [EncodedRecord] = []
+        var keys: Set<TransactionKey> = []
+        /// The class of the previous `create`.
+        var lastCreated: TypeSchema?
+        var deferredError: RealmError?
+    }
 
     struct TransactionKey: Hashable {
         var type: ObjectIdentifier
@@ -68,6 +85,9 @@ public final class Realm {
         self.writableTypes = opened.writable
         self.typesByName = opened.byName
         self.encoder = BSONRecordEncoder(types: opened.resolver)
+        // A local realm opens (creates, migrates) its SQLite store now, so
+        // that its errors surface at open rather than at the first read.
+        if configuration.syncConfiguration == nil { _ = try LocalRealmStore.attach(to: self) }
     }
 
     /// Opens a realm from async code, as the seed does

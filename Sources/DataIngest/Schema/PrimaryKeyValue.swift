@@ -22,6 +22,14 @@ enum PrimaryKeyValue: Hashable {
         }
     }
 
+    // Direct forms for the scalar codecs: no boxing into Any.
+    init(_ value: ObjectId) { self = .objectId(value) }
+    init(_ value: String) { self = .string(value) }
+    init(_ value: UUID) { self = .uuid(value) }
+    init(_ value: Int) { self = .int(Int64(value)) }
+    init(_ value: Int64) { self = .int(value) }
+    init(_ value: Int32) { self = .int(Int64(value)) }
+
     var description: String {
         switch self {
         case .int(let value): return String(value)
