@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/common.sh
 
-ensure_packages "${BUILD_PACKAGES[@]}" curl python3 sqlite3
+ensure_packages "${BUILD_PACKAGES[@]}" curl python3 sqlite3 openssl gzip
 
 swift build --build-tests
 swift test --skip-build "$@"
