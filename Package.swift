@@ -9,6 +9,8 @@ let package = Package(
     products: [
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
+        .library(name: "IngestServer", targets: ["IngestServer"]),
+        .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
     ],
     dependencies: [],
@@ -26,12 +28,21 @@ let package = Package(
         .systemLibrary(
             name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
+        // Linux kernel interfaces not in the Glibc module (epoll, eventfd,
+        // accept4) for the HTTP server's event loop. Headers only.
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // MARK: Shared core: BSON, Extended JSON, ObjectId, Decimal128
         .target(name: "IngestCore", dependencies: ["CCrypto", "CZlib"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
         .target(name: "DataIngest", dependencies: ["IngestCore", "CSQLite", "CZlib"]),
+
+        // MARK: Server: HTTP, auth, apps, uploads, sinks
+        .target(
+            name: "IngestServer",
+            dependencies: ["IngestCore", "CSQLite", "CCrypto", "CZlib", "CLinux"]),
+        .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
@@ -45,6 +56,9 @@ let package = Package(
             path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
         .testTarget(name: "DataIngestTests", dependencies: ["DataIngest", "store-crash-child"]),
+        // Depends on the executable so that `swift test` builds the server
+        // binary the tests start as a real process.
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "ingest-server"]),
     ],
     swiftLanguageModes: [.v6]
 )

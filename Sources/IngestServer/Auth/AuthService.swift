@@ -1,0 +1,396 @@
+import Foundation
+import IngestCore
+
+/// Authentication for all configured apps: logins with each provider,
+/// session refresh and logout, email/password registration, API key
+/// creation, and access token verification for uploads.
+///
+/// Library code independent of HTTP: the router passes the app id,
+/// provider name and request body, and maps ``AuthError/httpStatus`` and
+/// ``AuthError/jsonBody`` to the response.
+///
+/// ```swift
+/// let auth = try AuthService(configuration: config)
+/// let login = try auth.login(appId: appId, provider: "anon-user", body: Array(#"{}"#.utf8))
+/// let claims = try auth.verifyAccessToken(login.accessToken, appId: appId)
+/// let session = try auth.refresh(refreshToken: login.refreshToken)
+/// try auth.logout(refreshToken: login.refreshToken)
+/// ```
+public final class AuthService: Sendable {
+    /// The state database (users, refresh tokens, API keys, generated secrets).
+    public let store: StateStore
+    private let apps: [String: AppAuth]
+    private let clock: @Sendable () -> Date
+
+    /// Per-app auth state resolved at start-up.
+    private struct AppAuth: Sendable {
+        var configuration: AppConfiguration
+        var codec: AccessTokenCodec
+        var hasher: PasswordHasher
+        /// A well-formed hash with the app's parameters that matches no
+        /// password: unknown emails cost the same KDF time as known ones.
+        var decoyHash: String
+        /// Failed password logins per email.
+        var throttle: LoginThrottle
+    }
+
+    /// Bytes of randomness in refresh tokens and API keys.
+    static let tokenBytes = 32
+    /// Prefix of API keys, so that secret scanners and people can recognize them.
+    public static let apiKeyPrefix = "dik_"
+
+    /// Opens the state database under `configuration.stateDirectory` and
+    /// resolves each app's signing secret (configured, or generated once and
+    /// kept in the state database).
+    ///
+    /// - Parameters:
+    ///   - store: an already open state store; default opens `configuration.stateDatabasePath`.
+    ///   - clock: the time source (a seam for expiry tests). Default `Date.init`.
+    /// - Throws: ``StorageError`` if the state database cannot be opened.
+    public init(configuration: ServerConfiguration, store: StateStore? = nil,
+                clock: @escaping @Sendable () -> Date = { Date() }) throws(StorageError) {
+        let openStore: StateStore
+        if let store {
+            openStore = store
+        } else {
+            openStore = try StateStore(path: configuration.stateDatabasePath)
+        }
+        let now = Int64(clock().timeIntervalSince1970)
+        var apps: [String: AppAuth] = [:]
+        for app in configuration.apps {
+            let secret: [UInt8]
+            if let configured = app.signingSecret {
+                secret = configured
+            } else {
+                secret = try openStore.appSecret(appId: app.id, generatingBytes: 48, now: now)
+            }
+            let parameters = app.auth.userPassword?.passwordHashing ?? .init()
+            let decoy = "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$"
+                + Base64URL.encode([UInt8](repeating: 0, count: 16)) + "$" + Base64URL.encode([UInt8](repeating: 0, count: 32))
+            apps[app.id] = AppAuth(
+                configuration: app,
+                codec: AccessTokenCodec(appId: app.id, secret: secret, lifetimeSeconds: app.accessTokenLifetimeSeconds),
+                hasher: PasswordHasher(parameters: parameters), decoyHash: decoy,
+                throttle: LoginThrottle(maxFailures: app.auth.userPassword?.maxFailedLogins ?? 10,
+                                        lockoutSeconds: app.auth.userPassword?.lockoutSeconds ?? 900))
+        }
+        // Forget refresh tokens that expired or were revoked more than a week ago.
+        try openStore.purgeRefreshTokens(before: now - 7 * 86_400)
+        self.store = openStore
+        self.apps = apps
+        self.clock = clock
+    }
+
+    private var now: Int64 { Int64(clock().timeIntervalSince1970) }
+
+    private func app(_ appId: String) throws(AuthError) -> AppAuth {
+        guard let app = apps[appId] else {
+            throw AuthError(.unknownApp, "no app with id \"\(appId)\" is configured on this server", appId: appId)
+        }
+        return app
+    }
+
+    // MARK: - Login
+
+    /// Logs in with `provider` (the URL segment: `anon-user`, `local-userpass`,
+    /// `api-key`, `custom-token`) and the JSON request `body`:
+    ///
+    /// - `anon-user`: `{}` (or an empty body);
+    /// - `local-userpass`: `{"username": "<email>", "password": "…"}` (`email` is accepted for `username`);
+    /// - `api-key`: `{"key": "…"}`;
+    /// - `custom-token`: `{"token": "<JWT>"}`.
+    ///
+    /// Any body may carry `"options": {"device": {"deviceId": "<24 hex>"}}`
+    /// to keep a device id across logins; otherwise a new one is generated.
+    ///
+    /// - Throws: ``AuthError``: 404 unknown app or provider, 403 provider
+    ///   disabled or user disabled, 400 malformed body, 401 bad credentials,
+    ///   429 too many failed password logins for this email (see ``AuthError/retryAfterSeconds``).
+    public func login(appId: String, provider providerName: String, body: [UInt8]) throws(AuthError) -> LoginResponse {
+        let app = try app(appId)
+        guard let provider = AuthProvider(rawValue: providerName) else {
+            throw AuthError(.unknownProvider, "unknown auth provider \"\(providerName)\"; use "
+                                + AuthProvider.allCases.map(\.rawValue).joined(separator: ", "), appId: appId)
+        }
+        guard app.configuration.auth.isEnabled(provider) else {
+            throw AuthError(.providerDisabled, "the \(provider.rawValue) provider is not enabled for app \(appId)",
+                            appId: appId)
+        }
+        let request = try parseBody(body, appId: appId)
+        let now = self.now
+        let user: UserRecord
+        switch provider {
+        case .anonymous:
+            user = try storage(appId) { () throws(StorageError) in
+                try store.createUser(appId: appId, provider: .anonymous, identity: nil, passwordHash: nil, now: now)
+            }
+        case .userPassword:
+            guard let email = (request["username"] ?? request["email"])?.stringValue,
+                  let password = request["password"]?.stringValue
+            else { throw AuthError(.badRequest, "send {\"username\": \"<email>\", \"password\": \"…\"}", appId: appId) }
+            user = try loginWithPassword(app: app, email: email, password: password)
+        case .apiKey:
+            guard let key = request["key"]?.stringValue else {
+                throw AuthError(.badRequest, "send {\"key\": \"<API key>\"}", appId: appId)
+            }
+            user = try loginWithAPIKey(app: app, key: key)
+        case .customToken:
+            guard let token = request["token"]?.stringValue, let settings = app.configuration.auth.customToken else {
+                throw AuthError(.badRequest, "send {\"token\": \"<JWT>\"}", appId: appId)
+            }
+            let subject: String
+            do {
+                subject = try CustomJWTVerifier(settings: settings).verify(token, now: now)
+            } catch {
+                throw AuthError(error.code, error.message, appId: appId)
+            }
+            user = try findOrCreate(appId: appId, provider: .customToken, identity: subject, now: now)
+        }
+        guard !user.isDisabled else {
+            throw AuthError(.userDisabled, "this user is disabled", appId: appId)
+        }
+        var deviceId = ObjectId.generate().hex
+        if let requested = request["options"]?["device"]?["deviceId"]?.stringValue,
+           let parsed = try? ObjectId(hex: requested) {
+            deviceId = parsed.hex
+        }
+        let refreshToken = try issueRefreshToken(app: app, userId: user.id, deviceId: deviceId, now: now)
+        return LoginResponse(accessToken: app.codec.issue(userId: user.id, deviceId: deviceId, now: now),
+                             refreshToken: refreshToken, userId: user.id, deviceId: deviceId)
+    }
+
+    private func loginWithPassword(app: AppAuth, email: String, password: String) throws(AuthError) -> UserRecord {
+        let appId = app.configuration.id
+        let identity = AuthService.normalizedEmail(email)
+        let now = self.now
+        try app.throttle.check(identity, now: now, appId: appId)
+        let found = try storage(appId) { () throws(StorageError) in
+            try store.user(appId: appId, provider: .userPassword, identity: identity)
+        }
+        let matches: Bool
+        do {
+            matches = try app.hasher.verify(password, against: found?.passwordHash ?? app.decoyHash)
+        } catch {
+            throw AuthError(.internalError, "cannot check the password: \(error.message)", appId: appId)
+        }
+        guard let found, matches else {
+            app.throttle.recordFailure(identity, now: now)
+            throw AuthError(.invalidCredentials, "invalid email or password", appId: appId)
+        }
+        app.throttle.recordSuccess(identity)
+        return found
+    }
+
+    private func loginWithAPIKey(app: AppAuth, key: String) throws(AuthError) -> UserRecord {
+        let appId = app.configuration.id
+        let record = try storage(appId) { () throws(StorageError) in try store.apiKey(hash: Crypto.sha256(Array(key.utf8))) }
+        // A key of another app is reported like an unknown key: it must not reveal other apps' keys.
+        guard let record, record.appId == appId, record.revokedAt == nil,
+              let user = try storage(appId, { () throws(StorageError) in try store.user(id: record.userId) })
+        else { throw AuthError(.invalidCredentials, "invalid or revoked API key", appId: appId) }
+        return user
+    }
+
+    private func findOrCreate(appId: String, provider: AuthProvider, identity: String, now: Int64) throws(AuthError) -> UserRecord {
+        try storage(appId) { () throws(StorageError) in
+            if let existing = try store.user(appId: appId, provider: provider, identity: identity) { return existing }
+            do throws(StorageError) {
+                return try store.createUser(appId: appId, provider: provider, identity: identity, passwordHash: nil, now: now)
+            } catch where error.code == .constraint {
+                // A concurrent first login created it between the lookup and the insert.
+                if let existing = try store.user(appId: appId, provider: provider, identity: identity) { return existing }
+                throw error
+            }
+        }
+    }
+
+    private func issueRefreshToken(app: AppAuth, userId: String, deviceId: String, now: Int64) throws(AuthError) -> String {
+        let token = try randomToken(appId: app.configuration.id)
+        let record = RefreshTokenRecord(tokenHash: Crypto.sha256(Array(token.utf8)), appId: app.configuration.id,
+                                        userId: userId, deviceId: deviceId, createdAt: now,
+                                        expiresAt: now + app.configuration.refreshTokenLifetimeSeconds, revokedAt: nil)
+        try storage(app.configuration.id) { () throws(StorageError) in try store.insertRefreshToken(record) }
+        return token
+    }
+
+    private func randomToken(appId: String) throws(AuthError) -> String {
+        do {
+            return Base64URL.encode(try Crypto.randomBytes(AuthService.tokenBytes))
+        } catch {
+            throw AuthError(.internalError, "cannot generate a token: \(error.message)", appId: appId)
+        }
+    }
+
+    // MARK: - Sessions
+
+    /// Issues a new access token for a valid refresh token
+    /// (`POST /api/client/v2.0/auth/session` with `Authorization: Bearer <refresh token>`).
+    /// When the app rotates refresh tokens, the old one is revoked and the
+    /// response carries its replacement.
+    ///
+    /// - Throws: ``AuthError`` 401 `.invalidToken` (unknown, revoked, app no
+    ///   longer configured) or `.expiredToken`; 403 `.userDisabled`.
+    public func refresh(refreshToken: String) throws(AuthError) -> SessionResponse {
+        let hash = Crypto.sha256(Array(refreshToken.utf8))
+        let now = self.now
+        let record = try storage(nil) { () throws(StorageError) in try store.refreshToken(hash: hash) }
+        guard let record, record.revokedAt == nil, let app = apps[record.appId] else {
+            throw AuthError(.invalidToken, "the refresh token is unknown or revoked; log in again")
+        }
+        guard now <= record.expiresAt else {
+            throw AuthError(.expiredToken, "the refresh token expired; log in again", appId: record.appId)
+        }
+        let user = try storage(record.appId) { () throws(StorageError) in try store.user(id: record.userId) }
+        guard let user, !user.isDisabled else {
+            throw AuthError(.userDisabled, "this user is disabled", appId: record.appId)
+        }
+        let accessToken = app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now)
+        guard app.configuration.rotateRefreshTokens else { return SessionResponse(accessToken: accessToken) }
+        let replacement = try randomToken(appId: record.appId)
+        let newRecord = RefreshTokenRecord(tokenHash: Crypto.sha256(Array(replacement.utf8)), appId: record.appId,
+                                           userId: record.userId, deviceId: record.deviceId, createdAt: now,
+                                           expiresAt: now + app.configuration.refreshTokenLifetimeSeconds, revokedAt: nil)
+        let rotated = try storage(record.appId) { () throws(StorageError) in
+            try store.rotateRefreshToken(oldHash: hash, replacement: newRecord, now: now)
+        }
+        guard rotated else {
+            throw AuthError(.invalidToken, "the refresh token was already used; log in again", appId: record.appId)
+        }
+        return SessionResponse(accessToken: accessToken, refreshToken: replacement)
+    }
+
+    /// Revokes a refresh token (`DELETE /api/client/v2.0/auth/session`).
+    /// Revoking an already revoked token succeeds (logout is idempotent);
+    /// access tokens already issued stay valid until they expire.
+    ///
+    /// - Throws: ``AuthError`` 401 `.invalidToken` if the token is unknown.
+    public func logout(refreshToken: String) throws(AuthError) {
+        let hash = Crypto.sha256(Array(refreshToken.utf8))
+        let now = self.now
+        let record = try storage(nil) { () throws(StorageError) in try store.refreshToken(hash: hash) }
+        guard record != nil else { throw AuthError(.invalidToken, "the refresh token is unknown") }
+        try storage(record?.appId) { () throws(StorageError) in _ = try store.revokeRefreshToken(hash: hash, now: now) }
+    }
+
+    /// Verifies an access token for `appId` (the upload endpoint's check).
+    ///
+    /// - Throws: ``AuthError`` 404 unknown app; 401 `.invalidToken` or
+    ///   `.expiredToken` (refresh and retry); 403 `.wrongApp`.
+    public func verifyAccessToken(_ token: String, appId: String) throws(AuthError) -> AccessClaims {
+        try app(appId).codec.verify(token, now: now)
+    }
+
+    // MARK: - Registration and API keys
+
+    /// Registers an email/password user (`POST …/auth/providers/local-userpass/register`).
+    /// The user can log in at once (no confirmation email). Returns the user id.
+    ///
+    /// - Throws: ``AuthError`` 400 malformed email or `.passwordPolicy`;
+    ///   403 provider disabled; 404 unknown app; 409 `.alreadyExists`.
+    @discardableResult
+    public func register(appId: String, email: String, password: String) throws(AuthError) -> String {
+        let app = try app(appId)
+        guard let settings = app.configuration.auth.userPassword else {
+            throw AuthError(.providerDisabled, "the local-userpass provider is not enabled for app \(appId)", appId: appId)
+        }
+        let identity = AuthService.normalizedEmail(email)
+        guard AuthService.isPlausibleEmail(identity) else {
+            throw AuthError(.badRequest, "\"\(email)\" is not an email address", appId: appId)
+        }
+        let length = password.count
+        guard length >= settings.minPasswordLength, password.utf8.count <= 1024 else {
+            throw AuthError(.passwordPolicy, "the password must have \(settings.minPasswordLength) to 1024 characters",
+                            appId: appId)
+        }
+        let hash: String
+        do {
+            hash = try app.hasher.hash(password)
+        } catch {
+            throw AuthError(.internalError, "cannot hash the password: \(error.message)", appId: appId)
+        }
+        let now = self.now
+        do {
+            return try store.createUser(appId: appId, provider: .userPassword, identity: identity, passwordHash: hash,
+                                        now: now).id
+        } catch where error.code == .constraint {
+            throw AuthError(.alreadyExists, "a user with this email already exists", appId: appId)
+        } catch {
+            throw AuthError(.internalError, "cannot store the user: \(error.message)", appId: appId)
+        }
+    }
+
+    /// Registers from a JSON body `{"email": "…", "password": "…"}`.
+    @discardableResult
+    public func register(appId: String, body: [UInt8]) throws(AuthError) -> String {
+        _ = try app(appId)
+        let request = try parseBody(body, appId: appId)
+        guard let email = request["email"]?.stringValue, let password = request["password"]?.stringValue else {
+            throw AuthError(.badRequest, "send {\"email\": \"…\", \"password\": \"…\"}", appId: appId)
+        }
+        return try register(appId: appId, email: email, password: password)
+    }
+
+    /// Creates an API key named `name` for `appId` (the admin subcommand
+    /// `ingest-server apikey create --app ID --name N`). The returned key is
+    /// the only copy: the server stores its SHA-256 hash.
+    ///
+    /// - Throws: ``AuthError`` 404 unknown app; 400 empty or overlong name;
+    ///   409 a key with this name exists (revoked keys keep their name).
+    public func createAPIKey(appId: String, name: String) throws(AuthError) -> CreatedAPIKey {
+        _ = try app(appId)
+        guard (1...100).contains(name.utf8.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AuthError(.badRequest, "the API key name must have 1 to 100 bytes and no control characters", appId: appId)
+        }
+        let key = AuthService.apiKeyPrefix + (try randomToken(appId: appId))
+        do {
+            let record = try store.insertAPIKey(appId: appId, name: name, keyHash: Crypto.sha256(Array(key.utf8)), now: now)
+            return CreatedAPIKey(key: key, record: record)
+        } catch where error.code == .constraint {
+            throw AuthError(.alreadyExists, "app \(appId) already has an API key named \"\(name)\"", appId: appId)
+        } catch {
+            throw AuthError(.internalError, "cannot store the API key: \(error.message)", appId: appId)
+        }
+    }
+
+    /// Revokes the API key named `name`, and the sessions it started.
+    /// Returns whether a valid key was revoked.
+    @discardableResult
+    public func revokeAPIKey(appId: String, name: String) throws(AuthError) -> Bool {
+        _ = try app(appId)
+        let now = self.now
+        return try storage(appId) { () throws(StorageError) in try store.revokeAPIKey(appId: appId, name: name, now: now) }
+    }
+
+    // MARK: - Helpers
+
+    private func parseBody(_ body: [UInt8], appId: String) throws(AuthError) -> StrictJSON {
+        if body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return .object([]) }
+        guard body.count <= 64 * 1024 else { throw AuthError(.badRequest, "the request body is too large", appId: appId) }
+        let value: StrictJSON
+        do {
+            value = try StrictJSON(parsing: body, maxDepth: 16)
+        } catch {
+            throw AuthError(.badRequest, "the request body is not valid JSON: \(error.description)", appId: appId)
+        }
+        guard case .object = value else { throw AuthError(.badRequest, "the request body must be a JSON object", appId: appId) }
+        return value
+    }
+
+    private func storage<T>(_ appId: String?, _ body: () throws(StorageError) -> T) throws(AuthError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw AuthError(.internalError, "state database failure: \(error.message)", appId: appId)
+        }
+    }
+
+    static func normalizedEmail(_ email: String) -> String {
+        email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+    }
+
+    static func isPlausibleEmail(_ email: String) -> Bool {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasPrefix(".")
+            && !parts[1].hasSuffix(".") && email.utf8.count <= 254 && !email.contains(where: \.isWhitespace)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The ingest server's metrics, registered once and shared by the HTTP
+/// observer, the upload handler and `/metrics`.
+///
+/// | metric | type | labels |
+/// | --- | --- | --- |
+/// | `ingest_http_requests_total` | counter | `method`, `route`, `status` |
+/// | `ingest_http_request_duration_seconds` | histogram | `route` |
+/// | `ingest_http_request_body_bytes_total` | counter | `route` |
+/// | `ingest_uploads_total` | counter | `app`, `status` |
+/// | `ingest_upload_replays_total` | counter | `app` |
+/// | `ingest_objects_total` | counter | `app`, `outcome` (`accepted`, `duplicate`, `rejected`) |
+/// | `ingest_upload_bytes_total` | counter | `app`, `form` (`compressed`, `inflated`) |
+/// | `ingest_sink_write_duration_seconds` | histogram | `app` |
+/// | `ingest_collection_rows` | gauge | `app`, `collection` |
+///
+/// ```swift
+/// let metrics = IngestMetrics()
+/// metrics.objects.increment(["weather", "accepted"], by: 10)
+/// print(metrics.registry.render())
+/// ```
+public final class IngestMetrics: Sendable {
+    /// The registry `/metrics` renders.
+    public let registry = MetricsRegistry()
+    /// Responses by method, route pattern (`unmatched` for 404s and protocol errors) and status.
+    public let requests: Counter
+    /// Seconds from a complete request to its response, by route.
+    public let requestDuration: Histogram
+    /// Request body bytes by route.
+    public let requestBodyBytes: Counter
+    /// Upload requests by app and response status.
+    public let uploads: Counter
+    /// Uploads answered from a stored receipt (repeated segments).
+    public let replays: Counter
+    /// Uploaded objects by app and outcome.
+    public let objects: Counter
+    /// Upload bytes by app, compressed (as received) and inflated.
+    public let uploadBytes: Counter
+    /// Seconds each sink transaction took, by app.
+    public let sinkWriteDuration: Histogram
+
+    /// Registers every metric.
+    public init() {
+        requests = registry.counter("ingest_http_requests_total", help: "HTTP responses by method, route and status.",
+                                    labels: ["method", "route", "status"])
+        requestDuration = registry.histogram("ingest_http_request_duration_seconds",
+                                             help: "Seconds from a complete request to its response.", labels: ["route"])
+        requestBodyBytes = registry.counter("ingest_http_request_body_bytes_total", help: "Request body bytes received.",
+                                            labels: ["route"])
+        uploads = registry.counter("ingest_uploads_total", help: "Segment uploads by app and response status.",
+                                   labels: ["app", "status"])
+        replays = registry.counter("ingest_upload_replays_total",
+                                   help: "Uploads of already received segments, answered from their receipt.", labels: ["app"])
+        objects = registry.counter("ingest_objects_total", help: "Uploaded objects by app and outcome.",
+                                   labels: ["app", "outcome"])
+        uploadBytes = registry.counter("ingest_upload_bytes_total", help: "Uploaded segment bytes, compressed and inflated.",
+                                       labels: ["app", "form"])
+        sinkWriteDuration = registry.histogram("ingest_sink_write_duration_seconds",
+                                               help: "Seconds per sink transaction (one segment).", labels: ["app"])
+    }
+
+    /// Records one HTTP response (install as the server's request observer).
+    public func observe(_ summary: HTTPRequestSummary) {
+        let route = summary.routePattern ?? "unmatched"
+        requests.increment([summary.method, route, String(summary.status)])
+        requestDuration.observe(summary.durationSeconds, [route])
+        if summary.requestBodyBytes > 0 { requestBodyBytes.increment([route], by: Double(summary.requestBodyBytes)) }
+    }
+}

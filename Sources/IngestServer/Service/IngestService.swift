@@ -1,0 +1,126 @@
+import Foundation
+import IngestCore
+
+/// The ingest server's composition: the configuration's apps with their
+/// sinks and schemas, authentication, uploads, metrics and the status page,
+/// wired onto an ``HTTPRouter``.
+///
+/// ```swift
+/// let config = try ServerConfiguration(contentsOfFile: "ingest.json")
+/// let service = try IngestService(configuration: config)
+/// var router = HTTPRouter()
+/// service.addRoutes(to: &router)
+/// let server = HTTPServer(configuration: service.httpServerConfiguration, router: router)
+/// try server.start()
+/// try server.run()
+/// service.close()
+/// ```
+public final class IngestService: Sendable {
+    /// Settings that are not part of the JSON configuration file.
+    public struct Options: Sendable {
+        /// The SQLite sinks' settings. Default: WAL, `synchronous=FULL`.
+        public var sqlite = SQLiteSink.Configuration()
+        /// At most this many uploads processed at once (429 above). Default 16.
+        public var maxConcurrentUploads = 16
+        /// Receives diagnostic messages. Default nil (silent).
+        public var log: (@Sendable (String) -> Void)? = nil
+
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// The configuration the service runs.
+    public let configuration: ServerConfiguration
+    /// Authentication for all apps.
+    public let auth: AuthService
+    /// The apps, in configuration order.
+    public let apps: [IngestApp]
+    /// The metrics `/metrics` renders.
+    public let metrics: IngestMetrics
+    /// The upload endpoint.
+    public let uploads: UploadHandler
+    /// When the service started (seconds since 1970).
+    public let startedAt: Double
+
+    /// Opens the state database and every app's sink, and prepares the schemas.
+    ///
+    /// - Throws: ``IngestServiceError`` naming the app and what to fix.
+    public init(configuration: ServerConfiguration, options: Options = Options()) throws(IngestServiceError) {
+        self.configuration = configuration
+        // The state store creates the state directory (private: mode 0700).
+        do {
+            auth = try AuthService(configuration: configuration)
+        } catch {
+            throw IngestServiceError("cannot open the state database: \(error.message)")
+        }
+        var apps: [IngestApp] = []
+        for app in configuration.apps {
+            let sink: any Sink
+            switch app.sink {
+            case .sqlite:
+                let path = configuration.sqliteSinkPath(for: app) ?? "\(app.id).sqlite"
+                do {
+                    sink = try SQLiteSink(path: path, configuration: options.sqlite)
+                } catch {
+                    throw IngestServiceError(error.description, appId: app.id)
+                }
+            case .postgres, .clickhouse:
+                throw IngestServiceError("the \(app.sink.kind) sink is not available in this build; use \"kind\": \"sqlite\"",
+                                         appId: app.id)
+            }
+            let schemaFile = (configuration.stateDirectory as NSString).appendingPathComponent("\(app.id).schema.json")
+            do {
+                apps.append(try IngestApp(configuration: app, sink: sink, schemaFile: schemaFile))
+            } catch {
+                sink.close()
+                throw IngestServiceError(error.message, appId: app.id)
+            }
+        }
+        self.apps = apps
+        let metrics = IngestMetrics()
+        self.metrics = metrics
+        var uploadConfiguration = UploadHandler.Configuration()
+        uploadConfiguration.gzipLimits = GzipLimits(maxOutputBytes: configuration.limits.maxInflatedBytes,
+                                                    maxRatio: configuration.limits.maxInflateRatio)
+        uploadConfiguration.maxConcurrentUploads = options.maxConcurrentUploads
+        uploads = UploadHandler(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration, log: options.log)
+        startedAt = Date().timeIntervalSince1970
+        let readyApps = apps
+        metrics.registry.gauge("ingest_collection_rows", help: "Rows stored per collection.", labels: ["app", "collection"]) {
+            readyApps.flatMap { app in app.sink.collectionCounts().map { ([app.id, $0.collection], Double($0.count)) } }
+        }
+    }
+
+    /// The upload route's pattern.
+    public static let uploadRoute = "/api/client/v2.0/app/{appId}/ingest"
+
+    /// Registers the auth endpoints, the upload endpoint, `GET /metrics`,
+    /// `GET /healthz` and the status page at `GET /`.
+    public func addRoutes(to router: inout HTTPRouter) {
+        router.addAuthRoutes(auth)
+        router.post(Self.uploadRoute, uploads.handle)
+        let metrics = self.metrics
+        router.get("/metrics") { _ in
+            HTTPResponse(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+                         body: Array(metrics.registry.render().utf8))
+        }
+        router.addHealthRoute()
+        router.get("/") { [self] _ in
+            HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
+                         body: Array(StatusPage(service: self).html.utf8))
+        }
+    }
+
+    /// The HTTP settings of the configuration, with the metrics observer installed.
+    public var httpServerConfiguration: HTTPServerConfiguration {
+        var http = configuration.httpServerConfiguration
+        let metrics = self.metrics
+        http.requestObserver = { metrics.observe($0) }
+        return http
+    }
+
+    /// Closes every sink (call after the HTTP server has stopped).
+    public func close() {
+        for app in apps { app.sink.close() }
+    }
+}

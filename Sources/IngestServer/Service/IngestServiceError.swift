@@ -1,0 +1,21 @@
+/// A failure to start the ingest service: the state database, a sink or an
+/// app's schema could not be prepared.
+///
+/// ```swift
+/// do { service = try IngestService(configuration: config) }
+/// catch { print("ingest-server: \(error)") }   // says what to fix
+/// ```
+public struct IngestServiceError: Error, Sendable, CustomStringConvertible {
+    /// What happened and what to do.
+    public var message: String
+    /// The app concerned, if any.
+    public var appId: String?
+
+    /// Creates an error.
+    public init(_ message: String, appId: String? = nil) {
+        self.message = message
+        self.appId = appId
+    }
+
+    public var description: String { appId.map { "app \($0): \(message)" } ?? message }
+}

@@ -1,0 +1,101 @@
+import IngestCore
+
+/// Where an app's accepted objects are written: a database that stores each
+/// object once (by `_id`) and remembers which segments it has received.
+///
+/// The upload handler calls a sink in this order for each segment:
+///
+/// ```swift
+/// try sink.migrate(to: schema)                  // at start-up and when development mode grows the schema
+/// if let stored = try sink.receipt(for: key) {  // a replayed upload: answer as before
+///     return stored
+/// }
+/// let result = try sink.write(objects, receipt: key) { duplicates in
+///     responseJSON(duplicates)                  // stored with the receipt, in the same transaction
+/// }
+/// ```
+///
+/// Requirements on every implementation (contract lines 2 and 3):
+/// - ``write(_:receipt:response:)`` stores all objects and the receipt in one
+///   transaction: all of them or none;
+/// - an object whose `_id` is already stored is left as it is and reported
+///   as a duplicate, not as an error;
+/// - a second `write` with the same ``SegmentKey`` writes nothing and returns
+///   the stored response (two uploads of one segment may race);
+/// - ``migrate(to:)`` is additive: it creates tables and adds columns, never
+///   drops or changes them.
+///
+/// Implementations serialize their writes themselves; every method may be
+/// called from any thread.
+public protocol Sink: AnyObject, Sendable {
+    /// A short description for logs and the status page, e.g. `sqlite:/data/app.sqlite`.
+    var description: String { get }
+
+    /// Creates the tables and columns the asymmetric classes of `schema`
+    /// need (additive only).
+    func migrate(to schema: Schema) throws(SinkError)
+
+    /// The stored response of an already received segment, or nil.
+    func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]?
+
+    /// Writes `objects` and a receipt for `key` in one transaction.
+    ///
+    /// - Parameter response: called inside the transaction with one flag per
+    ///   object (true: its `_id` was already stored); returns the response
+    ///   body kept in the receipt.
+    func write(_ objects: [SinkObject], receipt key: SegmentKey,
+               response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult
+
+    /// Stored objects per collection (class name, row count), sorted by name.
+    func collectionCounts() -> [(collection: String, count: Int)]
+
+    /// Releases the database connection. Later calls throw ``SinkError/Code/closed``.
+    func close()
+}
+
+/// Identifies one uploaded segment: the client store and its segment number.
+public struct SegmentKey: Hashable, Sendable, CustomStringConvertible {
+    /// The client store that wrote the segment.
+    public var storeId: SegmentStoreID
+    /// The segment's number within that store.
+    public var segmentNumber: UInt64
+
+    /// Creates a key.
+    public init(storeId: SegmentStoreID, segmentNumber: UInt64) {
+        self.storeId = storeId
+        self.segmentNumber = segmentNumber
+    }
+
+    public var description: String { "\(storeId.uuidString)/\(segmentNumber)" }
+}
+
+/// One validated object to store.
+public struct SinkObject: Sendable {
+    /// The collection (class name).
+    public var collection: String
+    /// The object; its `_id` is the primary key.
+    public var document: BSONDocument
+
+    /// Creates an object.
+    public init(collection: String, document: BSONDocument) {
+        self.collection = collection
+        self.document = document
+    }
+}
+
+/// The outcome of ``Sink/write(_:receipt:response:)``.
+public enum SinkWriteResult: Sendable {
+    /// The objects were written; `duplicates[i]` tells whether object `i`
+    /// was already stored. `response` is the stored response body.
+    case written(duplicates: [Bool], response: [UInt8])
+    /// The segment had already been received (a concurrent upload won);
+    /// nothing was written. `response` is the stored response body.
+    case alreadyReceived(response: [UInt8])
+
+    /// The response body either way.
+    public var response: [UInt8] {
+        switch self {
+        case .written(_, let response), .alreadyReceived(let response): response
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import IngestCore
+
+/// The server's state database: users, refresh tokens, API keys and
+/// generated app secrets, in one SQLite file (`state.sqlite`).
+///
+/// One connection, serialized by a lock: auth traffic is small next to
+/// uploads, and one writer keeps SQLite simple. Refresh tokens and API keys
+/// are stored only as SHA-256 hashes; passwords only as scrypt hashes.
+///
+/// ```swift
+/// let store = try StateStore(path: "/var/lib/ingest/state.sqlite")
+/// let user = try store.createUser(appId: "a1", provider: .anonymous, identity: nil, passwordHash: nil, now: now)
+/// ```
+// @unchecked: the connection is only touched inside `lock.withLock`.
+public final class StateStore: @unchecked Sendable {
+    /// The database file.
+    public let path: String
+    private let lock = Lock()
+    private var connection: SQLiteConnection?
+
+    /// The schema version this code writes, kept in `PRAGMA user_version`.
+    static let schemaVersion: Int64 = 1
+
+    /// Opens or creates the state database, creating its directory if needed.
+    ///
+    /// - Throws: ``StorageError`` if the directory or file cannot be created,
+    ///   WAL cannot be enabled, or the file was written by a newer server.
+    public init(path: String) throws(StorageError) {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            do {
+                // Private: the directory holds generated signing secrets.
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw StorageError(.open, "cannot create the state directory: \(error.localizedDescription)", path: path)
+            }
+        }
+        let connection = try SQLiteConnection(path: path)
+        // SQLite gives the -wal and -shm files the database file's mode.
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        let version = try connection.query("PRAGMA user_version").first?.first?.integer ?? 0
+        guard version <= StateStore.schemaVersion else {
+            throw StorageError(.open, "the state database has schema version \(version), newer than this server "
+                                   + "(\(StateStore.schemaVersion)); upgrade the server", path: path)
+        }
+        if version < 1 {
+            try connection.execute("""
+                BEGIN IMMEDIATE;
+                CREATE TABLE IF NOT EXISTS users (
+                    id TEXT PRIMARY KEY,
+                    app_id TEXT NOT NULL,
+                    provider TEXT NOT NULL,
+                    identity TEXT,
+                    password_hash TEXT,
+                    created_at INTEGER NOT NULL,
+                    disabled INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE UNIQUE INDEX IF NOT EXISTS users_identity ON users(app_id, provider, identity)
+                    WHERE identity IS NOT NULL;
+                CREATE TABLE IF NOT EXISTS refresh_tokens (
+                    token_hash BLOB PRIMARY KEY,
+                    app_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES users(id),
+                    device_id TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    revoked_at INTEGER
+                );
+                CREATE INDEX IF NOT EXISTS refresh_tokens_user ON refresh_tokens(user_id);
+                CREATE TABLE IF NOT EXISTS api_keys (
+                    id TEXT PRIMARY KEY,
+                    app_id TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    key_hash BLOB NOT NULL UNIQUE,
+                    user_id TEXT NOT NULL REFERENCES users(id),
+                    created_at INTEGER NOT NULL,
+                    revoked_at INTEGER,
+                    UNIQUE(app_id, name)
+                );
+                CREATE TABLE IF NOT EXISTS app_secrets (
+                    app_id TEXT PRIMARY KEY,
+                    secret BLOB NOT NULL,
+                    created_at INTEGER NOT NULL
+                );
+                PRAGMA user_version = 1;
+                COMMIT;
+                """)
+        }
+        self.connection = connection
+    }
+
+    deinit { close() }
+
+    /// Finalizes statements and closes the database. Later calls throw `.closed`.
+    public func close() {
+        lock.withLock {
+            connection?.close()
+            connection = nil
+        }
+    }
+
+    /// Runs `body` with the connection under the lock, mapping errors to ``StorageError``.
+    @discardableResult
+    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws(StorageError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else { throw StorageError(.closed, "the state database is closed", path: path) }
+        do {
+            return try body(connection)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.statement, "\(error)", path: path)
+        }
+    }
+}
+
+// MARK: - Records
+
+/// A user of one app.
+public struct UserRecord: Sendable, Hashable {
+    /// The user id (ObjectId hex), the `sub` of access tokens.
+    public var id: String
+    /// The app the user belongs to.
+    public var appId: String
+    /// The provider the user logs in with.
+    public var provider: String
+    /// The provider's identity: lower-cased email, API key id, or the custom JWT `sub`; `nil` for anonymous users.
+    public var identity: String?
+    /// The scrypt hash for email/password users.
+    public var passwordHash: String?
+    /// Creation time, seconds since 1970.
+    public var createdAt: Int64
+    /// Disabled users cannot log in or refresh.
+    public var isDisabled: Bool
+}
+
+/// A stored refresh token (the token itself is never stored, only its SHA-256).
+public struct RefreshTokenRecord: Sendable, Hashable {
+    public var tokenHash: [UInt8]
+    public var appId: String
+    public var userId: String
+    public var deviceId: String
+    public var createdAt: Int64
+    public var expiresAt: Int64
+    /// When the token was revoked (logout or rotation), if it was.
+    public var revokedAt: Int64?
+}
+
+/// A stored API key (the key itself is never stored, only its SHA-256).
+public struct APIKeyRecord: Sendable, Hashable {
+    /// The key id (ObjectId hex).
+    public var id: String
+    public var appId: String
+    /// The administrator's name for the key, unique per app.
+    public var name: String
+    /// The user the key logs in as.
+    public var userId: String
+    public var createdAt: Int64
+    public var revokedAt: Int64?
+}

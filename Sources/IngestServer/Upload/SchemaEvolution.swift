@@ -1,0 +1,133 @@
+import IngestCore
+
+/// Development mode's schema growth: classes and properties that uploads
+/// use but the app's schema lacks are added, never changed or removed.
+///
+/// New definitions come from the schema the client put in the segment
+/// header when it has them, otherwise they are inferred from the values
+/// (`double` → double, `int32`/`int64` → int, `string` → string, a
+/// document or array → mixed, …). Properties added to an existing class are
+/// optional, so the rows already stored stay valid. Unknown fields inside
+/// embedded objects are not added: such objects are rejected.
+///
+/// ```swift
+/// if let grown = SchemaEvolution.grow(schema, records: docs, clientSchema: headerSchema) {
+///     try sink.migrate(to: grown)
+/// }
+/// ```
+enum SchemaEvolution {
+    /// The schema with what `records` need added, or nil if nothing is missing.
+    static func grow(_ schema: Schema, records: [(collection: String, document: BSONDocument)],
+                     clientSchema: Schema?) -> Schema? {
+        var additions: [ObjectSchema] = []
+        var pending: [String: Int] = [:]   // class name → index in additions
+        func add(_ object: ObjectSchema) {
+            if let index = pending[object.className] {
+                for property in object.properties where additions[index][property: property.name] == nil {
+                    additions[index].properties.append(property)
+                }
+            } else {
+                pending[object.className] = additions.count
+                additions.append(object)
+            }
+        }
+        for (collection, document) in records {
+            if let known = schema[collection] {
+                guard known.kind == .asymmetric else { continue }
+                let client = clientSchema?[collection]
+                var added: [Property] = []
+                for field in document.fields where known[property: field.key] == nil {
+                    guard ConfigSchema.isValidPropertyName(field.key) else { continue }
+                    var property = client?[property: field.key] ?? inferred(field.key, field.value)
+                    property.isPrimaryKey = false
+                    if property.collection == .single { property.isOptional = true }
+                    added.append(property)
+                    addTargets(of: property, from: clientSchema, into: add)
+                }
+                if !added.isEmpty { add(ObjectSchema(className: collection, kind: .asymmetric, properties: added)) }
+            } else {
+                guard ConfigSchema.isValidName(collection), collection != SQLiteSink.receiptsTable else { continue }
+                if let client = clientSchema?[collection] {
+                    guard client.kind == .asymmetric, client.primaryKey == "_id" else { continue }
+                    add(client)
+                    for property in client.properties { addTargets(of: property, from: clientSchema, into: add) }
+                } else {
+                    guard let id = document["_id"] else { continue }
+                    var key = inferred("_id", id)
+                    guard key.type.canBePrimaryKey, key.collection == .single else { continue }
+                    key.isOptional = false
+                    key.isPrimaryKey = true
+                    var properties = [key]
+                    for field in document.fields where field.key != "_id" && ConfigSchema.isValidPropertyName(field.key) {
+                        properties.append(inferred(field.key, field.value))
+                    }
+                    add(ObjectSchema(className: collection, kind: .asymmetric, properties: properties))
+                }
+            }
+        }
+        guard !additions.isEmpty else { return nil }
+        let grown = merged(schema, with: additions)
+        return grown == schema ? nil : grown
+    }
+
+    /// `base` plus the classes and properties of `additions` it lacks.
+    /// Properties whose embedded target is unknown are left out.
+    static func merged(_ base: Schema, with additions: [ObjectSchema]) -> Schema {
+        var classes = base.objectSchemas
+        var index: [String: Int] = [:]
+        for (position, object) in classes.enumerated() { index[object.className] = position }
+        for object in additions {
+            if let position = index[object.className] {
+                guard classes[position].kind == object.kind else { continue }
+                for property in object.properties where classes[position][property: property.name] == nil {
+                    var property = property
+                    property.isPrimaryKey = false
+                    if property.collection == .single { property.isOptional = true }
+                    classes[position].properties.append(property)
+                }
+            } else {
+                index[object.className] = classes.count
+                classes.append(object)
+            }
+        }
+        let names = Set(classes.map(\.className))
+        for position in classes.indices {
+            classes[position].properties.removeAll { property in
+                property.type == .object && !names.contains(property.objectClassName ?? "")
+            }
+        }
+        return (try? Schema(classes)) ?? base
+    }
+
+    /// Adds the embedded class a property refers to (and, recursively, its
+    /// own targets) from the client's schema.
+    private static func addTargets(of property: Property, from clientSchema: Schema?, into add: (ObjectSchema) -> Void) {
+        var visited: Set<String> = []
+        var queue = [property]
+        while let next = queue.popLast() {
+            guard next.type == .object, let name = next.objectClassName, visited.insert(name).inserted,
+                  let target = clientSchema?[name], target.kind == .embedded else { continue }
+            add(target)
+            queue.append(contentsOf: target.properties)
+        }
+    }
+
+    /// A property definition guessed from one value: optional, scalar where
+    /// the value is a scalar, otherwise mixed (which accepts documents and arrays).
+    static func inferred(_ name: String, _ value: BSON) -> Property {
+        let type: PropertyType
+        switch value {
+        case .double: type = .double
+        case .string: type = .string
+        case .int32, .int64: type = .int
+        case .bool: type = .bool
+        case .datetime: type = .date
+        case .decimal128: type = .decimal128
+        case .objectId: type = .objectId
+        case .binary(let binary) where binary.subtype == BSONBinary.Subtype.uuid && binary.bytes.count == 16: type = .uuid
+        case .binary(let binary) where binary.subtype == BSONBinary.Subtype.generic: type = .data
+        default: type = .mixed
+        }
+        return Property(name: name, type: type, isOptional: true)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import IngestServer
+
+@Suite struct AuthAPIKeyCommandTests {
+    @Test func createListLoginAndRevokeWithAConfigFile() throws {
+        let directory = try AuthTempDirectory()
+        let configPath = directory.file("ingest.json")
+        try Data(#"""
+            {"stateDirectory": "\#(directory.file("state"))",
+             "apps": [{"id": "shop", "auth": {"api-key": {}}}, {"id": "other", "auth": {"anon-user": {}}}]}
+            """#.utf8).write(to: URL(fileURLWithPath: configPath))
+
+        let created = APIKeyCommand.run(arguments: ["create", "--app", "shop", "--name", "till-1", "--config", configPath],
+                                        environment: [:])
+        #expect(created.status == 0)
+        let key = created.output.trimmingCharacters(in: .newlines)
+        #expect(key.hasPrefix("dik_") && !key.contains("\n"))
+        #expect(created.errorOutput.contains("not shown again"))
+
+        let duplicate = APIKeyCommand.run(arguments: ["create", "--app", "shop", "--name", "till-1", "--config", configPath],
+                                          environment: [:])
+        #expect(duplicate.status == 1 && duplicate.errorOutput.contains("already has an API key named \"till-1\""))
+
+        let listed = APIKeyCommand.run(arguments: ["list", "--app", "shop", "--config", configPath], environment: [:])
+        #expect(listed.status == 0 && listed.output.hasPrefix("till-1\t") && !listed.output.contains(key))
+
+        // The key logs in through the service the server runs.
+        let config = try ServerConfiguration(contentsOfFile: configPath, environment: [:])
+        do {
+            let auth = try AuthService(configuration: config)
+            defer { auth.store.close() }
+            _ = try auth.login(appId: "shop", provider: "api-key", body: Array(#"{"key": "\#(key)"}"#.utf8))
+        }
+
+        let revoked = APIKeyCommand.run(arguments: ["revoke", "--app", "shop", "--name", "till-1", "--config", configPath],
+                                        environment: [:])
+        #expect(revoked.status == 0)
+        let again = APIKeyCommand.run(arguments: ["revoke", "--app", "shop", "--name", "till-1", "--config", configPath],
+                                      environment: [:])
+        #expect(again.status == 1)
+        #expect(APIKeyCommand.run(arguments: ["list", "--app", "shop", "--config", configPath], environment: [:])
+            .output.contains("revoked"))
+
+        // A key for an app without the api-key provider is created with a warning.
+        let warned = APIKeyCommand.run(arguments: ["create", "--app", "other", "--name", "k", "--config", configPath],
+                                       environment: [:])
+        #expect(warned.status == 0 && warned.errorOutput.contains("not enabled"))
+    }
+
+    @Test func developmentStateDirectoryAndUsageErrors() throws {
+        let directory = try AuthTempDirectory()
+        let state = directory.file("ingest-data")
+        let appId = try ServerConfiguration.development(stateDirectory: state).apps[0].id
+        let created = APIKeyCommand.run(arguments: ["create", "--app", appId, "--name", "dev", "--data-dir", state],
+                                        environment: [:])
+        #expect(created.status == 0 && created.output.hasPrefix("dik_"))
+
+        let unknownApp = APIKeyCommand.run(arguments: ["create", "--app", "nope", "--name", "x", "--data-dir", state],
+                                           environment: [:])
+        #expect(unknownApp.status == 1 && unknownApp.errorOutput.contains(appId))
+        for arguments in [[], ["delete"], ["create", "--name", "x"], ["create", "--app", "a"], ["create", "--app"],
+                          ["list", "--app", "a", "--bogus", "1"], ["list", "--app", "a", "--data-dir"]] {
+            let result = APIKeyCommand.run(arguments: arguments, environment: [:])
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.errorOutput.contains("usage:"))
+        }
+        // --data-dir replaces the configuration file's stateDirectory.
+        let configPath = directory.file("ingest.json")
+        try Data(#"{"stateDirectory": "/nonexistent/never", "apps": [{"id": "shop"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: configPath))
+        let overridden = APIKeyCommand.run(
+            arguments: ["create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.file("other")],
+            environment: [:])
+        #expect(overridden.status == 0)
+        #expect(FileManager.default.fileExists(atPath: directory.file("other/state.sqlite")))
+        let badConfig = APIKeyCommand.run(arguments: ["list", "--app", "a", "--config", directory.file("absent.json")],
+                                          environment: [:])
+        #expect(badConfig.status == 1 && badConfig.errorOutput.contains("absent.json"))
+    }
+}
