@@ -44,6 +44,7 @@ public final class SyncSession: @unchecked Sendable {
     let app: App
     weak var user: User?
     let box = LockedBox(Mutable())
+    private let openLock = Lock()
     private(set) lazy var sink = SessionTransactionSink(session: self)
     var configuration: Configuration { app.configuration.sync }
 
@@ -122,33 +123,32 @@ public final class SyncSession: @unchecked Sendable {
         try? store?.close()
     }
 
-    /// The store, opened on first use. Errors are reported once per distinct message.
+    /// The store, opened on first use. Opening is serialized: a second
+    /// handle closed again would flush (seal) the shared store early.
+    /// Errors are reported once per distinct message.
     func openStore() throws -> SegmentStore {
         if let store = box.withLock({ $0.store }) { return store }
-        var storeConfiguration = app.configuration.segmentStore
-        storeConfiguration.directory = storeDirectory
-        do {
-            try app.records.makeDirectory(storeDirectory)
-            let store = try SegmentStore.open(storeConfiguration)
-            let winner = box.withLock { state -> SegmentStore? in
-                if let existing = state.store { return existing }
-                state.store = store
-                state.reportedOpenError = nil
-                return nil
+        return try openLock.withLock { () throws -> SegmentStore in
+            if let store = box.withLock({ $0.store }) { return store }
+            var storeConfiguration = app.configuration.segmentStore
+            storeConfiguration.directory = storeDirectory
+            do {
+                try app.records.makeDirectory(storeDirectory)
+                let store = try SegmentStore.open(storeConfiguration)
+                box.withLock { state in
+                    state.store = store
+                    state.reportedOpenError = nil
+                }
+                return store
+            } catch {
+                let message = "cannot open the segment store in \(storeDirectory): \(error)"
+                let first = box.withLock { state -> Bool in
+                    defer { state.reportedOpenError = message }
+                    return state.reportedOpenError != message
+                }
+                if first { report(SyncError(.store, message)) }
+                throw error
             }
-            if let winner {
-                try? store.close()
-                return winner
-            }
-            return store
-        } catch {
-            let message = "cannot open the segment store in \(storeDirectory): \(error)"
-            let first = box.withLock { state -> Bool in
-                defer { state.reportedOpenError = message }
-                return state.reportedOpenError != message
-            }
-            if first { report(SyncError(.store, message)) }
-            throw error
         }
     }
 
