@@ -61,7 +61,7 @@ let package = Package(
             path: "Tests/Support/sync-client-child"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite"]),
+            dependencies: ["DataIngest", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "ingest-server"]),
