@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <signal.h>
+#include <pthread.h>
 
 /// The epoll event flags as plain integers (Swift imports them as an enum).
 static inline unsigned int dataingest_epollin(void) { return EPOLLIN; }
@@ -23,7 +24,14 @@ static inline int dataingest_install_signal_handler(int signo, void (*handler)(i
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
     action.sa_handler = handler;
-    return sigaction(signo, &action, 0);
+    if (sigaction(signo, &action, 0) != 0) return -1;
+    // A parent (e.g. a test runner) may have left the signal blocked in the
+    // mask this process inherited; unblock it for the calling thread, whose
+    // mask threads created later inherit.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signo);
+    return pthread_sigmask(SIG_UNBLOCK, &set, 0);
 }
 extern int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);
 extern int pipe2(int pipefd[2], int flags);

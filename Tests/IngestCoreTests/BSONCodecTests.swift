@@ -249,7 +249,9 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
 
     @Test func nulInKeyIsReportedAndOutputStaysValid() throws {
         let doc: BSONDocument = ["a\0b": .int32(1)]
-        #expect(throws: BSONError.self) { try doc.checkedBSONBytes() }
+        #expect { try doc.checkedBSONBytes() } throws: { ($0 as? BSONError)?.code == .nulInCString }
+        let regex: BSONDocument = ["r": .regex(pattern: "a\0", options: "")]
+        #expect { try regex.checkedBSONBytes() } throws: { ($0 as? BSONError)?.code == .nulInCString }
         let decoded = try BSONDocument(bson: doc.bsonBytes())
         #expect(decoded.keys == ["a"])
         let good: BSONDocument = ["ab": .int32(1)]
@@ -346,6 +348,19 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
             }
         }
         #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
+    }
+
+    @Test func nulSearchMatchesALinearScan() {
+        var random = SeededRandom(seed: 42)
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 0...40, using: &random)
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...3, using: &random) == 0 ? 0 : UInt8.random(in: 1...255, using: &random) }
+            let expected = bytes.firstIndex(of: 0)
+            let found = bytes.withUnsafeBytes { raw in
+                raw.baseAddress.flatMap { BSONDecoder.firstNul(in: $0, count: count) }
+            }
+            #expect(found == expected, "\(bytes)")
+        }
     }
 
     @Test func booleanErrors() {

@@ -55,9 +55,12 @@ public enum BSON: Sendable, Hashable {
 /// A BSON timestamp: on the wire, the increment in the low 32 bits and the
 /// seconds in the high 32 bits of a little-endian 64-bit integer.
 public struct BSONTimestamp: Sendable, Hashable {
+    /// Seconds since the Unix epoch (the high 32 bits).
     public var seconds: UInt32
+    /// An ordinal within the second (the low 32 bits).
     public var increment: UInt32
 
+    /// A timestamp from its two halves.
     public init(seconds: UInt32, increment: UInt32) {
         self.seconds = seconds
         self.increment = increment

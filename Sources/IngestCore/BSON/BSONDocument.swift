@@ -12,9 +12,12 @@
 public struct BSONDocument: Sendable, Hashable {
     /// One key and its value.
     public struct Field: Sendable, Hashable {
+        /// The field's name.
         public var key: String
+        /// The field's value.
         public var value: BSON
 
+        /// A field named `key` holding `value`.
         public init(key: String, value: BSON) {
             self.key = key
             self.value = value
@@ -63,8 +66,11 @@ public struct BSONDocument: Sendable, Hashable {
 }
 
 extension BSONDocument: RandomAccessCollection {
+    /// The position of the first field.
     public var startIndex: Int { fields.startIndex }
+    /// One past the position of the last field.
     public var endIndex: Int { fields.endIndex }
+    /// The key and value of the field at `position`.
     public subscript(position: Int) -> (key: String, value: BSON) {
         let element = fields[position]
         return (element.key, element.value)
@@ -72,6 +78,7 @@ extension BSONDocument: RandomAccessCollection {
 }
 
 extension BSONDocument: ExpressibleByDictionaryLiteral {
+    /// A document with the literal's fields, in order (duplicates kept).
     public init(dictionaryLiteral elements: (String, BSON)...) {
         self.fields = elements.map { Field(key: $0.0, value: $0.1) }
     }

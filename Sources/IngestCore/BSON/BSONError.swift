@@ -11,7 +11,9 @@
 public struct BSONError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of problem. Extensible: new codes may be added.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The code's name, e.g. "truncated".
         public var rawValue: String
+        /// A code with the given name; use the static codes below.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The input ends before a value or document it declares.
@@ -47,6 +49,7 @@ public struct BSONError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What happened, for people.
     public var message: String
 
+    /// An error with its code, byte offset and message.
     public init(code: Code, offset: Int, message: String) {
         self.code = code
         self.offset = offset

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Writes BSON straight into a byte buffer, element by element, so typed
 /// objects can be encoded without building a ``BSONDocument`` first.
 ///
@@ -334,8 +328,7 @@ struct UncheckedBSONEncoder {
     mutating func cString(_ text: String) {
         withUTF8(text) { utf8 in
             guard let start = utf8.baseAddress else { return }
-            if let found = memchr(start, 0, utf8.count) {
-                let nul = UnsafeRawPointer(found) - UnsafeRawPointer(start)
+            if let nul = BSONDecoder.firstNul(in: UnsafeRawPointer(start), count: utf8.count) {
                 if error == nil {
                     error = BSONError(code: .nulInCString, offset: position,
                                       message: "the key or regular expression \(String(decoding: utf8, as: UTF8.self).debugDescription) contains a NUL byte, which BSON cannot encode; it was cut at the NUL")
@@ -491,11 +484,14 @@ extension BSONDocument {
     /// The size of this document's encoding in bytes (an upper bound if a
     /// key must be cut at a NUL).
     var encodedSize: Int {
-        var size = 5
-        for index in fields.indices {
-            size += 2 + fields[index].key.utf8.count + fields[index].value.encodedBodySize
+        // Through the buffer: reading `fields[i]` would copy each value.
+        fields.withUnsafeBufferPointer { fields in
+            var size = 5
+            for index in fields.indices {
+                size += 2 + fields[index].key.utf8.count + fields[index].value.encodedBodySize
+            }
+            return size
         }
-        return size
     }
 }
 

@@ -324,20 +324,22 @@ struct HTTPRequestParser {
                 index = headEnd
                 return result
             }
+            if !sawRequestLine && i + 1 - index > limits.maxHeaderBytes { return .fail(uriTooLong()) }
             sawRequestLine = true
             headLineStart = i + 1 - index
             i += 1
         }
         headScanned = i - index
         if buffer.count - index > limits.maxHeaderBytes {
-            if !sawRequestLine {
-                return .fail(HTTPError(
-                    .uriTooLong, code: .uriTooLong,
-                    "The request line is longer than the server's limit of \(limits.maxHeaderBytes) bytes."))
-            }
-            return .fail(headersTooLarge())
+            return .fail(sawRequestLine ? headersTooLarge() : uriTooLong())
         }
         return .needMore
+    }
+
+    private func uriTooLong() -> HTTPError {
+        HTTPError(
+            .uriTooLong, code: .uriTooLong,
+            "The request line is longer than the server's limit of \(limits.maxHeaderBytes) bytes.")
     }
 
     private func headersTooLarge() -> HTTPError {

@@ -62,6 +62,7 @@ extension HTTPServer {
                 nextSweep = now + UInt64(sweepMillis) * 1_000_000
             }
             if draining && (connections.isEmpty || now >= drainDeadline) {
+                forcedStop = !connections.isEmpty
                 for connection in Array(connections.values) { closeConnection(connection) }
                 return
             }
@@ -175,6 +176,13 @@ extension HTTPServer {
         }
         if flags & dataingest_epollout() != 0 {
             flush(connection)
+            // Output fell below the high-water mark: parse requests already buffered.
+            if connections[connection.id] != nil && !connection.inFlight && !connection.closeAfterFlush
+                && !connection.lingering && connection.outputPending < Self.outputHighWater
+                && connection.parser.hasBufferedBytes
+            {
+                drive(connection)
+            }
         }
     }
 

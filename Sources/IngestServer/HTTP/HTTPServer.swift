@@ -66,6 +66,8 @@ public final class HTTPServer: @unchecked Sendable {
     var connections: [UInt64: HTTPConnection] = [:]
     var nextConnectionID: UInt64 = 16
     var draining = false
+    /// The grace period ended with connections still open.
+    var forcedStop = false
     var drainDeadline: UInt64 = 0
     var listenerPausedUntil: UInt64?
     var now: UInt64 = 0
@@ -131,7 +133,9 @@ public final class HTTPServer: @unchecked Sendable {
         }
         state = .running
         defer {
-            pool?.stop(timeout: 2)
+            // Handlers still running after a forced stop get only a moment:
+            // their connections are closed and nobody waits for them.
+            pool?.stop(timeout: forcedStop ? 0.2 : 2)
             pool = nil
             closeResources()
             state = .stopped

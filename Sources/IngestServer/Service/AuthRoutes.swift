@@ -59,7 +59,9 @@ extension HTTPRouter {
         do {
             return try body()
         } catch {
-            return .json(error.jsonBody, status: HTTPStatus(code: error.httpStatus))
+            var response = HTTPResponse.json(error.jsonBody, status: HTTPStatus(code: error.httpStatus))
+            if let seconds = error.retryAfterSeconds { response.headers.add(name: "Retry-After", value: String(seconds)) }
+            return response
         }
     }
 }

@@ -37,6 +37,7 @@ public enum ServerCommand {
           --max-inflate-ratio N       inflated/compressed ratio limit, 413 above (default 200)
           --max-concurrent-uploads N  uploads processed at once, 429 above (default 16)
           --synchronous MODE          SQLite sink synchronous pragma: FULL or NORMAL (default FULL)
+          --sink-busy-timeout MS      wait for a locked SQLite sink before 503 (default 5000)
           --header-timeout SECONDS    time to send a request head (default 10)
           --body-timeout SECONDS      max stall while sending a body (default 30)
           --keep-alive-timeout SECONDS  idle time between requests (default 30)
@@ -109,6 +110,8 @@ public enum ServerCommand {
                     throw UsageError(message: "--synchronous must be FULL, NORMAL or EXTRA, not \(mode)")
                 }
                 options.sqlite.synchronous = mode
+            case "--sink-busy-timeout":
+                options.sqlite.busyTimeoutMilliseconds = Int32(try parser.integer(argument, 0...600_000))
             case "--header-timeout":
                 let s = try parser.seconds(argument)
                 httpOverrides.append { $0.headerTimeout = s }

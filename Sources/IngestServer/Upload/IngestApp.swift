@@ -67,14 +67,24 @@ public final class IngestApp: @unchecked Sendable {
     /// Development mode: adds what `records` need to the schema, migrates the
     /// sink, persists the schema, and returns the schema to validate against.
     /// Outside development mode it returns the schema unchanged.
-    func schemaForUpload(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?) throws(SinkError) -> Schema {
+    func schemaForUpload(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
+                         log: (@Sendable (String) -> Void)? = nil) throws(SinkError) -> Schema {
         guard configuration.developmentMode else { return schema }
         // Quick check without the lock: most uploads need nothing new.
         if SchemaEvolution.grow(schema, records: records, clientSchema: clientSchema) == nil { return schema }
         return try evolution.withLock { () throws(SinkError) -> Schema in
             let base = schema
             guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return base }
-            try sink.migrate(to: grown)
+            do throws(SinkError) {
+                try sink.migrate(to: grown)
+            } catch {
+                if error.isTransient { throw error }
+                // A change the database refuses (e.g. its column limit) must not
+                // fail the upload forever: validate against the old schema, so
+                // the objects that need the change are rejected with reasons.
+                log?("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)")
+                return base
+            }
             if let schemaFile, let data = try? grown.jsonData() {
                 // Best effort: the sink already has the columns; a lost file
                 // means the schema is re-learned from the next upload.

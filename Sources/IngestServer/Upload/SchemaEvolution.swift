@@ -70,24 +70,43 @@ enum SchemaEvolution {
         return grown == schema ? nil : grown
     }
 
+    /// Names a client cannot add: columns the sinks use themselves.
+    static let reservedPropertyNames: Set<String> = ["_ingested_at"]
+
     /// `base` plus the classes and properties of `additions` it lacks.
-    /// Properties whose embedded target is unknown are left out.
+    ///
+    /// Left out, so that objects using them are rejected (permanently, per
+    /// object) instead of breaking the sink: properties whose embedded target
+    /// is unknown, reserved names, and names that differ from an existing
+    /// class or property only in letter case (SQL identifiers are
+    /// case-insensitive).
     static func merged(_ base: Schema, with additions: [ObjectSchema]) -> Schema {
         var classes = base.objectSchemas
         var index: [String: Int] = [:]
+        var lowercasedClasses = Set(classes.map { $0.className.lowercased() })
         for (position, object) in classes.enumerated() { index[object.className] = position }
+        func admissible(_ property: Property, in object: ObjectSchema) -> Bool {
+            let lowered = property.name.lowercased()
+            return !reservedPropertyNames.contains(lowered)
+                && !object.properties.contains { $0.name.lowercased() == lowered }
+        }
         for object in additions {
             if let position = index[object.className] {
                 guard classes[position].kind == object.kind else { continue }
-                for property in object.properties where classes[position][property: property.name] == nil {
+                for property in object.properties where admissible(property, in: classes[position]) {
                     var property = property
                     property.isPrimaryKey = false
                     if property.collection == .single { property.isOptional = true }
                     classes[position].properties.append(property)
                 }
             } else {
+                guard lowercasedClasses.insert(object.className.lowercased()).inserted else { continue }
+                var added = ObjectSchema(className: object.className, kind: object.kind, properties: [])
+                for property in object.properties where admissible(property, in: added) {
+                    added.properties.append(property)
+                }
                 index[object.className] = classes.count
-                classes.append(object)
+                classes.append(added)
             }
         }
         let names = Set(classes.map(\.className))

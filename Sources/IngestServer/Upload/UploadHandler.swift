@@ -146,7 +146,7 @@ public final class UploadHandler: Sendable {
             if let document { valid.append((segment.records[position].collection, document)) }
         }
         let schema = try sinkCall(app, { () throws(SinkError) in
-            try app.schemaForUpload(records: valid, clientSchema: segment.clientSchema)
+            try app.schemaForUpload(records: valid, clientSchema: segment.clientSchema, log: log)
         })
 
         for (position, document) in decoded.enumerated() {

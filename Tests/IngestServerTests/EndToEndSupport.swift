@@ -1,0 +1,334 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSQLite
+import Foundation
+import IngestCore
+@testable import IngestServer
+
+/// A test failure in the end-to-end tests' own plumbing.
+struct EndToEndError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Monotonic seconds, for bounded waits.
+func endToEndNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// A temporary directory removed when released.
+final class EndToEndDirectory {
+    let path: String
+    init() throws {
+        path = NSTemporaryDirectory() + "/ingest-e2e-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The `ingest-server` binary built next to the test bundle.
+func ingestServerExecutable() throws -> String {
+    if let override = ProcessInfo.processInfo.environment["INGEST_SERVER_BINARY"] { return override }
+    let argv0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var candidates = [argv0.deletingLastPathComponent().appendingPathComponent("ingest-server").path,
+                      argv0.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("ingest-server").path]
+    if let executable = Bundle.main.executableURL {
+        candidates.append(executable.deletingLastPathComponent().appendingPathComponent("ingest-server").path)
+    }
+    guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        throw EndToEndError("ingest-server not found in \(candidates); build it with `swift build`")
+    }
+    return found
+}
+
+/// An HTTP response as the end-to-end tests see it.
+struct EndToEndResponse {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body as a JSON object, if it is one.
+    var json: [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    }
+
+    /// An integer member of the JSON body.
+    func int(_ key: String) -> Int? { (json?[key] as? NSNumber)?.intValue }
+
+    /// A string member of the JSON body.
+    func string(_ key: String) -> String? { json?[key] as? String }
+}
+
+/// A real `ingest-server` process on 127.0.0.1 and an ephemeral port, started
+/// from a config file (or as the development server), killed by PID on release.
+final class IngestTestServer {
+    let process = Process()
+    let directory: EndToEndDirectory
+    let port: UInt16
+    /// The state directory (SQLite sinks live here).
+    let dataPath: String
+
+    /// A 40-byte signing secret shared with the tests, so they can mint
+    /// expired tokens with the app's own key.
+    static let shopSecret = "test-signing-secret-0123456789-abcdefghij"
+
+    /// Starts the server with `config` (JSON text; `$DATA` is replaced by the
+    /// state directory), or as the development server when `config` is nil.
+    init(config: String?, extraArguments: [String] = [], directory: EndToEndDirectory? = nil) throws {
+        let directory = try directory ?? EndToEndDirectory()
+        self.directory = directory
+        dataPath = directory.path + "/data"
+        var arguments = ["--port", "0", "--data-dir", dataPath]
+        if let config {
+            let path = directory.path + "/ingest.json"
+            try Data(config.replacingOccurrences(of: "$DATA", with: dataPath).utf8).write(to: URL(fileURLWithPath: path))
+            arguments += ["--config", path]
+        }
+        process.executableURL = URL(fileURLWithPath: try ingestServerExecutable())
+        process.arguments = arguments + extraArguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        let out = Pipe()
+        process.standardOutput = out
+        _ = FileManager.default.createFile(atPath: directory.path + "/stderr.log", contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: directory.path + "/stderr.log")
+        try process.run()
+        // The first line is `listening on http://127.0.0.1:PORT`.
+        let fd = out.fileHandleForReading.fileDescriptor
+        var line: [UInt8] = []
+        let deadline = endToEndNow() + 20
+        while !line.contains(10) && endToEndNow() < deadline {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 256)
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            line += chunk[0..<n]
+        }
+        let text = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
+        guard let range = text.range(of: "listening on http://127.0.0.1:"), let port = UInt16(text[range.upperBound...]) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let log = (try? String(contentsOfFile: directory.path + "/stderr.log", encoding: .utf8)) ?? ""
+            throw EndToEndError("ingest-server did not start: \(text) \(log)")
+        }
+        self.port = port
+    }
+
+    deinit { stop() }
+
+    /// Kills the process by PID (idempotent).
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// One request on a fresh connection (`Connection: close`; the response
+    /// ends at EOF), bounded by `timeout` seconds.
+    func call(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
+              timeout: Double = 20) throws -> EndToEndResponse {
+        try Self.call(port: port, method, path, headers: headers, body: body, timeout: timeout)
+    }
+
+    /// ``call(_:_:headers:body:timeout:)`` for any thread: needs only the port.
+    static func call(port: UInt16, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
+                     timeout: Double = 20) throws -> EndToEndResponse {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let request = Array((head + "\r\n").utf8) + body
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw EndToEndError("socket failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw EndToEndError("connect failed: errno \(errno)") }
+        var sent = 0
+        while sent < request.count {
+            let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            // The server may answer (413) and close before reading the whole body.
+            if n <= 0 { break }
+            sent += n
+        }
+        var received: [UInt8] = []
+        let deadline = endToEndNow() + timeout
+        while true {
+            guard endToEndNow() < deadline else { throw EndToEndError("timed out reading the response to \(method) \(path)") }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            received += chunk[0..<n]
+        }
+        return try Self.parse(received)
+    }
+
+    static func parse(_ bytes: [UInt8]) throws -> EndToEndResponse {
+        guard let end = (0..<max(0, bytes.count - 3)).first(where: {
+            bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
+        }) else { throw EndToEndError("no complete response head in \(bytes.count) bytes") }
+        var lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines.removeFirst().split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw EndToEndError("bad status line") }
+        let headers: [(String, String)] = lines.compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var body = Array(bytes[(end + 4)...])
+        if let length = headers.first(where: { $0.0.lowercased() == "content-length" }).flatMap({ Int($0.1) }) {
+            body = Array(body.prefix(length))
+        }
+        return EndToEndResponse(status: status, headers: headers, body: body)
+    }
+
+    /// Logs in anonymously; returns the access and refresh tokens.
+    func login(app: String) throws -> (access: String, refresh: String) {
+        let response = try call("POST", "/api/client/v2.0/app/\(app)/auth/providers/anon-user/login", body: Array("{}".utf8))
+        guard response.status == 200, let json = response.json,
+              let access = json["access_token"] as? String, let refresh = json["refresh_token"] as? String
+        else { throw EndToEndError("login failed: \(response.status) \(response.text)") }
+        return (access, refresh)
+    }
+
+    /// Uploads a segment body with a bearer token.
+    func upload(app: String, token: String?, body: [UInt8]) throws -> EndToEndResponse {
+        var headers = ["Content-Type": "application/gzip"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        return try call("POST", "/api/client/v2.0/app/\(app)/ingest", headers: headers, body: body)
+    }
+
+    /// The SQLite sink file of `app`.
+    func sinkPath(_ app: String) -> String { dataPath + "/\(app).sqlite" }
+}
+
+/// Builds a sealed segment (gzip) with SegmentWriter: one entry per transaction.
+func makeSegment(store: SegmentStoreID, number: UInt64, firstTransaction: UInt64 = 1,
+                 schema: Schema? = nil, _ transactions: [[(String, BSONDocument)]]) throws -> [UInt8] {
+    final class Collect { var bytes: [UInt8] = [] }
+    let out = Collect()
+    let header = SegmentHeader(storeId: store, segmentNumber: number, createdAtMillis: 1_700_000_000_000,
+                               schema: schema.map { $0.bsonDocument.bsonBytes() } ?? SegmentFormat.emptyDocument)
+    let writer = try SegmentWriter(header: header) { out.bytes.append(contentsOf: $0) }
+    for (offset, transaction) in transactions.enumerated() {
+        for (collection, document) in transaction {
+            try writer.append(collection: collection, document: document.bsonBytes())
+        }
+        try writer.commit(transactionNumber: firstTransaction + UInt64(offset))
+    }
+    try writer.finish()
+    return out.bytes
+}
+
+/// Runs a query on an SQLite file; each row's columns rendered as text
+/// (`hex:` + hex for blobs, `nil` for NULL).
+func sqliteRows(_ path: String, _ sql: String) throws -> [[String]] {
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+        throw EndToEndError("cannot open \(path)")
+    }
+    defer { sqlite3_close_v2(db) }
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+        throw EndToEndError("cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
+    }
+    defer { sqlite3_finalize(statement) }
+    var rows: [[String]] = []
+    while sqlite3_step(statement) == SQLITE_ROW {
+        var row: [String] = []
+        for column in 0..<sqlite3_column_count(statement) {
+            switch sqlite3_column_type(statement, column) {
+            case SQLITE_NULL: row.append("nil")
+            case SQLITE_BLOB:
+                let count = Int(sqlite3_column_bytes(statement, column))
+                let bytes = UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, column), count: count)
+                row.append("hex:" + bytes.map { String(format: "%02x", $0) }.joined())
+            default: row.append(String(cString: sqlite3_column_text(statement, column)))
+            }
+        }
+        rows.append(row)
+    }
+    return rows
+}
+
+/// The configuration most upload tests use: app `shop` (fixed signing
+/// secret, a WeatherSensor collection with an embedded Reading list) and app
+/// `other`; small inflation limits so that bombs are cheap to build.
+let uploadTestConfig = """
+    {
+      "stateDirectory": "$DATA",
+      "limits": { "maxInflatedBytes": 4194304, "maxInflateRatio": 50 },
+      "apps": [
+        {
+          "id": "shop",
+          "signingSecret": "\(IngestTestServer.shopSecret)",
+          "auth": { "anon-user": {}, "local-userpass": {}, "api-key": {} },
+          "schema": {
+            "WeatherSensor": {
+              "kind": "asymmetric",
+              "properties": {
+                "_id": "objectId", "deviceId": "string", "temperature": "double",
+                "active": "bool?", "takenAt": "date?", "price": "decimal128?", "count": "int?",
+                "readings": "Reading[]"
+              }
+            },
+            "Reading": { "kind": "embedded", "properties": { "value": "double", "note": "string?" } }
+          }
+        },
+        {
+          "id": "other",
+          "auth": { "anon-user": {} },
+          "schema": { "Log": { "kind": "asymmetric", "properties": { "_id": "objectId", "message": "string" } } }
+        }
+      ]
+    }
+    """
+
+/// A valid WeatherSensor document.
+func sensor(_ id: ObjectId = ObjectId.generate(), device: String = "station-1", temperature: Double = 21.5) -> BSONDocument {
+    [
+        "_id": .objectId(id), "deviceId": .string(device), "temperature": .double(temperature),
+        "readings": .array([.document(["value": .double(1.5)]), .document(["value": .double(2.5), "note": .string("ok")])]),
+    ]
+}
+
+/// Holds the write lock of an SQLite database (an open `BEGIN IMMEDIATE`)
+/// from the test process until released.
+final class SQLiteLocker {
+    private var db: OpaquePointer?
+
+    init(path: String) throws {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+              sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK
+        else {
+            sqlite3_close_v2(db)
+            throw EndToEndError("cannot lock \(path)")
+        }
+    }
+
+    deinit { release() }
+
+    /// Rolls back and closes (idempotent).
+    func release() {
+        guard let db else { return }
+        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+        sqlite3_close_v2(db)
+        self.db = nil
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// Real clients against a real server process: curl and Python's http.client.
+/// Each test is skipped (with a printed reason) if the tool is not installed.
+@Suite struct HTTPClientCompatibilityTests {
+    @Test func curlKeepAliveBodiesAndChunkedUploads() throws {
+        let server = try HTTPTestServer()
+        let base = "http://127.0.0.1:\(server.port)"
+        guard let reuse = try runTool("curl", ["-sS", "-v", "\(base)/healthz", "\(base)/healthz"]) else {
+            print("skipped: curl is not installed")
+            return
+        }
+        #expect(reuse.status == 0, "\(reuse.output)")
+        #expect(reuse.output.components(separatedBy: #"{"status":"ok"}"#).count == 3)
+        #expect(reuse.output.contains("Re-using existing connection"), "\(reuse.output)")
+
+        let directory = try HTTPTestDirectory()
+        let input = directory.path + "/in.bin"
+        let output = directory.path + "/out.bin"
+        // 2 MB: large enough that curl sends `Expect: 100-continue`.
+        var random = HTTPFuzzRandom(seed: 7)
+        let payload = (0..<2_000_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        try Data(payload).write(to: URL(fileURLWithPath: input))
+        for extra in [[String](), ["-H", "Transfer-Encoding: chunked"], ["--http1.0"]] {
+            try? FileManager.default.removeItem(atPath: output)
+            let result = try runTool("curl", ["-sS", "-f", "-X", "POST", "--data-binary", "@\(input)", "-o", output] + extra + ["\(base)/_test/echo"])
+            #expect(result?.status == 0, "\(extra): \(result?.output ?? "")")
+            #expect(FileManager.default.contents(atPath: output) == Data(payload), "curl \(extra) body mismatch")
+        }
+    }
+
+    @Test func pythonHTTPClient() throws {
+        let server = try HTTPTestServer()
+        let script = """
+            import http.client, sys
+            c = http.client.HTTPConnection('127.0.0.1', int(sys.argv[1]), timeout=5)
+            c.request('GET', '/healthz'); r = c.getresponse()
+            assert r.status == 200, r.status
+            assert r.read() == b'{"status":"ok"}'
+            sock = c.sock
+            c.request('POST', '/_test/echo', body=b'x' * 100000); r = c.getresponse()
+            assert r.status == 200 and r.read() == b'x' * 100000
+            def parts():
+                yield b'abc'
+                yield b'defg'
+            c.request('POST', '/_test/echo', body=parts()); r = c.getresponse()
+            assert r.getheader('X-Echo-Body-Bytes') == '7' and r.read() == b'abcdefg'
+            c.request('DELETE', '/healthz'); r = c.getresponse()
+            assert r.status == 405 and r.getheader('Allow') == 'GET, HEAD, OPTIONS'; r.read()
+            c.request('HEAD', '/healthz'); r = c.getresponse()
+            assert r.status == 200 and r.read() == b''
+            c.request('GET', '/healthz'); r = c.getresponse(); r.read()
+            assert c.sock is sock, 'connection was not reused'
+            print('python ok')
+            """
+        guard let result = try runTool("python3", ["-c", script, String(server.port)]) else {
+            print("skipped: python3 is not installed")
+            return
+        }
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("python ok"), "\(result.output)")
+    }
+}

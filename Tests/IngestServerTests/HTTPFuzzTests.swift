@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// A small deterministic PRNG (SplitMix64) so a failing fuzz case can be replayed by its seed.
+struct HTTPFuzzRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Seeded, bounded fuzzing of request lines, headers and chunked encoding
+/// against a real server process: it must answer every input with a
+/// well-formed response or a close, and keep serving afterwards.
+@Suite struct HTTPFuzzTests {
+    static let templates: [String] = [
+        "GET /healthz?x=1 HTTP/1.1\r\nHost: fuzz\r\nAccept: */*\r\n\r\n",
+        "POST /_test/echo HTTP/1.1\r\nHost: fuzz\r\nContent-Length: 11\r\nContent-Type: text/plain\r\n\r\nhello world",
+        "POST /_test/echo HTTP/1.1\r\nHost: fuzz\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n6;q=\"x\\\"y\"\r\n world\r\n0\r\nT: v\r\n\r\n",
+        "PUT /_test/echo HTTP/1.0\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\nabc",
+        "POST /_test/echo HTTP/1.1\r\nHost: fuzz\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nbody",
+    ]
+    static let interesting: [UInt8] = [13, 10, 32, 9, 0, 58, 59, 48, 102, 127, 255, 34, 44, 47, 63, 37, 0x80]
+    static let allowedStatuses: Set<Int> = [100, 200, 204, 400, 404, 405, 408, 413, 414, 417, 431, 501, 505]
+
+    static func mutate(_ input: [UInt8], _ random: inout HTTPFuzzRandom) -> [UInt8] {
+        var bytes = input
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            guard !bytes.isEmpty else { break }
+            let at = Int.random(in: 0..<bytes.count, using: &random)
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0: bytes[at] = UInt8.random(in: 0...255, using: &random)
+            case 1: bytes.insert(interesting.randomElement(using: &random)!, at: at)
+            case 2: bytes.remove(at: at)
+            case 3: bytes = Array(bytes[..<at])
+            case 4:
+                // A random chunk size or length.
+                let number = Array(String(UInt64.random(in: 0...UInt64.max, using: &random) >> UInt64.random(in: 0...63, using: &random), radix: Bool.random(using: &random) ? 16 : 10).utf8)
+                bytes.insert(contentsOf: number, at: at)
+            case 5:
+                // CRLF becomes a bare LF or a bare CR.
+                if let cr = bytes[at...].firstIndex(of: 13) {
+                    if Bool.random(using: &random) { bytes.remove(at: cr) } else { bytes[cr + 1] = 32 }
+                }
+            case 6:
+                // Duplicate a header line (conflicting framing, repeated Host).
+                let line = Array("Content-Length: 5\r\n".utf8)
+                let other = Array("Transfer-Encoding: chunked\r\n".utf8)
+                if let lf = bytes.firstIndex(of: 10) {
+                    bytes.insert(contentsOf: Bool.random(using: &random) ? line : other, at: lf + 1)
+                }
+            default:
+                bytes.insert(contentsOf: Array(repeating: UInt8(ascii: "A"), count: Int.random(in: 1...20_000, using: &random)), at: at)
+            }
+        }
+        return bytes
+    }
+
+    /// Reads every response until the server closes; checks each is well-formed.
+    static func checkResponses(_ connection: HTTPTestConnection, seed: UInt64) {
+        for _ in 0..<64 {
+            do {
+                let response = try connection.readResponse(timeout: 3)
+                #expect(allowedStatuses.contains(response.status), "seed \(seed): status \(response.status)")
+            } catch {
+                let text = "\(error)"
+                let cleanEnd = text.contains("connection closed before a response head") && connection.bufferedByteCount == 0
+                #expect(cleanEnd, "seed \(seed): \(text)")
+                return
+            }
+        }
+    }
+
+    @Test func fuzzedRequestsNeverBreakTheServer() throws {
+        let server = try HTTPTestServer([
+            "--max-header-bytes", "8192", "--max-body-bytes", "100000",
+            "--header-timeout", "1", "--body-timeout", "1", "--keep-alive-timeout", "1",
+        ])
+        let deadline = httpTestNow() + 60
+        for seed in UInt64(1)...UInt64(250) where httpTestNow() < deadline {
+            var random = HTTPFuzzRandom(seed: seed)
+            let connection = try server.connect()
+            // One to three requests per connection, some pipelined valid ones mixed in.
+            var payload: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let template = Array(Self.templates.randomElement(using: &random)!.utf8)
+                payload += Bool.random(using: &random) ? Self.mutate(template, &random) : template
+            }
+            try? connection.send(payload)
+            connection.shutdownWrite()
+            Self.checkResponses(connection, seed: seed)
+        }
+        let health = try server.request("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(health.status == 200)
+        #expect(server.process.isRunning)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import IngestCore
+import Testing
+@testable import IngestServer
+
+/// The SQLite sink on its own: tables, typed columns, duplicates, receipts,
+/// additive migration, reopening.
+@Suite("SQLite sink")
+struct SinkSQLiteTests {
+    /// A temporary directory removed at the end of each test.
+    final class TempDirectory {
+        let path: String
+        init() throws {
+            path = NSTemporaryDirectory() + "/sink-test-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    static func schema(extra: [IngestCore.Property] = []) throws -> Schema {
+        try Schema([
+            ObjectSchema(className: "Reading", kind: .asymmetric, properties: [
+                IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                IngestCore.Property(name: "value", type: .double),
+                IngestCore.Property(name: "tags", type: .string, collection: .list),
+            ] + extra),
+            ObjectSchema(className: "Point", kind: .embedded, properties: [IngestCore.Property(name: "x", type: .int)]),
+        ])
+    }
+
+    @Test("writes objects and a receipt in one transaction; duplicates and repeated receipts write nothing")
+    func writeDuplicatesAndReceipts() throws {
+        let directory = try TempDirectory()
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        try sink.migrate(to: try Self.schema())
+        let ids = (0..<3).map { _ in ObjectId.generate() }
+        let objects = ids.map {
+            SinkObject(collection: "Reading", document: ["_id": .objectId($0), "value": .double(1.5), "tags": .array([.string("t")])])
+        }
+        let key = SegmentKey(storeId: .random(), segmentNumber: 5)
+        #expect(try sink.receipt(for: key) == nil)
+        let result = try sink.write(objects + [objects[0]], receipt: key) { duplicates in
+            Array("dups=\(duplicates.filter { $0 }.count)".utf8)
+        }
+        guard case .written(let duplicates, let body) = result else {
+            Issue.record("expected a write, got \(result)")
+            return
+        }
+        #expect(duplicates == [false, false, false, true])
+        #expect(body == Array("dups=1".utf8))
+        #expect(try sink.receipt(for: key) == body)
+        let again = try sink.write(objects, receipt: key) { _ in Array("second".utf8) }
+        guard case .alreadyReceived(let stored) = again else {
+            Issue.record("expected the stored receipt, got \(again)")
+            return
+        }
+        #expect(stored == body)
+        #expect(sink.collectionCounts().map(\.count) == [3])
+        #expect(try sqliteRows(path, "SELECT hex(_id), value, tags FROM Reading ORDER BY _id")
+                == ids.sorted().map { ["\($0.hex.uppercased())", "1.5", #"["t"]"#] })
+        #expect(try sqliteRows(path, "PRAGMA journal_mode") == [["wal"]])
+    }
+
+    @Test("migration is additive and survives reopening; rows counted at open")
+    func additiveMigration() throws {
+        let directory = try TempDirectory()
+        let path = directory.path + "/app.sqlite"
+        do {
+            let sink = try SQLiteSink(path: path)
+            try sink.migrate(to: try Self.schema())
+            _ = try sink.write([SinkObject(collection: "Reading", document: ["_id": .objectId(.generate()), "value": .double(1)])],
+                               receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
+            sink.close()
+        }
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        let grown = try Self.schema(extra: [
+            IngestCore.Property(name: "where", type: .object, isOptional: true, objectClassName: "Point"),
+            IngestCore.Property(name: "at", type: .date, isOptional: true),
+        ])
+        try sink.migrate(to: grown)
+        #expect(sink.collectionCounts().first?.count == 1)
+        _ = try sink.write([SinkObject(collection: "Reading", document: [
+            "_id": .objectId(.generate()), "value": .double(2), "where": .document(["x": .int64(4)]), "at": .datetime(99),
+        ])], receipt: SegmentKey(storeId: .random(), segmentNumber: 2)) { _ in [] }
+        #expect(try sqliteRows(path, "SELECT value, \"where\", at FROM Reading ORDER BY value")
+                == [["1.0", "nil", "nil"], ["2.0", #"{"x":4}"#, "99"]])
+        let columns = try sqliteRows(path, "SELECT name, type FROM pragma_table_info('Reading')")
+        #expect(columns.contains(["at", "INTEGER"]))
+        #expect(columns.contains(["_id", "BLOB"]))
+    }
+
+    @Test("a closed sink throws closed; an unwritable path throws open")
+    func errors() throws {
+        let directory = try TempDirectory()
+        let sink = try SQLiteSink(path: directory.path + "/a.sqlite")
+        sink.close()
+        #expect(throws: SinkError.self) { try sink.receipt(for: SegmentKey(storeId: .random(), segmentNumber: 1)) }
+        #expect(throws: SinkError.self) { try SQLiteSink(path: "/proc/definitely/not/here.sqlite") }
+    }
+}
