@@ -22,7 +22,7 @@ public struct BSONRecordEncoder {
     @inline(__always)
     mutating func beginDocument() -> Int {
         let start = bytes.count
-        bytes.append(contentsOf: [0, 0, 0, 0] as [UInt8])
+        bytes.append(0); bytes.append(0); bytes.append(0); bytes.append(0)
         return start
     }
 

@@ -83,18 +83,18 @@ extension List: PersistableValue {
         return List(converted)
     }
 
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         if let list = value as? List<Element> {
             try list._encodeBSON(key: key, into: &encoder)
             return
         }
         guard let array = value as? [Any] else {
-            throw RealmError.wrongValueType(path: path, expected: _persistedInfo.typeDescription, found: value)
+            throw RealmError.wrongValueType(path: path(), expected: _persistedInfo.typeDescription, found: value)
         }
         encoder.key(BSONType.array, key)
         let start = encoder.beginDocument()
         for (index, element) in array.enumerated() {
-            try Element._encodeCreateValue(element, key: EncodedKey(index: index), path: "\(path)[\(index)]", into: &encoder)
+            try Element._encodeCreateValue(element, key: EncodedKey(index: index), path: { "\(path())[\(index)]" }, into: &encoder)
         }
         encoder.endDocument(start)
     }

@@ -94,19 +94,19 @@ extension Map: PersistableValue {
         return Map(converted)
     }
 
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         if let map = value as? Map<Key, Value> {
             try map._encodeBSON(key: key, into: &encoder)
             return
         }
         guard let dictionary = value as? [String: Any] else {
-            throw RealmError.wrongValueType(path: path, expected: _persistedInfo.typeDescription, found: value)
+            throw RealmError.wrongValueType(path: path(), expected: _persistedInfo.typeDescription, found: value)
         }
         encoder.key(BSONType.document, key)
         let start = encoder.beginDocument()
         for (entryKey, element) in dictionary.sorted(by: { $0.key < $1.key }) {
-            guard isValidMapKey(entryKey) else { throw RealmError.invalidMapKey(path: path, key: entryKey) }
-            try Value._encodeCreateValue(element, key: EncodedKey(entryKey), path: "\(path).\(entryKey)", into: &encoder)
+            guard isValidMapKey(entryKey) else { throw RealmError.invalidMapKey(path: path(), key: entryKey) }
+            try Value._encodeCreateValue(element, key: EncodedKey(entryKey), path: { "\(path()).\(entryKey)" }, into: &encoder)
         }
         encoder.endDocument(start)
     }

@@ -73,10 +73,10 @@ extension Float: PersistableValue {
     /// integer.
     public static func _fromCreateValue(_ value: Any) -> Float? {
         switch value {
-        case let number as Float: return number
-        case let number as Double:
+        case let number as Double: // Swift literals in [String: Any] arrive as Double
             let float = Float(number)
             return float.isInfinite && number.isFinite ? nil : float
+        case let number as Float: return number
         default:
             return integerValue(value, in: Int64.min...Int64.max).map { Float($0) }
         }
@@ -201,7 +201,7 @@ extension Optional: PersistableValue where Wrapped: PersistableValue {
         guard let inner = unwrapped(value) else { return .some(nil) }
         return Wrapped._fromCreateValue(inner).map { .some($0) }
     }
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         guard let inner = unwrapped(value) else {
             encoder.key(BSONType.null, key)
             return

@@ -16,15 +16,15 @@ public protocol PersistableValue {
     /// Converts a value given to `create(_:value:)` (a dictionary or array
     /// element), accepting exact and standard numeric conversions.
     static func _fromCreateValue(_ value: Any) -> Self?
-    /// Encodes a value given to `create(_:value:)`; throws naming `path`
-    /// when it cannot be stored in this type.
-    static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: String, into encoder: inout BSONRecordEncoder) throws(RealmError)
+    /// Encodes a value given to `create(_:value:)`; throws naming `path()`
+    /// (built only on error) when it cannot be stored in this type.
+    static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError)
 }
 
 extension PersistableValue {
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         guard let converted = _fromCreateValue(value) else {
-            throw RealmError.wrongValueType(path: path, expected: _persistedInfo.typeDescription, found: value)
+            throw RealmError.wrongValueType(path: path(), expected: _persistedInfo.typeDescription, found: value)
         }
         try converted._encodeBSON(key: key, into: &encoder)
     }

@@ -82,6 +82,6 @@ protocol PersistedField {
 
 extension Persisted: PersistedField {
     static func makeCodec(swiftName: String, storedName: String, offset: Int) -> PropertyCodec {
-        TypedPropertyCodec<Value>(swiftName: swiftName, storedName: storedName, offset: offset)
+        TypedPropertyCodec<Value>.make(swiftName: swiftName, storedName: storedName, offset: offset)
     }
 }

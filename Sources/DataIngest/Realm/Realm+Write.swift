@@ -121,8 +121,8 @@ extension Realm {
         }
         let start = encoder.bytes.count
         do throws(RealmError) {
-            try typeSchema.encodeDocument(createValue: value, path: typeSchema.className, into: &encoder)
-            if let key = typeSchema.primaryKey(createValue: value),
+            let primaryKey = try typeSchema.encodeDocument(createValue: value, path: { typeSchema.className }, into: &encoder)
+            if let key = primaryKey,
                !keysInTransaction.insert(TransactionKey(type: ObjectIdentifier(type), key: key)).inserted {
                 throw RealmError(
                     .duplicatePrimaryKey, className: typeSchema.className,

@@ -22,7 +22,7 @@ class PropertyCodec {
     /// Encodes the property of the object at `base`.
     func encode(objectAt base: UnsafeRawPointer, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) { fatalError("abstract") }
     /// Encodes a value given to `create(_:value:)`.
-    func encode(createValue: Any, path: String, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) { fatalError("abstract") }
+    func encode(createValue: Any, path: () -> String, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) { fatalError("abstract") }
     /// Encodes the value used when `create(_:value:)` omits the property.
     func encodeMissing(prototype: UnsafeRawPointer, className: String, into encoder: inout BSONRecordEncoder) throws(RealmError) { fatalError("abstract") }
     /// The primary key value of the object at `base`.
@@ -31,13 +31,13 @@ class PropertyCodec {
     func primaryKey(createValue: Any) -> PrimaryKeyValue? { fatalError("abstract") }
 }
 
-final class TypedPropertyCodec<Value: PersistableValue>: PropertyCodec {
+class TypedPropertyCodec<Value: PersistableValue>: PropertyCodec {
     private let valueInfo = Value._persistedInfo
 
     override var info: PersistedValueInfo { valueInfo }
 
     @inline(__always)
-    private func field(_ base: UnsafeRawPointer) -> UnsafePointer<Persisted<Value>> {
+    final func field(_ base: UnsafeRawPointer) -> UnsafePointer<Persisted<Value>> {
         base.advanced(by: offset).assumingMemoryBound(to: Persisted<Value>.self)
     }
 
@@ -47,7 +47,7 @@ final class TypedPropertyCodec<Value: PersistableValue>: PropertyCodec {
         try field(base).pointee.storage._encodeBSON(key: key, into: &encoder)
     }
 
-    override func encode(createValue: Any, path: String, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    override func encode(createValue: Any, path: () -> String, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         try Value._encodeCreateValue(createValue, key: key, path: path, into: &encoder)
     }
 

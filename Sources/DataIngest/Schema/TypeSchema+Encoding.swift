@@ -15,18 +15,20 @@ extension TypeSchema {
 
     /// Encodes a value given to `create(_:value:)`: an instance of this
     /// class, a `[String: Any]` keyed by property name, or an `[Any]` in
-    /// property order. `path` names the value in errors.
-    func encodeDocument(createValue value: Any, path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    /// property order. `path()` names the value in errors (built only on
+    /// error). Returns the primary key value, when one was given.
+    func encodeDocument(createValue value: Any, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
         if let dictionary = value as? [String: Any] {
-            try encodeDocument(dictionary: dictionary, path: path, into: &encoder)
+            return try encodeDocument(dictionary: dictionary, path: path, into: &encoder)
         } else if let object = value as? ObjectBase, Swift.type(of: object) == self.type || isSubclass(Swift.type(of: object)) {
             try encodeDocument(object: object, into: &encoder)
+            return primaryKey(object: object)
         } else if let array = value as? [Any] {
-            try encodeDocument(array: array, path: path, into: &encoder)
+            return try encodeDocument(array: array, path: path, into: &encoder)
         } else {
             throw RealmError(
                 .wrongValueType, className: className,
-                message: "\(path): expected a [String: Any] dictionary, an array in property order or a \(type) instance, found \(RealmError.describe(value))")
+                message: "\(path()): expected a [String: Any] dictionary, an array in property order or a \(type) instance, found \(RealmError.describe(value))")
         }
     }
 
@@ -34,62 +36,55 @@ extension TypeSchema {
         var current: AnyClass? = candidate
         while let now = current {
             if now == self.type { return true }
-            current = class_getSuperclassPortable(now)
+            current = _getSuperclass(now)
         }
         return false
     }
 
-    private func encodeDocument(dictionary: [String: Any], path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
-        for key in dictionary.keys where codecIndex[key] == nil {
-            throw RealmError.unknownProperty(className: className, path: path, property: key,
-                                             known: codecs.map(\.swiftName))
-        }
+    private func encodeDocument(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
         let start = encoder.beginDocument()
         let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
-        for codec in codecs {
+        var matched = 0
+        var primaryKey: PrimaryKeyValue?
+        for (position, codec) in codecs.enumerated() {
             let value = dictionary[codec.swiftName] ?? (codec.storedName == codec.swiftName ? nil : dictionary[codec.storedName])
             if let value {
-                try codec.encode(createValue: value, path: "\(path).\(codec.swiftName)", key: codec.key, into: &encoder)
+                matched += 1
+                try codec.encode(createValue: value, path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
+                if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: value) }
             } else {
                 try codec.encodeMissing(prototype: prototypeBase, className: className, into: &encoder)
             }
         }
+        // Every key matched a property, unless the counts differ.
+        if matched != dictionary.count {
+            for key in dictionary.keys where codecIndex[key] == nil {
+                throw RealmError.unknownProperty(className: className, path: path(), property: key, known: codecs.map(\.swiftName))
+            }
+        }
         encoder.endDocument(start)
+        return primaryKey
     }
 
-    private func encodeDocument(array: [Any], path: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    private func encodeDocument(array: [Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
         guard array.count <= codecs.count else {
             throw RealmError(
                 .wrongValueType, className: className,
-                message: "\(path): the array has \(array.count) values but \(className) has \(codecs.count) properties (\(codecs.map(\.swiftName).joined(separator: ", "))); pass at most one value per property, in declaration order")
+                message: "\(path()): the array has \(array.count) values but \(className) has \(codecs.count) properties (\(codecs.map(\.swiftName).joined(separator: ", "))); pass at most one value per property, in declaration order")
         }
         let start = encoder.beginDocument()
         let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+        var primaryKey: PrimaryKeyValue?
         for (position, codec) in codecs.enumerated() {
             if position < array.count {
-                try codec.encode(createValue: array[position], path: "\(path).\(codec.swiftName)", key: codec.key, into: &encoder)
+                try codec.encode(createValue: array[position], path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
+                if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: array[position]) }
             } else {
                 try codec.encodeMissing(prototype: prototypeBase, className: className, into: &encoder)
             }
         }
         encoder.endDocument(start)
-    }
-
-    /// The primary key of a create value (already encoded successfully).
-    func primaryKey(createValue value: Any) -> PrimaryKeyValue? {
-        guard let index = primaryKeyIndex else { return nil }
-        let codec = codecs[index]
-        if let dictionary = value as? [String: Any] {
-            guard let key = dictionary[codec.swiftName] ?? dictionary[codec.storedName] else { return nil }
-            return codec.primaryKey(createValue: key)
-        }
-        if let object = value as? ObjectBase {
-            return primaryKey(object: object)
-        }
-        if let array = value as? [Any], index < array.count {
-            return codec.primaryKey(createValue: array[index])
-        }
-        return nil
+        return primaryKey
     }
 
     /// The primary key of an instance.
@@ -98,9 +93,4 @@ extension TypeSchema {
         defer { withExtendedLifetime(object) {} }
         return codecs[index].primaryKey(objectAt: UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()))
     }
-}
-
-/// The superclass of a Swift class, without the Objective-C runtime.
-private func class_getSuperclassPortable(_ type: AnyClass) -> AnyClass? {
-    _getSuperclass(type)
 }
