@@ -46,7 +46,7 @@ let package = Package(
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
-            name: "ingest-bench", dependencies: ["IngestCore", "DataIngest"],
+            name: "ingest-bench", dependencies: ["IngestCore", "DataIngest", "CSQLite"],
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests

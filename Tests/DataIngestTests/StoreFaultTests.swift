@@ -96,10 +96,12 @@ import Glibc
         for id in 0..<20 { try TxDocument.commit(store, id: Int64(id)) }
         fs.faults.withLock { $0.bytesUntilFull = 0 }
         #expect { try store.flush() } throws: { ($0 as? SegmentStoreError)?.errno == ENOSPC }
+        #expect(store.backgroundError?.errno == ENOSPC)
         #expect(store.pendingSegments().isEmpty)
         #expect(store.counters.pendingObjects == (0..<20).reduce(0) { $0 + $1 % 3 + 1 })
         fs.faults.withLock { $0.bytesUntilFull = nil }
         #expect(try StoreCheck.transactions(in: store) == (0..<20).map(Int64.init))
+        #expect(store.backgroundError == nil)
         #expect(try !FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).contains { $0.hasSuffix(".tmp") })
         try store.close()
     }
@@ -175,5 +177,55 @@ import Glibc
         }
         acknowledger.start()
         try TxDocument.commit(store, id: id)
+    }
+
+    /// A real, small file system (a 256 KiB tmpfs, where this process may
+    /// mount one; skipped otherwise) fills up under the store.
+    @Test func smallRealFileSystemFillsUp() throws {
+        let dir = try StoreTempDirectory("tinyfs")
+        let mountPoint = dir.sub("mnt")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=256k") == 0 else {
+            print("smallRealFileSystemFillsUp: cannot mount a tmpfs here (errno \(errno)); covered by the seam tests")
+            return
+        }
+        defer { umount(mountPoint) }
+        var configuration = SegmentStore.Configuration(directory: mountPoint + "/store")
+        configuration.durability = .full
+        configuration.maxSegmentAgeMilliseconds = 60_000
+        var store = try SegmentStore.open(configuration)
+        var committed: [Int64] = []
+        for id in 0..<20 {
+            try TxDocument.commit(store, id: Int64(id))
+            committed.append(Int64(id))
+        }
+        // Fill the rest of the file system.
+        let filler = Glibc.open(mountPoint + "/filler", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(filler >= 0)
+        let block = [UInt8](repeating: 7, count: 4096)
+        for _ in 0..<1_000 where block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+        Glibc.close(filler)
+        var sawFull = false
+        for id in 20..<2_000 {
+            do {
+                try TxDocument.commit(store, id: Int64(id))
+                committed.append(Int64(id))
+            } catch let error as SegmentStoreError {
+                #expect(error.errno == ENOSPC, "\(error)")
+                sawFull = true
+                break
+            }
+        }
+        #expect(sawFull)
+        // Space comes back: the store continues where it was.
+        unlink(mountPoint + "/filler")
+        for id in 3_000..<3_010 {
+            try TxDocument.commit(store, id: Int64(id))
+            committed.append(Int64(id))
+        }
+        try store.close()
+        store = try SegmentStore.open(configuration)
+        #expect(try StoreCheck.transactions(in: store) == committed)
+        try store.close()
     }
 }

@@ -163,6 +163,7 @@ extension SegmentStore {
         var records = 0
         var transactions = 0
         var headerRead = false
+        var scanError: Error?
         do {
             let reader = try SegmentReader(source: FileByteSource(path: path), requiresEnd: false)
             headerRead = true
@@ -173,7 +174,13 @@ extension SegmentStore {
             }
             while try reader.next() != nil {}
         } catch {
-            // A torn tail ends the scan: everything after the last commit is dropped.
+            scanError = error
+        }
+        // A tail cut inside a frame is a torn write: those bytes were never
+        // committed. Anything else (a bad checksum, garbage) is damage that may
+        // hide committed transactions: keep those bytes in quarantine.
+        if let scanError, (scanError as? SegmentError)?.code != .truncated, fileSize > validLength {
+            saveDamagedTail(path: path, number: number, from: validLength, error: scanError)
         }
         guard headerRead, transactions > 0 else {
             // No committed transaction (a crash while creating the file).
@@ -189,6 +196,29 @@ extension SegmentStore {
             guard rc == 0 else { throw SegmentStoreError.io("cutting a torn active segment", path: path, errno: -rc) }
         }
         return ActiveSegment(number: number, path: path, fd: -1, size: validLength, recordCount: records, transactionCount: transactions)
+    }
+
+    /// Copies the bytes of an active segment from `offset` to its end into
+    /// `quarantine/N.damaged-active.bin` with a report.
+    func saveDamagedTail(path: String, number: UInt64, from offset: Int, error: Error) {
+        let name = Self.fileName(number)
+        let target = "\(quarantineDirectory)/\(name).damaged-active.bin"
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: UInt64(offset))) != nil,
+              let tail = try? handle.readToEnd() else { return }
+        let quarantineFD = Glibc.open(quarantineDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if quarantineFD >= 0 { Glibc.close(quarantineFD) } }
+        try? Self.writeFileAtomically(path: target, bytes: [UInt8](tail), directoryFD: quarantineFD, fs: fs)
+        let report = QuarantineReport(
+            kind: "damagedActive", segmentNumber: number, createdAtMillis: Int64(Date().timeIntervalSince1970 * 1000),
+            error: "\(error) (the active segment was cut back to byte \(offset); the \(tail.count) bytes after it are kept here)",
+            originalFile: target, recordsFile: nil, salvagedRecords: 0, incompleteRecords: 0, rejections: [])
+        try? writeReport(report, name: "\(name).report.json")
+        monitor.withLock {
+            countersSinceOpen.quarantinedSegments += 1
+            countersSinceOpen.quarantinedBytes += tail.count
+        }
     }
 
     func startThreads() {

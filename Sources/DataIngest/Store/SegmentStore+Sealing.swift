@@ -9,7 +9,7 @@ extension SegmentStore {
     func sealLoop() {
         monitor.lock()
         while true {
-            while sealQueue.isEmpty && !stopping { monitor.wait() }
+            while sealQueue.isEmpty && !stopping { monitor.wait(.sealer) }
             guard let segment = sealQueue.first else { break }
             if stopping && lastSealError != nil { break }  // do not retry forever while closing
             monitor.unlock()
@@ -25,16 +25,16 @@ extension SegmentStore {
                 countersSinceOpen.sealedObjects += sealedSegment.recordCount
                 countersSinceOpen.sealedBytes += sealedSegment.byteCount
                 lastSealError = nil
-                monitor.broadcast()
+                monitor.broadcast(.state)
             case .failure(let error):
                 lastSealError = error as? SegmentStoreError ?? SegmentStoreError(code: .io, message: "\(error)")
-                monitor.broadcast()
+                monitor.broadcast(.state)
                 // Retry later (for example after disk space was freed).
-                if !stopping { monitor.wait(until: StoreMonitor.now() + 200_000_000) }
+                if !stopping { monitor.wait(.sealer, until: StoreMonitor.now() + 200_000_000) }
             }
         }
         threadsRunning -= 1
-        monitor.broadcast()
+        monitor.broadcast(.state)
         monitor.unlock()
     }
 
@@ -112,22 +112,29 @@ extension SegmentStore {
         monitor.lock()
         var nextTick = StoreMonitor.now() + tickNanos
         while !stopping {
-            monitor.wait(until: nextTick)
+            monitor.wait(.state, until: nextTick)
             if stopping { break }
             let now = StoreMonitor.now()
             guard now >= nextTick else { continue }
             nextTick = now + tickNanos
-            if case .interval = configuration.durability, let segment = active, segment.dirty {
-                segment.dirty = false
-                let syncDirectory = segment.needsDirectorySync
-                segment.needsDirectorySync = false
-                monitor.unlock()
-                var rc = fs.fdatasync(segment.fd)
-                if rc == 0 && syncDirectory { rc = fs.fsync(directoryFD) }
-                monitor.lock()
-                if rc != 0 {
-                    lastSyncError = .io("syncing the active segment in the background", path: segment.path, errno: -rc)
-                    segment.needsDirectorySync = segment.needsDirectorySync || syncDirectory
+            if case .interval = configuration.durability {
+                // The active segment, and rotated ones still waiting for the sealer,
+                // so the interval bounds what power loss can take.
+                let dirty = ([active].compactMap { $0 } + sealQueue).filter { $0.dirty && $0.fd >= 0 }
+                for segment in dirty {
+                    segment.dirty = false
+                    let syncDirectory = segment.needsDirectorySync
+                    segment.needsDirectorySync = false
+                    monitor.unlock()
+                    var rc = fs.fdatasync(segment.fd)
+                    if rc == 0 && syncDirectory { rc = fs.fsync(directoryFD) }
+                    monitor.lock()
+                    if rc == 0 {
+                        lastSyncError = nil
+                    } else {
+                        lastSyncError = .io("syncing the active segment in the background", path: segment.path, errno: -rc)
+                        segment.needsDirectorySync = segment.needsDirectorySync || syncDirectory
+                    }
                 }
             }
             if !leaderActive, let segment = active, let first = segment.firstCommitAt, StoreMonitor.now() &- first >= ageNanos {
@@ -135,7 +142,7 @@ extension SegmentStore {
             }
         }
         threadsRunning -= 1
-        monitor.broadcast()
+        monitor.broadcast(.state)
         monitor.unlock()
     }
 }

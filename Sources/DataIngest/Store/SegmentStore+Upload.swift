@@ -32,7 +32,7 @@ extension SegmentStore {
             countersSinceOpen.acknowledgedSegments += 1
             countersSinceOpen.acknowledgedObjects += segment.recordCount
             countersSinceOpen.acknowledgedBytes += segment.byteCount
-            monitor.broadcast()
+            monitor.broadcast(.state)
         }
     }
 
@@ -58,6 +58,7 @@ extension SegmentStore {
         var report = QuarantineReport(
             kind: "rejected", segmentNumber: number, createdAtMillis: Int64(Date().timeIntervalSince1970 * 1000),
             error: nil, originalFile: nil, recordsFile: recordsPath, salvagedRecords: 0, incompleteRecords: 0, rejections: [])
+        var rejectedBytes = 0
         do {
             let reader = try reader(for: segment)
             try writeSegmentFile(path: recordsPath, header: reader.header) { writer in
@@ -66,6 +67,7 @@ extension SegmentStore {
                     try writer.append(collection: record.collection, document: record.document)
                     try writer.commit(transactionNumber: UInt64(record.index))
                     report.rejections.append(.init(index: record.index, collection: record.collection, reason: reason))
+                    rejectedBytes += record.document.count
                 }
             }
         } catch let error as SegmentError {
@@ -80,6 +82,7 @@ extension SegmentStore {
         monitor.withLock {
             countersSinceOpen.quarantinedSegments += 1
             countersSinceOpen.quarantinedObjects += report.rejections.count
+            countersSinceOpen.quarantinedBytes += rejectedBytes
             countersSinceOpen.acknowledgedObjects += segment.recordCount - report.rejections.count
             countersSinceOpen.acknowledgedBytes += segment.byteCount
             countersSinceOpen.acknowledgedSegments += 1
@@ -101,7 +104,7 @@ extension SegmentStore {
             if let index = sealed.firstIndex(where: { $0.number == number }) {
                 sealedBytesTotal -= sealed[index].byteCount
                 sealed.remove(at: index)
-                monitor.broadcast()
+                monitor.broadcast(.state)
             }
         }
     }
@@ -127,6 +130,8 @@ extension SegmentStore {
     func quarantineCorrupt(path: String, number: UInt64, error: Error) {
         let name = Self.fileName(number)
         let moved = "\(quarantineDirectory)/\(name).corrupt.seg.gz"
+        var info = stat()
+        let size = stat(path, &info) == 0 ? Int(info.st_size) : 0
         _ = fs.rename(path, moved)
         var report = QuarantineReport(
             kind: "corrupt", segmentNumber: number, createdAtMillis: Int64(Date().timeIntervalSince1970 * 1000),
@@ -161,6 +166,7 @@ extension SegmentStore {
         monitor.withLock {
             countersSinceOpen.quarantinedSegments += 1
             countersSinceOpen.quarantinedObjects += report.salvagedRecords
+            countersSinceOpen.quarantinedBytes += size
         }
     }
 

@@ -125,10 +125,18 @@ public final class SegmentStore: @unchecked Sendable {
     ///   unchanged), `closed`.
     @discardableResult
     public func commit(_ body: (inout TransactionWriter) throws -> Void) throws -> CommitReceipt? {
-        var writer = TransactionWriter()
+        var writer = TransactionWriter(reservingCapacity: 512)
         try body(&writer)
         guard writer.recordCount > 0 else { return nil }
         return try submit(bytes: writer.buffer, recordCount: writer.recordCount)
+    }
+
+    /// Commits a transaction collected beforehand (see ``TransactionWriter/init(reservingCapacity:)``).
+    /// A transaction with no records writes nothing and returns `nil`.
+    @discardableResult
+    public func commit(_ transaction: TransactionWriter) throws -> CommitReceipt? {
+        guard transaction.recordCount > 0 else { return nil }
+        return try submit(bytes: transaction.buffer, recordCount: transaction.recordCount)
     }
 
     /// Commits one transaction made of `records` (collection name and one encoded
@@ -156,6 +164,13 @@ public final class SegmentStore: @unchecked Sendable {
         }
     }
 
+    /// The last error of the background threads (sealing or interval sync), or
+    /// `nil` once they succeed again. Sealing is retried every 200 ms; the data
+    /// stays in the active segment files meanwhile.
+    public var backgroundError: SegmentStoreError? {
+        monitor.withLock { lastSealError ?? lastSyncError }
+    }
+
     /// Seals the active segment now and waits until every segment committed
     /// before the call is sealed (so ``pendingSegments()`` lists it).
     /// - Throws: the sealing error (for example ENOSPC); the data stays in the
@@ -164,13 +179,13 @@ public final class SegmentStore: @unchecked Sendable {
         monitor.lock()
         defer { monitor.unlock() }
         guard !closed else { throw SegmentStoreError(code: .closed, message: "the store is closed") }
-        while leaderActive { monitor.wait() }
+        while leaderActive { monitor.wait(.leader) }
         rotateLocked()
         guard let target = sealQueue.last?.number else { return }
         lastSealError = nil
         while let first = sealQueue.first, first.number <= target {
             if let error = lastSealError { throw error }
-            monitor.wait()
+            monitor.wait(.state)
         }
     }
 
@@ -187,14 +202,16 @@ public final class SegmentStore: @unchecked Sendable {
                 guard openCount == 0 else { return false }
                 closed = true
                 stopping = true
-                monitor.broadcast()
+                monitor.broadcastAll()
                 stores[directory] = nil
                 return true
             }
         }
         guard last else { return }
         monitor.withLock {
-            while threadsRunning > 0 { monitor.wait() }
+            // Commits queued before `closed` was set finish before the files close.
+            while leaderActive || !queue.isEmpty { monitor.wait(.leader) }
+            while threadsRunning > 0 { monitor.wait(.state) }
         }
         // Whatever is still active (a failed flush) stays durable for the next open.
         if let active { _ = fs.fdatasync(active.fd) }
@@ -221,19 +238,19 @@ public final class SegmentStore: @unchecked Sendable {
         queuedBytes += bytes.count + SegmentFormat.commitFrameSize
         while !pending.done {
             if leaderActive {
-                monitor.wait()
+                monitor.wait(.leader)
                 continue
             }
             // Become the leader: write every waiting transaction with one write.
             leaderActive = true
             let batch = queue
-            queue.removeAll(keepingCapacity: true)
+            queue = []
             monitor.unlock()
             let outcome = writeBatch(batch)
             monitor.lock()
             finishBatchLocked(batch, outcome)
             leaderActive = false
-            monitor.broadcast()
+            monitor.broadcast(.leader)
         }
         if let error = pending.error { throw error }
         return pending.receipt!
@@ -344,7 +361,7 @@ public final class SegmentStore: @unchecked Sendable {
         } else {
             unlink(current.path)
         }
-        monitor.broadcast()
+        monitor.broadcast(.sealer)
     }
 
     /// Creates the next active segment file and writes its header (the leader).
@@ -410,7 +427,7 @@ public final class SegmentStore: @unchecked Sendable {
                 let end = deadline ?? now + UInt64(max(milliseconds, 0)) * 1_000_000
                 deadline = end
                 if now >= end { throw full }
-                monitor.wait(until: end)
+                monitor.wait(.state, until: end)
                 if closed { throw SegmentStoreError(code: .closed, message: "the store was closed while waiting for space") }
             }
         }

@@ -36,6 +36,8 @@ public struct StoreCounters: Sendable, Hashable, Codable {
     public var quarantinedSegments = 0
     /// Objects moved to quarantine since open (rejected, or salvaged from corrupt segments).
     public var quarantinedObjects = 0
+    /// Bytes moved to quarantine since open (rejected documents, corrupt or damaged files).
+    public var quarantinedBytes = 0
     /// Sealed segments dropped by the ``SegmentStore/BudgetPolicy/dropOldest`` policy since open.
     public var droppedSegments = 0
     /// Objects dropped since open.

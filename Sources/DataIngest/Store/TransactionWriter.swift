@@ -1,7 +1,7 @@
 import IngestCore
 
 /// Collects the records of one write transaction, encoded straight into the
-/// frame buffer that ``SegmentStore/commit(_:)`` writes with one system call.
+/// frame buffer that ``SegmentStore`` writes with one system call.
 ///
 /// ```swift
 /// try store.commit { tx in
@@ -17,7 +17,16 @@ public struct TransactionWriter {
     /// Bytes of record frames so far.
     public var byteCount: Int { buffer.count }
 
-    init(capacity: Int = 512) {
+    /// An empty transaction, for callers that collect records before committing
+    /// (for example while a `realm.write {}` block runs), then call
+    /// `store.commit(tx)`.
+    ///
+    /// ```swift
+    /// var tx = TransactionWriter()
+    /// try tx.append(collection: "WeatherSensor", document: bson)
+    /// try store.commit(tx)
+    /// ```
+    public init(reservingCapacity capacity: Int = 512) {
         buffer = []
         buffer.reserveCapacity(capacity)
     }

@@ -1,8 +1,10 @@
 // The segment store's crash-test child: commits numbered transactions in a
 // loop and prints each number after `commit` returns, until it is killed.
 //
-//   store-crash-child commit <directory> <full|interval|none> <first-id>
+//   store-crash-child commit <directory> <full|interval|none|torn> <first-id>
+//   ("torn" splits every write into 16-byte pieces so kills tear transactions)
 //   store-crash-child hold <directory>      (opens the store, prints "ready", sleeps)
+//   store-crash-child read <directory>      (reads every pending segment, reports memory)
 //
 // Transaction `id` holds `id % 3 + 1` records `{t: Int64 id, k: Int32 index, n: Int32 count}`
 // in collection "Tx".
@@ -23,6 +25,31 @@ func document(id: Int64, k: Int32, n: Int32) -> [UInt8] {
     return out
 }
 
+/// Splits every write into pieces of at most 16 bytes, so a kill lands inside
+/// a transaction's bytes and leaves a genuinely torn tail.
+struct TearingFileSystem: StoreFileSystem {
+    let real = PosixFileSystem()
+    func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        real.write(fd, UnsafeRawBufferPointer(rebasing: bytes[..<min(bytes.count, 16)]))
+    }
+    func fdatasync(_ fd: Int32) -> Int32 { real.fdatasync(fd) }
+    func fsync(_ fd: Int32) -> Int32 { real.fsync(fd) }
+    func ftruncate(_ fd: Int32, _ length: Int) -> Int32 { real.ftruncate(fd, length) }
+    func rename(_ from: String, _ to: String) -> Int32 { real.rename(from, to) }
+}
+
+func residentBytes() -> Int {
+    let fd = open("/proc/self/statm", O_RDONLY)
+    guard fd >= 0 else { return 0 }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 128)
+    let n = read(fd, &buffer, buffer.count)
+    guard n > 0 else { return 0 }
+    let fields = buffer[..<n].split(separator: UInt8(ascii: " "))
+    guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
 func say(_ text: String) {
     let bytes = Array(text.utf8)
     _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
@@ -40,11 +67,30 @@ if arguments.count > 3 {
     switch arguments[3] {
     case "full": configuration.durability = .full
     case "none": configuration.durability = .none
+    case "torn":
+        configuration.durability = .none
+        configuration.fileSystem = TearingFileSystem()
     default: configuration.durability = .interval(milliseconds: 5)
     }
 }
 do {
     let store = try SegmentStore.open(configuration)
+    if arguments[1] == "read" {
+        // Reads every pending segment; reports resident memory after the 5th
+        // and its peak afterwards (the memory test runs this in its own process).
+        var records = 0
+        var baseline = 0
+        var peak = 0
+        for (i, segment) in store.pendingSegments().enumerated() {
+            let reader = try store.reader(for: segment)
+            while let event = try reader.next() { if case .record = event { records += 1 } }
+            if i == 4 { baseline = residentBytes() }
+            if i > 4 { peak = max(peak, residentBytes()) }
+        }
+        say("records \(records) baseline \(baseline) peak \(peak)\n")
+        try store.close()
+        exit(0)
+    }
     if arguments[1] == "hold" {
         say("ready\n")
         sleep(60)
