@@ -174,6 +174,46 @@ import Testing
         try server.expectExactlyOnce(appId, table: "SyncReading", count: 10_000)
     }
 
+    @Test func memoryStaysFlatWhileABacklogWaitsForTheServer() throws {
+        let directory = try SyncDirectory()
+        let server = try SyncTestServer(in: directory.path)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
+        process.arguments = ["backlog", "100000"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        var environment = ProcessInfo.processInfo.environment
+        environment["APP_ID"] = server.developmentAppId
+        environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
+        environment["DATAINGEST_METADATA_DIRECTORY"] = nil
+        process.environment = environment
+        let out = Pipe()
+        let input = Pipe()
+        process.standardOutput = out
+        process.standardInput = input
+        try process.run()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        let fd = out.fileHandleForReading.fileDescriptor
+        #expect(try readLine(fd, timeout: 30) == "logged-in")
+        server.kill9()
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+        #expect(try readLine(fd, timeout: 60) == "committed 100000")
+        var samples: [(rss: Int, pending: Int)] = []
+        for _ in 0..<13 {
+            let parts = try readLine(fd, timeout: 10).split(separator: " ")
+            guard parts.count == 4, let rss = Int(parts[1]), let pending = Int(parts[3]) else { break }
+            samples.append((rss, pending))
+        }
+        #expect(samples.count == 13)
+        // The whole backlog waits on disk; the client's memory does not grow while it retries.
+        #expect(samples.allSatisfy { $0.pending == 100_000 })
+        let rss = samples.map(\.rss)
+        print("client resident KiB while waiting with 100,000 objects pending: \(rss)")
+        if let first = rss.first, let peak = rss.max() { #expect(peak - first < 4 * 1024) }
+    }
+
     @Test func logOutWithPendingDataKeepsItForTheNextLogin() async throws {
         let directory = try SyncDirectory()
         let server = try SyncTestServer(in: directory.path)

@@ -4,6 +4,9 @@
 //   sync-client-child stream N T      logs in anonymously, commits N numbered Reading objects in
 //                                     transactions of T, printing "committed <last seq>" after each
 //   sync-client-child drain           restores the logged-in user and waits until nothing is pending
+//   sync-client-child backlog N       logs in, prints "logged-in", waits for a line on stdin, commits N
+//                                     readings, then prints "rss <KiB>" every 0.25 s for 3 s while the
+//                                     session retries (the test stops the server first)
 //
 // The app id comes from $APP_ID, the server from $DATAINGEST_BASE_URL and the
 // metadata directory from the current directory (App.Configuration's defaults).
@@ -64,6 +67,8 @@ class Reading: AsymmetricObject {
     @Persisted var payload: String
 }
 
+func finishLine() { fflush(nil) }
+
 func finish(_ code: Int32) -> Never {
     fflush(nil)
     exit(code)
@@ -109,6 +114,43 @@ case "stream":
         }
         try await user.session.wait(for: .upload, timeout: 120)
         print("uploaded")
+        finish(0)
+    } catch {
+        print("failed: \(error)")
+        finish(1)
+    }
+
+case "backlog":
+    let total = Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 100_000
+    func residentKiB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+    do {
+        let user = try await app.login(credentials: .anonymous)
+        print("logged-in")
+        finishLine()
+        _ = readLine()
+        var config = user.flexibleSyncConfiguration()
+        config.objectTypes = [Reading.self]
+        let realm = try Realm(configuration: config)
+        var seq = 0
+        while seq < total {
+            let end = min(total, seq + 1000)
+            try realm.write {
+                for n in seq..<end {
+                    realm.create(Reading.self, value: ["_id": ObjectId.generate(), "seq": n, "payload": "reading \(n)"])
+                }
+            }
+            seq = end
+        }
+        print("committed \(total)")
+        for _ in 0..<13 {
+            print("rss \(residentKiB()) pending \(user.session.storeCounters?.pendingObjects ?? -1)")
+            finishLine()
+            try await Task.sleep(nanoseconds: 250_000_000)
+        }
         finish(0)
     } catch {
         print("failed: \(error)")
