@@ -121,6 +121,31 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         #expect(try server.query("strict", "SELECT count(*) FROM SyncReading WHERE seq = 1000000") == [0])
     }
 
+    /// A real expiry takes over a minute (the server's shortest access-token
+    /// lifetime is 60 s), so this runs only with `SYNC_TEST_TOKEN_EXPIRY=1`;
+    /// `aRefusedAccessTokenIsRefreshedAndTheUploadRetried` covers the 401 path in CI.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SYNC_TEST_TOKEN_EXPIRY"] == "1"))
+    func anAccessTokenExpiringDuringALongUploadIsRefreshed() async throws {
+        let directory = try SyncDirectory()
+        let config = #"{"apps": [{"id": "expiry", "developmentMode": true, "accessTokenLifetimeSeconds": 60, "auth": {"anon-user": {}}}]}"#
+        let server = try SyncTestServer(in: directory.path, config: config)
+        // No early refresh: the token runs out while uploads are under way.
+        let app = makeTestApp(id: "expiry", server: server, directory: directory.path) { $0.tokenRefreshMargin = 0 }
+        let user = try await app.login(credentials: .anonymous)
+        let first = try #require(user.accessToken)
+        let realm = try openSyncedRealm(user)
+        let start = syncNow()
+        var seq = 0
+        while syncNow() - start < 75 {
+            try writeReadings(realm, seq..<(seq + 200), perTransaction: 20)
+            seq += 200
+            usleep(100_000)
+        }
+        try await user.session.wait(for: .upload, timeout: 60)
+        try server.expectExactlyOnce("expiry", table: "SyncReading", count: seq)
+        #expect(user.accessToken != first)
+    }
+
     @Test func suspendResumeAndProgress() async throws {
         let directory = try SyncDirectory()
         let server = try SyncTestServer(in: directory.path)
