@@ -137,11 +137,12 @@ import Testing
         errors.install(on: app)
         let refresh = user.refreshToken ?? ""
         #expect(!refresh.isEmpty)
-        _ = try await app.request("DELETE", "/api/client/v2.0/auth/session", bearer: refresh)
+        let revoked = try await app.request("DELETE", "/api/client/v2.0/auth/session", bearer: refresh)
+        #expect(revoked.status == 204)
         try user.change { $0.accessToken = "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.expired" }
         let realm = try openSyncedRealm(user)
         try writeReadings(realm, 0..<10, perTransaction: 10)
-        #expect(eventually(timeout: 10) { user.session.state == .waitingForAccessToken })
+        #expect(eventually(timeout: 20) { user.session.state == .waitingForAccessToken })
         #expect(errors.errors.contains { $0.code == .invalidSession })
         #expect(user.session.storeCounters?.pendingObjects == 10)
     }

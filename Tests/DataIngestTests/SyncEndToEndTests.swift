@@ -28,6 +28,7 @@ import Testing
         child.standardOutput = out
         try child.run()
         let line = try readLine(out.fileHandleForReading.fileDescriptor, timeout: 60)
+        _ = eventually(timeout: 20) { !child.isRunning }
         if child.isRunning { kill(child.processIdentifier, SIGKILL) }
         child.waitUntilExit()
         #expect(line == "uploaded")
