@@ -142,7 +142,7 @@ import Testing
         try user.change { $0.accessToken = "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.expired" }
         let realm = try openSyncedRealm(user)
         try writeReadings(realm, 0..<10, perTransaction: 10)
-        #expect(eventually(timeout: 20) { user.session.state == .waitingForAccessToken })
+        #expect(await eventuallyAsync(timeout: 20) { user.session.state == .waitingForAccessToken })
         #expect(errors.errors.contains { $0.code == .invalidSession })
         #expect(user.session.storeCounters?.pendingObjects == 10)
     }

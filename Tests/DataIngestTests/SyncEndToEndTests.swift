@@ -86,17 +86,17 @@ import Testing
             let realm = try openSyncedRealm(user)
             for chunk in 0..<20 {
                 try writeReadings(realm, (chunk * 1000)..<((chunk + 1) * 1000), perTransaction: 50)
-                usleep(20_000)
+                await pauseAsync(0.02)
             }
         }
         // Kill the server once some, but not all, objects have arrived.
-        let started = eventually(timeout: 30) {
+        let started = await eventuallyAsync(timeout: 30) {
             (try? server.query(appId, "SELECT count(*) FROM SyncReading").first ?? 0) ?? 0 > 0
         }
         #expect(started)
         server.kill9()
         let atKill = try server.query(appId, "SELECT count(*) FROM SyncReading").first ?? 0
-        usleep(500_000)
+        await pauseAsync(0.5)
         try server.restart()
         try await writer.value
         try await user.session.wait(for: .upload, timeout: 120)
@@ -172,7 +172,7 @@ import Testing
         let realm = try openSyncedRealm(user)
         try writeReadings(realm, 0..<10_000, perTransaction: 100)
         // While the server is down everything stays pending on disk.
-        usleep(1_500_000)
+        await pauseAsync(1.5)
         #expect(user.session.storeCounters?.pendingObjects == 10_000)
         #expect(user.session.connectionState == .disconnected)
         try server.restart()

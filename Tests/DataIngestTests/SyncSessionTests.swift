@@ -139,7 +139,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         while syncNow() - start < 75 {
             try writeReadings(realm, seq..<(seq + 200), perTransaction: 20)
             seq += 200
-            usleep(100_000)
+            await pauseAsync(0.1)
         }
         try await user.session.wait(for: .upload, timeout: 60)
         try server.expectExactlyOnce("expiry", table: "SyncReading", count: seq)
@@ -158,7 +158,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         session.suspend()
         #expect(session.state == .inactive)
         try writeReadings(realm, 0..<5_000, perTransaction: 500)
-        usleep(600_000)
+        await pauseAsync(0.6)
         #expect(session.storeCounters?.pendingObjects == 5_000)
         #expect(server.count(appId, "SyncReading") == 0)
 
@@ -192,7 +192,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
             try writeReadings(realm, 0..<1_000, perTransaction: 100)
         }
         // No realm and no wait: the session uploads on its own within a few seconds.
-        #expect(eventually(timeout: 10) { server.count(appId, "SyncReading") == 1_000 })
+        #expect(await eventuallyAsync(timeout: 10) { server.count(appId, "SyncReading") == 1_000 })
         #expect(user.session.state == .active)
     }
 
@@ -208,7 +208,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         let realm = try openSyncedRealm(user)
         let start = syncNow()
         try writeReadings(realm, 0..<1, perTransaction: 1)
-        let arrived = eventually(timeout: 10) { server.count(appId, "SyncReading") == 1 }
+        let arrived = await eventuallyAsync(timeout: 10) { server.count(appId, "SyncReading") == 1 }
         let elapsed = syncNow() - start
         print("commit to stored in the server: \(elapsed) s")
         #expect(arrived)

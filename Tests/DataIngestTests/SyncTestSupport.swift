@@ -261,7 +261,23 @@ final class ErrorCollector: @unchecked Sendable {  // state in a LockedBox
     }
 }
 
-/// Polls `condition` every 20 ms for at most `timeout` seconds.
+/// Polls `condition` every 20 ms for at most `timeout` seconds without
+/// blocking a thread of the concurrency pool (which the sync session needs).
+func eventuallyAsync(timeout: Double, _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = syncNow() + timeout
+    while syncNow() < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+    }
+    return try condition()
+}
+
+/// Sleeps without blocking a thread of the concurrency pool.
+func pauseAsync(_ seconds: Double) async {
+    try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+}
+
+/// Polls `condition` every 20 ms for at most `timeout` seconds (blocking: for synchronous tests).
 func eventually(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = syncNow() + timeout
     while syncNow() < deadline {
