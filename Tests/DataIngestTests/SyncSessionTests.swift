@@ -196,6 +196,29 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         #expect(user.session.state == .active)
     }
 
+    @Test func uploadsGoOnWhileTheAppBlocksEveryThreadOfTheConcurrencyPool() async throws {
+        let directory = try SyncDirectory()
+        let server = try SyncTestServer(in: directory.path)
+        let appId = server.developmentAppId
+        let app = makeTestApp(id: appId, server: server, directory: directory.path)
+        let user = try await app.login(credentials: .anonymous)
+        let realm = try openSyncedRealm(user)
+        try writeReadings(realm, 0..<1_000, perTransaction: 100)
+        // Each pool thread sleeps (blocking) for 3 s; the one that checks looks at the server after 2.5 s.
+        let seen = LockedBox<[Int64]>([])
+        let sink = server.sinkPath(appId)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<ProcessInfo.processInfo.activeProcessorCount {
+                group.addTask {
+                    usleep(2_500_000)
+                    seen.withLock { $0.append(sinkRowCount(path: sink, table: "SyncReading")) }
+                    usleep(500_000)
+                }
+            }
+        }
+        #expect(seen.withLock { $0 }.allSatisfy { $0 == 1_000 })
+    }
+
     @Test func commitToUploadLatencyStaysNearOneSecondByDefault() async throws {
         let directory = try SyncDirectory()
         let server = try SyncTestServer(in: directory.path)

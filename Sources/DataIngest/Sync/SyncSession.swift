@@ -106,7 +106,7 @@ public final class SyncSession: @unchecked Sendable {
             guard !state.running else { return }
             state.running = true
             state.invalidSession = false
-            state.loop = Task.detached { [self] in await run() }
+            state.loop = Task(executorPreference: app.syncExecutor) { [self] in await run() }
         }
     }
 
