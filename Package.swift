@@ -55,7 +55,13 @@ let package = Package(
             name: "store-crash-child", dependencies: ["DataIngest"],
             path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
-        .testTarget(name: "DataIngestTests", dependencies: ["DataIngest", "store-crash-child"]),
+        // A client process the sync tests start (the seed's code) and kill -9.
+        .executableTarget(
+            name: "sync-client-child", dependencies: ["DataIngest"],
+            path: "Tests/Support/sync-client-child"),
+        .testTarget(
+            name: "DataIngestTests",
+            dependencies: ["DataIngest", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "ingest-server"]),

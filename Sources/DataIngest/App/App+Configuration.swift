@@ -1,0 +1,49 @@
+import Foundation
+
+extension App {
+    /// How an ``App`` reaches its server and where it keeps its users,
+    /// tokens and segment stores. Every property has a documented default.
+    ///
+    /// ```swift
+    /// var configuration = App.Configuration()
+    /// configuration.baseURL = URL(string: "http://127.0.0.1:9090")!
+    /// configuration.metadataDirectory = "/var/lib/weather-station/dataingest"
+    /// let app = App(id: "dev-abc12345", configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The server's base URL. Default: the environment variable
+        /// `DATAINGEST_BASE_URL` if set, else `http://127.0.0.1:9090` (the
+        /// development server's default port).
+        public var baseURL: URL
+        /// Seconds to wait for an answer to an auth request. Default 30.
+        public var requestTimeout: TimeInterval = 30
+        /// Where users, their tokens (files readable by the owner only) and
+        /// their segment stores live: `<metadataDirectory>/<app id>/users/<user id>/`.
+        /// Default: the environment variable `DATAINGEST_METADATA_DIRECTORY`
+        /// if set, else `dataingest-metadata` in the current directory.
+        public var metadataDirectory: String
+        /// The access token is refreshed this many seconds before it expires
+        /// (at most half its lifetime). Default 60.
+        public var tokenRefreshMargin: TimeInterval = 60
+        /// How sync sessions upload. Default ``SyncSession/Configuration/init()``.
+        public var sync: SyncSession.Configuration = .init()
+        /// The settings of each user's segment store; `directory` is replaced
+        /// by the user's store directory. Default: the store's defaults
+        /// (interval durability, segments sealed after 1 s or 4 MiB).
+        public var segmentStore: SegmentStore.Configuration = .init(directory: "")
+        /// The HTTP transport. Default `nil`: a ``URLSessionTransport`` with
+        /// ``SyncSession/Configuration/maxUploadsInFlight`` connections.
+        public var transport: (any SyncTransport)?
+
+        /// A configuration with the defaults above.
+        public init(baseURL: URL? = nil, metadataDirectory: String? = nil) {
+            let environment = ProcessInfo.processInfo.environment
+            self.baseURL = baseURL
+                ?? environment["DATAINGEST_BASE_URL"].flatMap { URL(string: $0) }
+                ?? URL(string: "http://127.0.0.1:9090")!
+            self.metadataDirectory = metadataDirectory
+                ?? environment["DATAINGEST_METADATA_DIRECTORY"]
+                ?? FileManager.default.currentDirectoryPath + "/dataingest-metadata"
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A user as kept on disk in `<app dir>/users/<id>/user.json` (mode 0600).
+struct UserRecord: Codable, Sendable, Hashable {
+    enum State: String, Codable, Sendable { case loggedIn, loggedOut, removed }
+    var id: String
+    var deviceId: String
+    var provider: String
+    var accessToken: String?
+    var refreshToken: String?
+    var state: State
+    var loggedInAtMillis: Int64
+}
+
+/// Reads and writes the app's user records; files are written atomically
+/// with mode 0600 inside directories of mode 0700.
+struct UserRecordStore: Sendable {
+    let appDirectory: String
+    var usersDirectory: String { appDirectory + "/users" }
+
+    func userDirectory(_ id: String) -> String { usersDirectory + "/" + id }
+    func storeDirectory(_ id: String) -> String { userDirectory(id) + "/store" }
+
+    func prepare() throws(AppError) {
+        try makeDirectory(appDirectory)
+        try makeDirectory(usersDirectory)
+    }
+
+    func makeDirectory(_ path: String) throws(AppError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw AppError(.metadata, "cannot create the metadata directory \(path): \(error.localizedDescription); set App.Configuration.metadataDirectory to a writable directory", underlyingError: error)
+        }
+    }
+
+    func loadAll() -> [UserRecord] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: usersDirectory)) ?? []
+        return names.sorted().compactMap { name in
+            guard let data = FileManager.default.contents(atPath: userDirectory(name) + "/user.json") else { return nil }
+            return try? JSONDecoder().decode(UserRecord.self, from: data)
+        }
+    }
+
+    func save(_ record: UserRecord) throws(AppError) {
+        try makeDirectory(userDirectory(record.id))
+        let data: Data
+        do { data = try JSONEncoder().encode(record) } catch {
+            throw AppError(.metadata, "cannot encode the user record: \(error)", underlyingError: error)
+        }
+        try writePrivate(userDirectory(record.id) + "/user.json", data)
+    }
+
+    func delete(_ id: String) {
+        unlink(userDirectory(id) + "/user.json")
+    }
+
+    var currentUserId: String? {
+        guard let data = FileManager.default.contents(atPath: appDirectory + "/current-user") else { return nil }
+        let id = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return id.isEmpty ? nil : id
+    }
+
+    func setCurrentUserId(_ id: String?) throws(AppError) {
+        try writePrivate(appDirectory + "/current-user", Data((id ?? "").utf8))
+    }
+
+    /// Writes through a temporary file created with mode 0600, then renames.
+    private func writePrivate(_ path: String, _ data: Data) throws(AppError) {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw AppError(.metadata, "cannot write \(temporary): \(String(cString: strerror(errno))); check the metadata directory's permissions")
+        }
+        fchmod(fd, 0o600)
+        var failed = false
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 { if errno == EINTR { continue }; failed = true; return }
+                offset += n
+            }
+        }
+        if fsync(fd) != 0 { failed = true }
+        close(fd)
+        guard !failed, rename(temporary, path) == 0 else {
+            let message = String(cString: strerror(errno))
+            unlink(temporary)
+            throw AppError(.metadata, "cannot save \(path): \(message)")
+        }
+    }
+}
