@@ -4,7 +4,8 @@ import Glibc
 
 extension HTTPServer {
     /// Routes a complete request: 404/405/OPTIONS are answered on the loop,
-    /// matched routes run on the worker pool (or as a task for async handlers).
+    /// matched routes run on the worker pool (async handlers as tasks whose jobs
+    /// run on the same pool).
     func dispatch(_ request: HTTPRequest, keepAlive: Bool, on connection: HTTPConnection) {
         connection.inFlight = true
         connection.current = HTTPConnection.CurrentRequest(
@@ -33,7 +34,8 @@ extension HTTPServer {
                     self.post(Completion(connectionID: id, response: response))
                 }
             case .async(let handler):
-                Task { [self] in
+                guard let asyncExecutor else { return }
+                Task(executorPreference: asyncExecutor) { [self] in
                     let response: HTTPResponse
                     do { response = try await handler(routed) } catch { response = self.errorResponse(error, routed) }
                     self.post(Completion(connectionID: id, response: response))

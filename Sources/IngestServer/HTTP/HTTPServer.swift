@@ -63,6 +63,8 @@ public final class HTTPServer: @unchecked Sendable {
     var wakeFD: Int32 = -1
     var signalFD: Int32 = -1
     var pool: WorkerPool?
+    /// Runs async handlers on `pool`'s threads (see ``WorkerPoolTaskExecutor``).
+    var asyncExecutor: WorkerPoolTaskExecutor?
     var connections: [UInt64: HTTPConnection] = [:]
     var nextConnectionID: UInt64 = 16
     var draining = false
@@ -119,7 +121,9 @@ public final class HTTPServer: @unchecked Sendable {
             closeResources()
             throw error
         }
-        pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
+        let pool = WorkerPool(threads: configuration.workerThreads, name: "http-worker")
+        self.pool = pool
+        asyncExecutor = WorkerPoolTaskExecutor(pool: pool)
         state = .started
     }
 
@@ -137,6 +141,7 @@ public final class HTTPServer: @unchecked Sendable {
             // their connections are closed and nobody waits for them.
             pool?.stop(timeout: forcedStop ? 0.2 : 2)
             pool = nil
+            asyncExecutor = nil
             closeResources()
             state = .stopped
         }
