@@ -207,4 +207,43 @@ struct PostgresSinkTests {
         #expect(failure?.description.contains("secret-pw") == false)
         #expect(failure?.description.contains("127.0.0.1") == true)
     }
+
+    @Test("two ingest servers sharing PostgreSQL state: tokens work across them, a replay on the other is recognised")
+    func twoServersSharedState() throws {
+        let database = try PostgresTestDatabase()
+        let config = database.serverConfig.replacingOccurrences(
+            of: #""stateDirectory": "$DATA","#,
+            with: #""stateDirectory": "$DATA", "sharedState": { "kind": "postgres", "connection": "\#(database.url)" },"#)
+        let a = try IngestTestServer(config: config)
+        defer { a.stop() }
+        let b = try IngestTestServer(config: config)
+        defer { b.stop() }
+
+        // Email/password registered on A logs in on B.
+        let credentials = Array(#"{"email":"ada@example.com","password":"correct horse battery"}"#.utf8)
+        let registered = try a.call("POST", "/api/client/v2.0/app/shop/auth/providers/local-userpass/register", body: credentials)
+        #expect(registered.status / 100 == 2, "\(registered.text)")
+        let login = try b.call("POST", "/api/client/v2.0/app/shop/auth/providers/local-userpass/login", body: credentials)
+        #expect(login.status == 200, "\(login.text)")
+
+        // A refresh token issued by A refreshes on B; logged out on B, it is refused by A.
+        let session = try a.login(app: "shop")
+        let refreshed = try b.call("POST", "/api/client/v2.0/auth/session", headers: ["Authorization": "Bearer \(session.refresh)"])
+        #expect(refreshed.status == 201, "\(refreshed.text)")
+        let loggedOut = try b.call("DELETE", "/api/client/v2.0/auth/session", headers: ["Authorization": "Bearer \(session.refresh)"])
+        #expect(loggedOut.status == 204, "\(loggedOut.text)")
+        let refused = try a.call("POST", "/api/client/v2.0/auth/session", headers: ["Authorization": "Bearer \(session.refresh)"])
+        #expect(refused.status == 401, "\(refused.text)")
+
+        // A segment stored through A and retried against B: B answers from the shared receipt.
+        let body = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor()), ("WeatherSensor", sensor())]])
+        let first = try a.upload(app: "shop", token: session.access, body: body)
+        #expect(first.status == 200, "\(first.text)")
+        let retried = try b.upload(app: "shop", token: session.access, body: body)
+        #expect(retried.status == 200)
+        #expect(retried.header("DataIngest-Replayed") == "true")
+        #expect(retried.body == first.body)
+        #expect(try database.rows("SELECT count(*) FROM \"WeatherSensor\"") == [["2"]])
+        #expect(try database.rows("SELECT count(*) FROM users WHERE provider = 'local-userpass'") == [["1"]])
+    }
 }

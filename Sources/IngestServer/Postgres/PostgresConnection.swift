@@ -130,6 +130,26 @@ public final class PostgresConnection {
         return out
     }
 
+    /// Runs one statement; returns its column type OIDs (`bytea` 17, `int8`
+    /// 20, `int4` 23, `text` 25, …), its rows in text format, and the
+    /// number of rows it affected.
+    public func queryWithTypes(_ sql: String, _ parameters: [Value] = []) throws(PostgresError)
+        -> (types: [UInt32], rows: [[[UInt8]?]], affected: Int) {
+        let result = try run(sql, parameters, binaryResults: false)
+        defer { PQclear(result) }
+        let columns = PQnfields(result)
+        let types = (0..<columns).map { UInt32(PQftype(result, $0)) }
+        var out: [[[UInt8]?]] = []
+        for row in 0..<PQntuples(result) {
+            out.append((0..<columns).map { column in
+                if PQgetisnull(result, row, column) != 0 { return nil }
+                let count = Int(PQgetlength(result, row, column))
+                return Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(PQgetvalue(result, row, column)), count: count))
+            })
+        }
+        return (types, out, Self.affected(result))
+    }
+
     /// ``query(_:_:binary:)`` with every column decoded as UTF-8 text.
     public func queryText(_ sql: String, _ parameters: [Value] = []) throws(PostgresError) -> [[String?]] {
         try query(sql, parameters).map { row in row.map { $0.map { String(decoding: $0, as: UTF8.self) } } }

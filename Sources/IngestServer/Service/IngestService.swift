@@ -76,11 +76,16 @@ public final class IngestService: Sendable {
                 }
             case .clickhouse(let url, let database, let cluster):
                 do {
-                    // ClickHouse has no transactions: receipts live in a SQLite
-                    // file of the state directory.
-                    let receiptsPath = (configuration.stateDirectory as NSString)
-                        .appendingPathComponent("\(app.id).clickhouse-receipts.sqlite")
-                    let receipts = try SQLiteSink(path: receiptsPath, configuration: options.sqlite)
+                    // ClickHouse has no transactions: receipts live in the shared
+                    // PostgreSQL state, or in a SQLite file of the state directory.
+                    let receipts: any Sink
+                    if let shared = configuration.sharedStatePostgres {
+                        receipts = try PostgresSink(connection: shared, configuration: options.postgres)
+                    } else {
+                        let receiptsPath = (configuration.stateDirectory as NSString)
+                            .appendingPathComponent("\(app.id).clickhouse-receipts.sqlite")
+                        receipts = try SQLiteSink(path: receiptsPath, configuration: options.sqlite)
+                    }
                     var clickhouse = options.clickhouse
                     clickhouse.cluster = cluster
                     sink = try ClickHouseSink(url: url, database: database, receipts: receipts, configuration: clickhouse)
