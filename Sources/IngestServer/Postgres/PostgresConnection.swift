@@ -58,6 +58,8 @@ public final class PostgresConnection {
             throw PostgresError(.connection, "cannot connect to PostgreSQL at \(displayName): \(reason); "
                                 + "check that the server runs and the connection string (host, port, user, password, sslmode)")
         }
+        // NOTICEs (e.g. "table does not exist, skipping") would go to stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
         conn = handle
     }
 
