@@ -11,7 +11,8 @@ ensure_packages "${BUILD_PACKAGES[@]}" curl python3 sqlite3
 # PostgreSQL and ClickHouse on 127.0.0.1, stopped by PID when this script
 # exits. Tests that need them read INGEST_TEST_POSTGRES_URL and
 # INGEST_TEST_CLICKHOUSE_URL and are skipped only when those are absent.
-ensure_packages postgresql clickhouse-server util-linux
+ensure_packages postgresql clickhouse-server util-linux haproxy
+export INGEST_TEST_HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)   # the load-balancer test starts its own
 services_dir=$(mktemp -d /tmp/dataingest-services.XXXXXX)
 chmod 755 "$services_dir"   # the services run as their own users
 stop_services() {

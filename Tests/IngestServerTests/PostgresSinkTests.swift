@@ -246,4 +246,71 @@ struct PostgresSinkTests {
         #expect(try database.rows("SELECT count(*) FROM \"WeatherSensor\"") == [["2"]])
         #expect(try database.rows("SELECT count(*) FROM users WHERE provider = 'local-userpass'") == [["1"]])
     }
+
+    @Test("two ingest servers behind haproxy, one killed mid-stream: clients carry on, nothing lost or duplicated",
+          .enabled(if: ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] != nil,
+                   "INGEST_TEST_HAPROXY is not set: run Scripts/test.sh, which installs haproxy"))
+    func loadBalancerFailover() throws {
+        let database = try PostgresTestDatabase()
+        let config = database.serverConfig.replacingOccurrences(
+            of: #""stateDirectory": "$DATA","#,
+            with: #""stateDirectory": "$DATA", "sharedState": { "kind": "postgres", "connection": "\#(database.url)" },"#)
+        let a = try IngestTestServer(config: config)
+        defer { a.stop() }
+        let b = try IngestTestServer(config: config)
+        defer { b.stop() }
+        let balancer = try HAProxyProcess(backends: [a.port, b.port])
+        defer { balancer.stop() }
+        let port = balancer.port
+
+        @Sendable func call(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) -> EndToEndResponse? {
+            try? IngestTestServer.call(port: port, method, path, headers: headers, body: body, timeout: 10)
+        }
+        var token: String?
+        for _ in 0..<50 where token == nil {
+            token = call("POST", "/api/client/v2.0/app/shop/auth/providers/anon-user/login", body: Array("{}".utf8))?
+                .json?["access_token"] as? String
+            if token == nil { usleep(100_000) }
+        }
+        let access = try #require(token)
+        let clients = 3, segmentsPerClient = 8, objectsPerSegment = 15
+        let segments = try (0..<clients).map { _ in
+            let store = SegmentStoreID.random()
+            return try (1...segmentsPerClient).map { number in
+                try makeSegment(store: store, number: UInt64(number), firstTransaction: UInt64(number),
+                                [(0..<objectsPerSegment).map { _ in ("WeatherSensor", sensor()) }])
+            }
+        }
+        let acknowledged = LockedBox(0)
+        let failures = LockedBox<[String]>([])
+        let victim = a.process.processIdentifier
+        DispatchQueue.concurrentPerform(iterations: clients + 1) { worker in
+            if worker == clients {
+                // Kill A once some uploads went through.
+                let deadline = endToEndNow() + 30
+                while acknowledged.withLock({ $0 }) < 4 && endToEndNow() < deadline { usleep(20_000) }
+                kill(victim, SIGKILL)
+                return
+            }
+            for segment in segments[worker] {
+                // A client retries until acknowledged (bounded).
+                var done = false
+                for _ in 0..<100 where !done {
+                    if let response = call("POST", "/api/client/v2.0/app/shop/ingest",
+                                           headers: ["Authorization": "Bearer \(access)", "Content-Type": "application/gzip"],
+                                           body: segment), response.status == 200 {
+                        done = true
+                    } else {
+                        usleep(100_000)
+                    }
+                }
+                if done { acknowledged.withLock { $0 += 1 } } else { failures.withLock { $0.append("segment never acknowledged") } }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(!a.process.isRunning)
+        let total = clients * segmentsPerClient * objectsPerSegment
+        #expect(try database.rows("SELECT count(*), count(DISTINCT \"_id\") FROM \"WeatherSensor\"") == [["\(total)", "\(total)"]])
+        #expect(try database.rows("SELECT count(*) FROM _dataingest_receipts") == [["\(clients * segmentsPerClient)"]])
+    }
 }

@@ -92,3 +92,86 @@ final class PostgresTestDatabase {
             with: #""auth": { "anon-user": {}, "local-userpass": {}, "api-key": {} }, "sink": { "kind": "postgres", "connection": "\#(url)" },"#)
     }
 }
+
+/// haproxy (from INGEST_TEST_HAPROXY) in front of ingest servers on
+/// 127.0.0.1: round robin, health checks on /healthz every 200 ms, a failed
+/// connection redispatched to the other server. Killed by PID on release.
+final class HAProxyProcess {
+    let process = Process()
+    let directory: EndToEndDirectory
+    let port: UInt16
+
+    init(backends: [UInt16]) throws {
+        guard let binary = ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] else {
+            throw EndToEndError("INGEST_TEST_HAPROXY is not set")
+        }
+        directory = try EndToEndDirectory()
+        port = try Self.freePort()
+        var config = """
+            global
+                maxconn 256
+            defaults
+                mode http
+                timeout connect 1s
+                timeout client 30s
+                timeout server 30s
+                retries 3
+                option redispatch
+            frontend ingest
+                bind 127.0.0.1:\(port)
+                default_backend servers
+            backend servers
+                balance roundrobin
+                option httpchk GET /healthz
+
+            """
+        for (index, backend) in backends.enumerated() {
+            config += "    server s\(index) 127.0.0.1:\(backend) check inter 200ms fall 1 rise 1\n"
+        }
+        let path = directory.path + "/haproxy.cfg"
+        try Data(config.utf8).write(to: URL(fileURLWithPath: path))
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-db", "-f", path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Ready when it accepts connections (bounded).
+        let deadline = endToEndNow() + 10
+        while endToEndNow() < deadline {
+            if (try? IngestTestServer.call(port: port, "GET", "/healthz", timeout: 2))?.status == 200 { return }
+            usleep(100_000)
+        }
+        stop()
+        throw EndToEndError("haproxy did not start on port \(port)")
+    }
+
+    deinit { stop() }
+
+    /// Kills haproxy by PID (idempotent).
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// A port that was free a moment ago on 127.0.0.1.
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw EndToEndError("socket failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                guard bind(fd, pointer, length) == 0 else { return -1 }
+                return getsockname(fd, pointer, &length)
+            }
+        }
+        guard bound == 0 else { throw EndToEndError("cannot find a free port") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
