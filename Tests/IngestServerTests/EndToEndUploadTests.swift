@@ -78,6 +78,7 @@ struct EndToEndUploadTests {
         #expect(status.header("Content-Type")?.hasPrefix("text/html") == true)
         #expect(status.text.contains("<td>WeatherSensor</td><td>4</td>"))
         #expect(status.text.contains("<svg"))
+        #expect(status.text.contains("<rect"))   // the ingest rate of the last seconds
         #expect(try server.call("GET", "/healthz").status == 200)
     }
 

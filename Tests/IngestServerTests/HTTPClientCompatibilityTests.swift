@@ -18,9 +18,12 @@ import Testing
         let directory = try HTTPTestDirectory()
         let input = directory.path + "/in.bin"
         let output = directory.path + "/out.bin"
-        // 2 MB: large enough that curl sends `Expect: 100-continue`.
+        // 1.2 MB (over curl's 1 MiB threshold for `Expect: 100-continue`):
+        // a random 4 KiB block repeated, each copy tagged with its index.
         var random = HTTPFuzzRandom(seed: 7)
-        let payload = (0..<2_000_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let block = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }
+        var payload: [UInt8] = []
+        for i in 0..<300 { payload += block; payload[payload.count - 1] = UInt8(truncatingIfNeeded: i) }
         try Data(payload).write(to: URL(fileURLWithPath: input))
         for extra in [[String](), ["-H", "Transfer-Encoding: chunked"], ["--http1.0"]] {
             try? FileManager.default.removeItem(atPath: output)

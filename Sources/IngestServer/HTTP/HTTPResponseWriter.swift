@@ -32,7 +32,8 @@ enum HTTPResponseWriter {
             let name = field.name.utf8.allSatisfy(isTokenChar) ? field.name : "X-Invalid-Header-Name"
             var value = field.value
             if value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
-                value = String(value.map { ($0 == "\r" || $0 == "\n" || $0 == "\0") ? " " : $0 })
+                // Bytewise: "\r\n" is one Character, so a Character map would miss it.
+                value = String(decoding: value.utf8.map { ($0 == 13 || $0 == 10 || $0 == 0) ? 32 : $0 }, as: UTF8.self)
             }
             out.append(contentsOf: name.utf8)
             out.append(contentsOf: ": ".utf8)

@@ -11,6 +11,11 @@ extension HTTPServer {
             method: request.method, path: request.path, routePattern: nil, isHead: request.method == "HEAD",
             keepAlive: keepAlive, http10: request.version.minor == 0, started: now,
             requestBodyBytes: request.body.count)
+        if request.target == "*" {
+            // `OPTIONS *` asks about the server itself, not a resource.
+            complete(connection, with: HTTPResponse(status: .noContent))
+            return
+        }
         switch router.resolve(method: request.method, path: request.path) {
         case .matched(let route, let parameters):
             var request = request

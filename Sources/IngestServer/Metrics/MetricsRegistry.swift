@@ -74,8 +74,7 @@ func prometheusNumber(_ value: Double) -> String {
 }
 
 /// A monotonically increasing count per label set.
-public final class Counter: RenderableMetric, @unchecked Sendable {
-    // @unchecked Sendable: `values` is a LockedBox.
+public final class Counter: RenderableMetric, Sendable {
     let name: String
     let help: String
     let labelNames: [String]
@@ -106,8 +105,7 @@ public final class Counter: RenderableMetric, @unchecked Sendable {
 }
 
 /// A value read when `/metrics` is rendered (e.g. rows per collection).
-final class Gauge: RenderableMetric, @unchecked Sendable {
-    // @unchecked Sendable: immutable after init; `read` is @Sendable.
+final class Gauge: RenderableMetric, Sendable {
     let name: String
     let help: String
     let labelNames: [String]
@@ -129,8 +127,7 @@ final class Gauge: RenderableMetric, @unchecked Sendable {
 }
 
 /// Observations counted in cumulative buckets, with their sum and count.
-public final class Histogram: RenderableMetric, @unchecked Sendable {
-    // @unchecked Sendable: `series` is a LockedBox.
+public final class Histogram: RenderableMetric, Sendable {
     /// Seconds from 0.5 ms to 10 s.
     public static let defaultBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 

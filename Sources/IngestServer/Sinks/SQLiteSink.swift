@@ -145,8 +145,17 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
                 }
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
                 var duplicates = [Bool](repeating: false, count: objects.count)
+                // Consecutive objects mostly share a collection: look its table up once per run.
+                var current: (name: String, table: Table, statement: OpaquePointer)?
                 for (index, object) in objects.enumerated() {
-                    let inserted = try insertLocked(object, now: now)
+                    if current?.name != object.collection {
+                        guard let table = tables[object.collection] else {
+                            throw SinkError(.migration, "no table for collection \(object.collection); the schema was not migrated",
+                                            location: path)
+                        }
+                        current = (object.collection, table, try prepared(table.insertSQL))
+                    }
+                    let inserted = try insertLocked(object.document, into: current!.table, with: current!.statement, now: now)
                     duplicates[index] = !inserted
                     if inserted { added[object.collection, default: 0] += 1 }
                 }
@@ -234,21 +243,26 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
     // MARK: - Writing
 
     /// Inserts one object; returns false if its `_id` was already stored.
-    private func insertLocked(_ object: SinkObject, now: Int64) throws(SinkError) -> Bool {
-        guard let table = tables[object.collection] else {
-            throw SinkError(.migration, "no table for collection \(object.collection); the schema was not migrated", location: path)
-        }
-        let statement = try prepared(table.insertSQL)
+    private func insertLocked(_ document: BSONDocument, into table: Table, with statement: OpaquePointer,
+                              now: Int64) throws(SinkError) -> Bool {
         defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
-        let document = object.document
+        let fields = document.fields
         for (offset, column) in table.columns.enumerated() {
             // Parameter 1 is _id, 2 is _ingested_at, then the properties.
             let index = Int32(offset == 0 ? 1 : offset + 2)
-            guard let value = document[column.name] else { continue }   // absent: NULL
+            // Clients write fields in schema order: try the same position first.
+            let value: BSON
+            if offset < fields.count && fields[offset].key == column.name {
+                value = fields[offset].value
+            } else if let found = document[column.name] {
+                value = found
+            } else {
+                continue   // absent: NULL
+            }
             bind(value, form: column.form, to: statement, at: index)
         }
         sqlite3_bind_int64(statement, 2, now)
-        try step(statement, "INSERT INTO \(object.collection)")
+        try step(statement, "INSERT INTO \(table.name)")
         return sqlite3_changes(db) > 0
     }
 

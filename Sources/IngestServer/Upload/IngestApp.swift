@@ -12,9 +12,7 @@ import IngestCore
 /// let app = try IngestApp(configuration: appConfig, sink: sink, schemaFile: path)
 /// let schema = app.schema
 /// ```
-// @unchecked Sendable: `current` is a LockedBox and `evolution` serializes
-// schema growth; everything else is immutable.
-public final class IngestApp: @unchecked Sendable {
+public final class IngestApp: Sendable {
     /// The app's configuration.
     public let configuration: AppConfiguration
     /// Where accepted objects go.
