@@ -152,7 +152,26 @@ struct ClickHouseSinkTests {
             }
         }
         #expect(errors.withLock { $0 }.isEmpty)
-        #expect(try database.rows("SELECT count(), uniqExact(_id) FROM \(database.name).Event") == [["70", "70"]])
+        let eventCounts = try database.rows("SELECT count(), uniqExact(_id) FROM \(database.name).Event")
+        #expect(eventCounts == [["70", "70"]], "\(eventCounts)")
         #expect(try database.rows("SELECT n, tags FROM \(database.name).Event WHERE n = 39") == [["39", #"["t39"]"#]])
+
+        // Integer and string primary keys are recognised as duplicates too.
+        let keyed = try Schema([
+            ObjectSchema(className: "ByInt", kind: .asymmetric, properties: [Property(name: "_id", type: .int, isPrimaryKey: true)]),
+            ObjectSchema(className: "ByText", kind: .asymmetric, properties: [Property(name: "_id", type: .string, isPrimaryKey: true)]),
+            ObjectSchema(className: "ByUUID", kind: .asymmetric, properties: [Property(name: "_id", type: .uuid, isPrimaryKey: true)]),
+        ])
+        try second.migrate(to: keyed)
+        let keyedObjects = [SinkObject(collection: "ByInt", document: ["_id": .int64(-7)]),
+                            SinkObject(collection: "ByText", document: ["_id": .string("a\tb")]),
+                            SinkObject(collection: "ByUUID", document: ["_id": .binary(BSONBinary(subtype: 4, bytes: Array(0..<16)))])]
+        for number in UInt64(10)...11 {
+            let result = try second.write(keyedObjects, receipt: SegmentKey(storeId: .random(), segmentNumber: number)) {
+                Array("\($0)".utf8)
+            }
+            #expect(String(decoding: result.response, as: UTF8.self) == (number == 10 ? "[false, false, false]" : "[true, true, true]"))
+        }
+        #expect(try database.rows("SELECT count() FROM \(database.name).ByInt") == [["1"]])
     }
 }

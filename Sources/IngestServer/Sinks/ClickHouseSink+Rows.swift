@@ -96,12 +96,15 @@ enum ClickHouseTSV {
         case (.uuid, .binary(let binary)?) where binary.bytes.count == 16:
             var out: [UInt8] = []
             try? append(.binary(binary), form: .uuid, json: false, to: &out)
-            return "toUUID('" + String(decoding: out, as: UTF8.self) + "')"
+            // 18.16 refuses toUUID(…) in IN: the sink compares toString(_id) for UUID keys.
+            return "'" + String(decoding: out, as: UTF8.self) + "'"
         default: return nil
         }
     }
 
-    /// The `_id` as `hex(_id)` prints it (upper-case hex of the stored bytes or text).
+    /// The `_id` as the duplicate check prints it: upper-case hex of the
+    /// stored bytes (`hex(_id)` for FixedString, String) or of the text form
+    /// (`hex(toString(_id))` for Int64, UUID).
     static func keyHex(_ value: BSON?, form: ClickHouseColumnForm) -> String? {
         let bytes: [UInt8]
         switch (form, value) {
@@ -109,7 +112,10 @@ enum ClickHouseTSV {
         case (.string, .string(let text)?): bytes = Array(text.utf8)
         case (.int64, .int32(let number)?): bytes = Array(String(number).utf8)
         case (.int64, .int64(let number)?): bytes = Array(String(number).utf8)
-        case (.uuid, .binary(let binary)?) where binary.bytes.count == 16: bytes = binary.bytes
+        case (.uuid, .binary(let binary)?) where binary.bytes.count == 16:
+            var text: [UInt8] = []
+            try? append(.binary(binary), form: .uuid, json: false, to: &text)
+            bytes = text
         default: return nil
         }
         let upper = Array("0123456789ABCDEF".utf8)

@@ -300,10 +300,16 @@ public final class ClickHouseSink: Sink, @unchecked Sendable {
                 var literals: [String] = []
                 for job in jobs { if let group = job.groups[collection] { literals += group.literals.compactMap { $0 } } }
                 var stored = Set<String>()
+                let keyForm = lock.withLock { tables[collection]?.columns.first?.form }
+                let keyExpression = keyForm == .uuid ? "toString(\(Self.quoted("_id")))" : Self.quoted("_id")
+                // hex() of the bytes for FixedString/String (toString would cut a
+                // FixedString's trailing zero bytes), of the text for Int64/UUID.
+                let keyOutput = keyForm == .objectId || keyForm == .string
+                    ? "hex(\(Self.quoted("_id")))" : "hex(toString(\(Self.quoted("_id"))))"
                 for chunk in stride(from: 0, to: literals.count, by: 10_000) {
                     let list = literals[chunk..<min(chunk + 10_000, literals.count)].joined(separator: ",")
                     let answer = try client.execute(
-                        "SELECT hex(\(Self.quoted("_id"))) FROM \(qualified(collection)) WHERE \(Self.quoted("_id")) IN (\(list))",
+                        "SELECT \(keyOutput) FROM \(qualified(collection)) WHERE \(keyExpression) IN (\(list))",
                         settings: [("max_query_size", "104857600")])
                     for line in answer.split(separator: 0x0A) { stored.insert(String(decoding: line, as: UTF8.self)) }
                 }
