@@ -41,7 +41,7 @@ let package = Package(
         // MARK: Server: HTTP, auth, apps, uploads, sinks
         .target(
             name: "IngestServer",
-            dependencies: ["IngestCore", "CSQLite", "CCrypto", "CZlib", "CLinux"]),
+            dependencies: ["IngestCore", "CSQLite", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
         .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
         // MARK: Benchmarks (run in release mode)

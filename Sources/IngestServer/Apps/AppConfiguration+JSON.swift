@@ -159,7 +159,25 @@ extension SinkConfiguration {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
                 throw ConfigError(.invalidValue, path: reader.path("url"), "expected an http:// or https:// URL")
             }
-            self = .clickhouse(url: url, database: try reader.string("database") ?? "default")
+            let database = try reader.string("database") ?? "default"
+            // Optional cluster (ClickHouse sink, Sinks/ClickHouseSink.swift): the
+            // shards the sink creates local tables on, behind Distributed tables.
+            var cluster: ClickHouseSink.Cluster?
+            if var clusterReader = try reader.object("cluster") {
+                let name = try clusterReader.requiredString("name")
+                var shards: [ClickHouseSink.Cluster.Shard] = []
+                for (index, item) in (try clusterReader.array("shards") ?? []).enumerated() {
+                    var shardReader = try ConfigReader(item, path: clusterReader.path("shards") + "[\(index)]")
+                    shards.append(.init(url: try shardReader.requiredString("url"), database: try shardReader.requiredString("database")))
+                    try shardReader.finish()
+                }
+                guard !shards.isEmpty else {
+                    throw ConfigError(.invalidValue, path: clusterReader.path("shards"), "a cluster needs at least one shard")
+                }
+                try clusterReader.finish()
+                cluster = ClickHouseSink.Cluster(name: name, shards: shards)
+            }
+            self = .clickhouse(url: url, database: database, cluster: cluster)
         default:
             throw ConfigError(.invalidValue, path: reader.path("kind"),
                               "unknown sink kind \"\(kind)\"; use sqlite, postgres or clickhouse")

@@ -60,6 +60,15 @@ extension ServerConfiguration {
             }
             stateDirectory = directory
         }
+        // Shared state in PostgreSQL (Storage/PostgresStateDatabase.swift).
+        if var stateReader = try reader.object("sharedState") {
+            let kind = try stateReader.requiredString("kind")
+            guard kind == "postgres" else {
+                throw ConfigError(.invalidValue, path: "sharedState.kind", "unknown kind \"\(kind)\"; use postgres")
+            }
+            sharedStatePostgres = try stateReader.requiredString("connection")
+            try stateReader.finish()
+        }
         if var limitsReader = try reader.object("limits") {
             limits = try Limits(reader: &limitsReader)
             try limitsReader.finish()

@@ -21,6 +21,11 @@ public struct ServerConfiguration: Sendable {
     public var limits: Limits = .init()
     /// The apps served (ids unique).
     public var apps: [AppConfiguration] = []
+    /// A PostgreSQL connection string for the server state (users, refresh
+    /// tokens, API keys, app secrets, and the ClickHouse sinks' receipts),
+    /// shared by several ingest servers. Default nil: `state.sqlite` in the
+    /// state directory. JSON: `"sharedState": { "kind": "postgres", "connection": "…" }`.
+    public var sharedStatePostgres: String? = nil
 
     public init(host: String = "127.0.0.1", port: Int = 9090, stateDirectory: String = "./ingest-data",
                 limits: Limits = .init(), apps: [AppConfiguration] = []) {

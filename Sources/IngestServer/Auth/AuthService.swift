@@ -52,6 +52,8 @@ public final class AuthService: Sendable {
         let openStore: StateStore
         if let store {
             openStore = store
+        } else if let shared = configuration.sharedStatePostgres {
+            openStore = try StateStore(postgres: shared)
         } else {
             openStore = try StateStore(path: configuration.stateDatabasePath)
         }

@@ -20,6 +20,10 @@ public final class IngestService: Sendable {
     public struct Options: Sendable {
         /// The SQLite sinks' settings. Default: WAL, `synchronous=FULL`.
         public var sqlite = SQLiteSink.Configuration()
+        /// The PostgreSQL sinks' settings. Default: 8 connections per app.
+        public var postgres = PostgresSink.Configuration()
+        /// The ClickHouse sinks' settings. Default: 20 ms linger.
+        public var clickhouse = ClickHouseSink.Configuration()
         /// At most this many uploads processed at once (429 above). Default 16.
         public var maxConcurrentUploads = 16
         /// Receives diagnostic messages. Default nil (silent).
@@ -64,9 +68,30 @@ public final class IngestService: Sendable {
                 } catch {
                     throw IngestServiceError(error.description, appId: app.id)
                 }
-            case .postgres, .clickhouse:
-                throw IngestServiceError("the \(app.sink.kind) sink is not available in this build; use \"kind\": \"sqlite\"",
-                                         appId: app.id)
+            case .postgres(let connection):
+                do {
+                    sink = try PostgresSink(connection: connection, configuration: options.postgres)
+                } catch {
+                    throw IngestServiceError(error.description, appId: app.id)
+                }
+            case .clickhouse(let url, let database, let cluster):
+                do {
+                    // ClickHouse has no transactions: receipts live in the shared
+                    // PostgreSQL state, or in a SQLite file of the state directory.
+                    let receipts: any Sink
+                    if let shared = configuration.sharedStatePostgres {
+                        receipts = try PostgresSink(connection: shared, configuration: options.postgres)
+                    } else {
+                        let receiptsPath = (configuration.stateDirectory as NSString)
+                            .appendingPathComponent("\(app.id).clickhouse-receipts.sqlite")
+                        receipts = try SQLiteSink(path: receiptsPath, configuration: options.sqlite)
+                    }
+                    var clickhouse = options.clickhouse
+                    clickhouse.cluster = cluster
+                    sink = try ClickHouseSink(url: url, database: database, receipts: receipts, configuration: clickhouse)
+                } catch {
+                    throw IngestServiceError(error.description, appId: app.id)
+                }
             }
             let schemaFile = (configuration.stateDirectory as NSString).appendingPathComponent("\(app.id).schema.json")
             do {

@@ -20,6 +20,10 @@ public struct SinkError: Error, Sendable, CustomStringConvertible {
         public static let statement = Code(rawValue: "statement")
         /// A schema change cannot be applied (500).
         public static let migration = Code(rawValue: "migration")
+        /// The database cannot be reached (connection refused or lost, the
+        /// server restarting); retry later (503). Used by the PostgreSQL and
+        /// ClickHouse sinks.
+        public static let unavailable = Code(rawValue: "unavailable")
         /// The sink was closed.
         public static let closed = Code(rawValue: "closed")
     }
@@ -41,8 +45,8 @@ public struct SinkError: Error, Sendable, CustomStringConvertible {
         self.location = location
     }
 
-    /// Whether retrying later may succeed (busy, full): the upload answers 503 with `Retry-After`.
-    public var isTransient: Bool { code == .busy || code == .full }
+    /// Whether retrying later may succeed (busy, full, unavailable): the upload answers 503 with `Retry-After`.
+    public var isTransient: Bool { code == .busy || code == .full || code == .unavailable }
 
     public var description: String {
         "SinkError(\(code.rawValue)\(databaseCode.map { ", code \($0)" } ?? "")) at \(location): \(message)"

@@ -17,7 +17,7 @@ public final class StateStore: @unchecked Sendable {
     /// The database file.
     public let path: String
     private let lock = Lock()
-    private var connection: SQLiteConnection?
+    private var connection: (any StateDatabase)?
 
     /// The schema version this code writes, kept in `PRAGMA user_version`.
     static let schemaVersion: Int64 = 1
@@ -92,6 +92,17 @@ public final class StateStore: @unchecked Sendable {
         self.connection = connection
     }
 
+    /// Opens the state tables in PostgreSQL (created if missing), shared by
+    /// every ingest server configured with the same `sharedState`
+    /// (Storage/PostgresStateDatabase.swift, see Docs/Deployment.md).
+    ///
+    /// - Throws: ``StorageError`` `.open` if PostgreSQL cannot be reached.
+    public init(postgres connection: String) throws(StorageError) {
+        let database = try PostgresStateDatabase(connection: connection)
+        path = database.displayName
+        self.connection = database
+    }
+
     deinit { close() }
 
     /// Finalizes statements and closes the database. Later calls throw `.closed`.
@@ -104,7 +115,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// Runs `body` with the connection under the lock, mapping errors to ``StorageError``.
     @discardableResult
-    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws(StorageError) -> T {
+    func withConnection<T>(_ body: (any StateDatabase) throws -> T) throws(StorageError) -> T {
         lock.lock()
         defer { lock.unlock() }
         guard let connection else { throw StorageError(.closed, "the state database is closed", path: path) }

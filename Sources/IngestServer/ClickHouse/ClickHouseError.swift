@@ -1,0 +1,56 @@
+/// A ClickHouse failure: the server's exception (its numeric code and
+/// text) or a connection problem, with whether retrying later may succeed.
+///
+/// ```swift
+/// do { try client.execute("SELECT 1") }
+/// catch { print(error.serverCode ?? -1, error.isTransient, error.message) }
+/// ```
+public struct ClickHouseError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure. Extensible: new codes may be added.
+    public struct Code: RawRepresentable, Hashable, Sendable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The server could not be reached, or the connection broke.
+        public static let connection = Code(rawValue: "connection")
+        /// The server answered with an exception (``ClickHouseError/serverCode``).
+        public static let server = Code(rawValue: "server")
+        /// The answer was not valid HTTP, or the URL is unusable.
+        public static let protocolError = Code(rawValue: "protocol")
+        /// A value ClickHouse cannot hold, or another caller mistake.
+        public static let usage = Code(rawValue: "usage")
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What happened and what to do.
+    public var message: String
+    /// ClickHouse's exception code (`Code: 252` → 252), if the server sent one.
+    public var serverCode: Int?
+    /// The HTTP status, if the server answered.
+    public var httpStatus: Int?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, serverCode: Int? = nil, httpStatus: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.serverCode = serverCode
+        self.httpStatus = httpStatus
+    }
+
+    /// Whether retrying later may succeed: no connection, a timeout, too
+    /// many parts or queries, memory limits, a server shutting down.
+    public var isTransient: Bool {
+        if code == .connection { return true }
+        guard let serverCode else { return httpStatus == 503 }
+        // 159 timeout, 164 readonly (replica going down), 202 too many
+        // simultaneous queries, 209 socket timeout, 210 network error, 241
+        // memory limit, 242 table is read only, 252 too many parts, 279 all
+        // connection tries failed, 319 unknown status of insert, 394 query
+        // was cancelled.
+        return [159, 164, 202, 209, 210, 241, 242, 252, 279, 319, 394].contains(serverCode)
+    }
+
+    public var description: String {
+        "ClickHouseError(\(code.rawValue)\(serverCode.map { ", code \($0)" } ?? "")): \(message)"
+    }
+}

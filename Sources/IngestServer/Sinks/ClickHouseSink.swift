@@ -1,0 +1,362 @@
+import Dispatch
+import Foundation
+import IngestCore
+
+/// A sink that writes into ClickHouse through its HTTP interface: one
+/// `ReplacingMergeTree` table per collection ordered by `_id` (ObjectIds
+/// sort by creation time), uploads batched for a short linger window into
+/// one `INSERT … FORMAT TabSeparated` per collection, and receipts kept in a
+/// separate transactional receipts store (an ``SQLiteSink`` in the state
+/// directory, or a ``PostgresSink`` shared by several ingest servers).
+///
+/// ```swift
+/// let receipts = try SQLiteSink(path: "ingest-data/weather.clickhouse-receipts.sqlite")
+/// let sink = try ClickHouseSink(url: "http://127.0.0.1:8123", database: "weather", receipts: receipts)
+/// try sink.migrate(to: schema)
+/// ```
+///
+/// What exactly once means here (ClickHouse has no transactions):
+/// - an upload is acknowledged only after ClickHouse confirmed the insert of
+///   its objects (with a cluster, after every shard has them:
+///   `insert_distributed_sync=1`), and then its receipt is stored;
+/// - a replayed segment is answered from its receipt without writing;
+/// - an object whose `_id` is already visible in the table is reported as a
+///   duplicate and not inserted again;
+/// - the only window left (a crash after the insert and before the receipt,
+///   or two servers inserting the same new `_id` at the same moment) stores a
+///   row twice, and `ReplacingMergeTree` collapses rows with equal `_id` when
+///   parts merge: `SELECT … FINAL` (or `OPTIMIZE TABLE … FINAL`) always sees
+///   each `_id` once.
+// @unchecked Sendable: `tables`, `pending` and `flushScheduled` are only
+// touched while holding `lock`; flushes run on the serial `flushQueue`.
+public final class ClickHouseSink: Sink, @unchecked Sendable {
+    /// A `Distributed` table over shards declared in ClickHouse's
+    /// `remote_servers` configuration.
+    public struct Cluster: Sendable, Hashable {
+        /// One shard: the server the sink creates the local tables on, and
+        /// the database holding them (the shard's `default_database` in
+        /// `remote_servers`).
+        public struct Shard: Sendable, Hashable {
+            public var url: String
+            public var database: String
+            /// Creates a shard.
+            public init(url: String, database: String) {
+                self.url = url
+                self.database = database
+            }
+        }
+
+        /// The cluster's name in `remote_servers`.
+        public var name: String
+        /// The shards, in the configuration's order.
+        public var shards: [Shard]
+
+        /// Creates a cluster description.
+        public init(name: String, shards: [Shard]) {
+            self.name = name
+            self.shards = shards
+        }
+    }
+
+    /// Settings of the ClickHouse sink, each with a documented default.
+    public struct Configuration: Sendable {
+        /// How long the first upload of a batch waits for others to join
+        /// it (ClickHouse prefers few large inserts). Default 20 ms.
+        public var lingerMilliseconds = 20
+        /// A batch is sent at once when it holds this many objects. Default 100 000.
+        public var maxBatchObjects = 100_000
+        /// Write through a `Distributed` table over these shards. Default nil (one server).
+        public var cluster: Cluster? = nil
+
+        /// Creates the default configuration.
+        public init() {}
+    }
+
+    /// The HTTP client of the server holding the tables the sink writes to.
+    public let client: ClickHouseClient
+    /// The database of the collection tables (the `Distributed` ones with a cluster).
+    public let database: String
+    /// Where segment receipts are kept.
+    public let receipts: any Sink
+    public let configuration: Configuration
+    public var description: String { "clickhouse:\(client.displayName)/\(database)" }
+
+    struct Column {
+        var name: String
+        var form: ClickHouseColumnForm
+        var json: Bool
+    }
+
+    struct Table {
+        var name: String
+        var columns: [Column]
+        var count: Int
+    }
+
+    /// One upload waiting in a batch.
+    final class Job: @unchecked Sendable {   // result is written before `done` is signalled, read after
+        let groups: [String: (rows: [[UInt8]], indices: [Int], keys: [String?], literals: [String?])]
+        let objectCount: Int
+        let done = DispatchSemaphore(value: 0)
+        var duplicates: [Bool] = []
+        var error: ClickHouseError?
+        init(groups: [String: (rows: [[UInt8]], indices: [Int], keys: [String?], literals: [String?])], objectCount: Int) {
+            self.groups = groups
+            self.objectCount = objectCount
+        }
+    }
+
+    private let lock = Lock()
+    private var tables: [String: Table] = [:]
+    private var pending: [Job] = []
+    private var pendingObjects = 0
+    private var flushScheduled = false
+    private let flushQueue = DispatchQueue(label: "dataingest.clickhouse.flush")
+    private let shardClients: [ClickHouseClient]
+
+    /// Connects, creates the database (and the shard databases), so that a
+    /// wrong URL fails at start-up.
+    ///
+    /// - Throws: ``SinkError`` `.open` if ClickHouse cannot be reached or refuses.
+    public init(url: String, database: String, receipts: any Sink,
+                configuration: Configuration = Configuration()) throws(SinkError) {
+        self.database = database
+        self.receipts = receipts
+        self.configuration = configuration
+        do throws(ClickHouseError) {
+            client = try ClickHouseClient(url: url)
+            shardClients = try (configuration.cluster?.shards ?? []).map { (shard) throws(ClickHouseError) in
+                try ClickHouseClient(url: shard.url)
+            }
+            try client.execute("CREATE DATABASE IF NOT EXISTS \(Self.quoted(database))")
+            for (index, shard) in (configuration.cluster?.shards ?? []).enumerated() {
+                try shardClients[index].execute("CREATE DATABASE IF NOT EXISTS \(Self.quoted(shard.database))")
+            }
+        } catch {
+            throw SinkError(.open, "cannot open the ClickHouse sink: \(error.message)", location: url)
+        }
+    }
+
+    public func close() {
+        client.closeIdle()
+        for shard in shardClients { shard.closeIdle() }
+        receipts.close()
+    }
+
+    // MARK: - Sink
+
+    public func migrate(to schema: Schema) throws(SinkError) {
+        do throws(ClickHouseError) {
+            for object in schema.objectSchemas where object.kind == .asymmetric {
+                try migrate(object)
+            }
+        } catch {
+            throw sinkError(error, .migration)
+        }
+    }
+
+    public func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
+        try receipts.receipt(for: key)
+    }
+
+    public func write(_ objects: [SinkObject], receipt key: SegmentKey,
+                      response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+        // A replay is answered from the receipt before anything is sent.
+        if let stored = try receipts.receipt(for: key) { return .alreadyReceived(response: stored) }
+        var duplicates: [Bool] = []
+        if !objects.isEmpty {
+            let job: Job
+            do throws(ClickHouseError) {
+                job = try makeJob(objects)
+            } catch {
+                throw sinkError(error, .statement)
+            }
+            enqueue(job)
+            job.done.wait()
+            if let error = job.error { throw sinkError(error, .statement) }
+            duplicates = job.duplicates
+        }
+        // ClickHouse has confirmed the objects: now the receipt. If a racing
+        // upload of the same segment stored one first, its answer wins (its
+        // rows and ours collapse by _id).
+        return try receipts.write([], receipt: key) { _ in response(duplicates) }
+    }
+
+    /// Rows per collection: counted (`FINAL`) at start-up plus what this
+    /// server inserted since.
+    public func collectionCounts() -> [(collection: String, count: Int)] {
+        lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
+    }
+
+    // MARK: - Migration
+
+    private func migrate(_ object: ObjectSchema) throws(ClickHouseError) {
+        let name = object.className
+        var columns = [Column(name: "_id", form: .forPrimaryKey(object.primaryKeyProperty), json: false)]
+        for property in object.properties where property.name != "_id" {
+            let form = ClickHouseColumnForm(property)
+            let json = property.collection != .single || property.type == .mixed || property.type == .object
+            columns.append(Column(name: property.name, form: form, json: json))
+        }
+        func definition(_ column: Column) -> String {
+            column.name == "_id" ? "\(Self.quoted("_id")) \(column.form.rawValue)"
+                : "\(Self.quoted(column.name)) Nullable(\(column.form.rawValue))"
+        }
+        let ingestedAt = "\(Self.quoted("_ingested_at")) DateTime DEFAULT now()"
+        let body = ([definition(columns[0]), ingestedAt] + columns.dropFirst().map(definition)).joined(separator: ", ")
+        let engine = "ENGINE = ReplacingMergeTree ORDER BY \(Self.quoted("_id"))"
+        if let cluster = configuration.cluster {
+            for (index, shard) in cluster.shards.enumerated() {
+                try ensureTable(shardClients[index], shard.database, name, body, engine, columns, definition)
+            }
+            // '' : each shard's default_database from remote_servers.
+            let distributed = "ENGINE = Distributed(\(Self.quoted(cluster.name)), '', \(Self.quoted(name)), cityHash64(\(Self.quoted("_id"))))"
+            try ensureTable(client, database, name, body, distributed, columns, definition)
+        } else {
+            try ensureTable(client, database, name, body, engine, columns, definition)
+        }
+        let known = lock.withLock { tables[name] != nil }
+        var count = 0
+        if !known {
+            let text = try client.query("SELECT count() FROM \(qualified(name)) FINAL")
+            count = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+        lock.withLock {
+            if tables[name] != nil { tables[name]?.columns = columns } else { tables[name] = Table(name: name, columns: columns, count: count) }
+        }
+    }
+
+    /// Creates `database.name` if missing, then adds the columns it lacks (additive).
+    private func ensureTable(_ client: ClickHouseClient, _ database: String, _ name: String, _ body: String, _ engine: String,
+                             _ columns: [Column], _ definition: (Column) -> String) throws(ClickHouseError) {
+        try client.execute("CREATE TABLE IF NOT EXISTS \(Self.quoted(database)).\(Self.quoted(name)) (\(body)) \(engine)")
+        let existing = Set(try client.query(
+            "SELECT name FROM system.columns WHERE database = \(Self.stringLiteral(database)) AND table = \(Self.stringLiteral(name))"
+        ).split(separator: "\n").map(String.init))
+        for column in columns where !existing.contains(column.name) {
+            try client.execute("ALTER TABLE \(Self.quoted(database)).\(Self.quoted(name)) ADD COLUMN \(definition(column))")
+        }
+    }
+
+    // MARK: - Batching
+
+    private func makeJob(_ objects: [SinkObject]) throws(ClickHouseError) -> Job {
+        let known = lock.withLock { tables }
+        var groups: [String: (rows: [[UInt8]], indices: [Int], keys: [String?], literals: [String?])] = [:]
+        for (index, object) in objects.enumerated() {
+            guard let table = known[object.collection] else {
+                throw ClickHouseError(.usage, "no table for collection \(object.collection); the schema was not migrated")
+            }
+            var row: [UInt8] = []
+            for (position, column) in table.columns.enumerated() {
+                if position > 0 { row.append(0x09) }
+                do throws(ClickHouseError) {
+                    try ClickHouseTSV.append(object.document[column.name], form: column.form, json: column.json, to: &row)
+                } catch {
+                    throw ClickHouseError(.usage, "object \(index) of \(object.collection), property \(column.name): \(error.message)")
+                }
+            }
+            row.append(0x0A)
+            let id = object.document["_id"]
+            groups[object.collection, default: ([], [], [], [])].rows.append(row)
+            groups[object.collection]!.indices.append(index)
+            groups[object.collection]!.keys.append(ClickHouseTSV.keyHex(id, form: table.columns[0].form))
+            groups[object.collection]!.literals.append(ClickHouseTSV.literal(id, form: table.columns[0].form))
+        }
+        return Job(groups: groups, objectCount: objects.count)
+    }
+
+    private func enqueue(_ job: Job) {
+        let action: (schedule: Bool, now: Bool) = lock.withLock {
+            pending.append(job)
+            pendingObjects += job.objectCount
+            let full = pendingObjects >= configuration.maxBatchObjects
+            if flushScheduled && !full { return (false, false) }
+            flushScheduled = true
+            return (true, full)
+        }
+        guard action.schedule else { return }
+        if action.now {
+            flushQueue.async { self.flush() }
+        } else {
+            flushQueue.asyncAfter(deadline: .now() + .milliseconds(configuration.lingerMilliseconds)) { self.flush() }
+        }
+    }
+
+    /// Sends every pending job: per collection one duplicate check and one
+    /// insert, then wakes the jobs with their duplicate flags or the error.
+    private func flush() {
+        let jobs: [Job] = lock.withLock {
+            defer { pending.removeAll(); pendingObjects = 0; flushScheduled = false }
+            return pending
+        }
+        guard !jobs.isEmpty else { return }
+        for job in jobs { job.duplicates = [Bool](repeating: true, count: job.objectCount) }
+        var added: [String: Int] = [:]
+        do throws(ClickHouseError) {
+            let collections = Set(jobs.flatMap { $0.groups.keys }).sorted()
+            for collection in collections {
+                // Already stored (visible in any part, merged or not).
+                var literals: [String] = []
+                for job in jobs { if let group = job.groups[collection] { literals += group.literals.compactMap { $0 } } }
+                var stored = Set<String>()
+                let keyForm = lock.withLock { tables[collection]?.columns.first?.form }
+                let keyExpression = keyForm == .uuid ? "toString(\(Self.quoted("_id")))" : Self.quoted("_id")
+                // hex() of the bytes for FixedString/String (toString would cut a
+                // FixedString's trailing zero bytes), of the text for Int64/UUID.
+                let keyOutput = keyForm == .objectId || keyForm == .string
+                    ? "hex(\(Self.quoted("_id")))" : "hex(toString(\(Self.quoted("_id"))))"
+                for chunk in stride(from: 0, to: literals.count, by: 10_000) {
+                    let list = literals[chunk..<min(chunk + 10_000, literals.count)].joined(separator: ",")
+                    let answer = try client.execute(
+                        "SELECT \(keyOutput) FROM \(qualified(collection)) WHERE \(keyExpression) IN (\(list))",
+                        settings: [("max_query_size", "104857600")])
+                    for line in answer.split(separator: 0x0A) { stored.insert(String(decoding: line, as: UTF8.self)) }
+                }
+                // The first of equal new _ids in the batch is inserted, the rest are duplicates.
+                var body: [UInt8] = []
+                var rows = 0
+                for job in jobs {
+                    guard let group = job.groups[collection] else { continue }
+                    for (offset, index) in group.indices.enumerated() {
+                        if let key = group.keys[offset] {
+                            if stored.contains(key) { continue }
+                            stored.insert(key)
+                        }
+                        job.duplicates[index] = false
+                        body.append(contentsOf: group.rows[offset])
+                        rows += 1
+                    }
+                }
+                guard rows > 0 else { continue }
+                let columns = (lock.withLock { tables[collection]?.columns } ?? []).map { Self.quoted($0.name) }.joined(separator: ", ")
+                try client.execute("INSERT INTO \(qualified(collection)) (\(columns)) FORMAT TabSeparated", body: body,
+                                   settings: configuration.cluster == nil ? [] : [("insert_distributed_sync", "1")])
+                added[collection] = rows
+            }
+        } catch {
+            for job in jobs { job.error = error }
+        }
+        if !added.isEmpty {
+            lock.withLock { for (name, count) in added { tables[name]?.count += count } }
+        }
+        for job in jobs { job.done.signal() }
+    }
+
+    // MARK: - Plumbing
+
+    private func qualified(_ table: String) -> String { "\(Self.quoted(database)).\(Self.quoted(table))" }
+
+    private func sinkError(_ error: ClickHouseError, _ permanent: SinkError.Code) -> SinkError {
+        SinkError(error.isTransient ? .unavailable : permanent, error.message + (error.isTransient ? "; retry later" : ""),
+                  databaseCode: error.serverCode.map { Int32(clamping: $0) }, location: description)
+    }
+
+    static func quoted(_ identifier: String) -> String {
+        "`" + identifier.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "`", with: "\\`") + "`"
+    }
+
+    static func stringLiteral(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+    }
+}

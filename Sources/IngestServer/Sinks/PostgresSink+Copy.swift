@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import IngestCore
+
+/// How one property is stored in a PostgreSQL column.
+enum PostgresColumnForm: String, Equatable, Sendable {
+    case boolean
+    case bigint
+    case real
+    case double = "double precision"
+    case text
+    /// Decimal128: `numeric` keeps the digits and scale (`12.50`), NaN and ±Infinity.
+    case numeric
+    /// data and ObjectId (its 12 bytes: byte order is creation order).
+    case bytea
+    case uuid
+    /// date: milliseconds since 1970 as `timestamptz` (UTC).
+    case timestamptz
+    /// Embedded objects, lists, maps and mixed values: relaxed Extended JSON.
+    case jsonb
+
+    init(_ property: Property) {
+        guard property.collection == .single else {
+            self = .jsonb
+            return
+        }
+        switch property.type {
+        case .bool: self = .boolean
+        case .int: self = .bigint
+        case .float: self = .real
+        case .double: self = .double
+        case .string: self = .text
+        case .decimal128: self = .numeric
+        case .data, .objectId: self = .bytea
+        case .uuid: self = .uuid
+        case .date: self = .timestamptz
+        case .mixed, .object: self = .jsonb
+        }
+    }
+
+    /// `_id`: its own type's form (ObjectId → bytea by default).
+    static func forPrimaryKey(_ property: Property?) -> PostgresColumnForm {
+        property.map(PostgresColumnForm.init) ?? .bytea
+    }
+
+    /// The SQL column type.
+    var sqlType: String { rawValue }
+}
+
+/// Encodes rows in `COPY … FROM STDIN` text format: tab-separated columns,
+/// `\N` for NULL, backslash escapes for backslash, tab, newline and CR.
+enum PostgresCopyText {
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Appends one field (without separator). Throws for a value the column
+    /// cannot hold (a NUL character in text, a date outside PostgreSQL's range).
+    static func append(_ value: BSON?, form: PostgresColumnForm, to out: inout [UInt8]) throws(PostgresError) {
+        guard let value else {
+            out.append(contentsOf: [0x5C, 0x4E])   // \N
+            return
+        }
+        if case .null = value { out.append(contentsOf: [0x5C, 0x4E]); return }
+        if case .undefined = value { out.append(contentsOf: [0x5C, 0x4E]); return }
+        switch (form, value) {
+        case (.jsonb, _):
+            try appendEscaped(value.extendedJSON(.relaxed), to: &out)
+        case (.boolean, .bool(let flag)):
+            out.append(flag ? 0x74 : 0x66)   // t / f
+        case (.bigint, .int32(let number)):
+            out.append(contentsOf: String(number).utf8)
+        case (.bigint, .int64(let number)):
+            out.append(contentsOf: String(number).utf8)
+        case (.real, .double(let number)), (.double, .double(let number)):
+            appendDouble(number, to: &out)
+        case (.real, .int32(let number)), (.double, .int32(let number)):
+            out.append(contentsOf: String(number).utf8)
+        case (.real, .int64(let number)), (.double, .int64(let number)):
+            out.append(contentsOf: String(number).utf8)
+        case (.text, .string(let text)):
+            try appendEscaped(text, to: &out)
+        case (.numeric, .decimal128(let decimal)):
+            out.append(contentsOf: decimal.description.utf8)
+        case (.bytea, .objectId(let id)):
+            appendHexBytea(id.bytes, to: &out)
+        case (.bytea, .binary(let binary)):
+            appendHexBytea(binary.bytes, to: &out)
+        case (.uuid, .binary(let binary)) where binary.bytes.count == 16:
+            for (index, byte) in binary.bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { out.append(0x2D) }
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
+            }
+        case (.timestamptz, .datetime(let millis)):
+            try appendTimestamp(millis, to: &out)
+        default:
+            throw PostgresError(.usage, "a \(value.typeName) value cannot be stored in a \(form.sqlType) column")
+        }
+    }
+
+    /// The text PostgreSQL prints for a stored `_id` of `form` (to match
+    /// `RETURNING "_id"::text` against the uploaded objects).
+    static func keyText(_ value: BSON?, form: PostgresColumnForm) -> String? {
+        guard let value else { return nil }
+        var out: [UInt8] = []
+        if form == .bytea {
+            // bytea's text output is \x + lower-case hex (not escaped as in COPY).
+            let bytes: [UInt8]
+            switch value {
+            case .objectId(let id): bytes = id.bytes
+            case .binary(let binary): bytes = binary.bytes
+            default: return nil
+            }
+            out.append(contentsOf: [0x5C, 0x78])
+            for byte in bytes { out.append(hexDigits[Int(byte >> 4)]); out.append(hexDigits[Int(byte & 0xF)]) }
+            return String(decoding: out, as: UTF8.self)
+        }
+        if case .string(let text) = value, form == .text { return text }
+        guard (try? append(value, form: form, to: &out)) != nil else { return nil }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func appendHexBytea(_ bytes: [UInt8], to out: inout [UInt8]) {
+        // \\x in COPY text is the escaped backslash of bytea's hex format.
+        out.append(contentsOf: [0x5C, 0x5C, 0x78])
+        for byte in bytes {
+            out.append(hexDigits[Int(byte >> 4)])
+            out.append(hexDigits[Int(byte & 0xF)])
+        }
+    }
+
+    private static func appendDouble(_ number: Double, to out: inout [UInt8]) {
+        if number.isNaN { out.append(contentsOf: "NaN".utf8) }
+        else if number.isInfinite { out.append(contentsOf: (number < 0 ? "-Infinity" : "Infinity").utf8) }
+        else { out.append(contentsOf: number.description.utf8) }   // shortest round-trip form
+    }
+
+    private static func appendEscaped(_ text: String, to out: inout [UInt8]) throws(PostgresError) {
+        for byte in text.utf8 {
+            switch byte {
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x09: out.append(0x5C); out.append(0x74)
+            case 0x0A: out.append(0x5C); out.append(0x6E)
+            case 0x0D: out.append(0x5C); out.append(0x72)
+            case 0x00:
+                throw PostgresError(.usage, "PostgreSQL text cannot hold the NUL character (U+0000)")
+            default: out.append(byte)
+            }
+        }
+    }
+
+    /// `YYYY-MM-DD HH:MM:SS.mmm+00` (UTC). PostgreSQL's timestamptz spans
+    /// 4713 BC to 294276 AD; years before 1 AD are refused here.
+    private static func appendTimestamp(_ millis: Int64, to out: inout [UInt8]) throws(PostgresError) {
+        let (seconds, remainder) = millis.quotientAndRemainder(dividingBy: 1000)
+        let wholeSeconds = remainder < 0 ? seconds - 1 : seconds
+        let fraction = remainder < 0 ? remainder + 1000 : remainder
+        var time = time_t(wholeSeconds)
+        var parts = tm()
+        guard gmtime_r(&time, &parts) != nil else {
+            throw PostgresError(.usage, "the date \(millis) ms since 1970 is outside the range PostgreSQL can store")
+        }
+        let year = Int(parts.tm_year) + 1900
+        guard (1...294_275).contains(year) else {
+            throw PostgresError(.usage, "the date \(millis) ms since 1970 (year \(year)) is outside the range PostgreSQL can store")
+        }
+        func pad(_ value: Int, _ width: Int) {
+            let digits = String(value)
+            if digits.count < width { out.append(contentsOf: Array(repeating: 0x30, count: width - digits.count)) }
+            out.append(contentsOf: digits.utf8)
+        }
+        pad(year, 4); out.append(0x2D); pad(Int(parts.tm_mon) + 1, 2); out.append(0x2D); pad(Int(parts.tm_mday), 2)
+        out.append(0x20)
+        pad(Int(parts.tm_hour), 2); out.append(0x3A); pad(Int(parts.tm_min), 2); out.append(0x3A); pad(Int(parts.tm_sec), 2)
+        out.append(0x2E); pad(Int(fraction), 3)
+        out.append(contentsOf: "+00".utf8)
+    }
+}
+
+extension BSON {
+    /// A short name of the value's BSON type, for messages.
+    var typeName: String {
+        switch self {
+        case .double: "double"
+        case .string: "string"
+        case .document: "document"
+        case .array: "array"
+        case .binary: "binary"
+        case .undefined: "undefined"
+        case .objectId: "objectId"
+        case .bool: "bool"
+        case .datetime: "date"
+        case .null: "null"
+        case .regex: "regex"
+        case .dbPointer: "dbPointer"
+        case .javascript: "javascript"
+        case .symbol: "symbol"
+        case .javascriptWithScope: "javascriptWithScope"
+        case .int32: "int32"
+        case .timestamp: "timestamp"
+        case .int64: "int64"
+        case .decimal128: "decimal128"
+        case .minKey: "minKey"
+        case .maxKey: "maxKey"
+        }
+    }
+}

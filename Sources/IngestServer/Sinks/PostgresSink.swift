@@ -1,0 +1,326 @@
+import Foundation
+import IngestCore
+
+/// A sink that writes into PostgreSQL through libpq: one table per
+/// collection with typed columns, `jsonb` for embedded objects, lists, maps
+/// and mixed values, `_id` as the primary key, and a receipts table for
+/// idempotent uploads. See Docs/Deployment.md ("PostgreSQL") for the column
+/// mapping.
+///
+/// ```swift
+/// let sink = try PostgresSink(connection: "postgresql://ingest@127.0.0.1/weather")
+/// try sink.migrate(to: schema)
+/// let result = try sink.write(objects, receipt: key) { _ in Array(#"{"accepted":2}"#.utf8) }
+/// ```
+///
+/// Each upload is one transaction on a pooled connection:
+///
+/// 1. `INSERT` the receipt `ON CONFLICT DO NOTHING`: if it already exists
+///    (committed by a concurrent or earlier upload of the same segment,
+///    possibly on another ingest server) the stored response is returned;
+///    a concurrent upload of the same segment waits on the row lock;
+/// 2. per collection, `COPY` the objects (text format) into a session
+///    temporary staging table, then `INSERT … SELECT … ON CONFLICT ("_id")
+///    DO NOTHING RETURNING "_id"`: the ids not returned are duplicates;
+/// 3. `UPDATE` the receipt with the response, `COMMIT`.
+///
+/// Uploads run in parallel on up to ``Configuration/maxConnections``
+/// connections. A lost connection (the database restarted) is retried once
+/// on a new connection (safe: the receipt makes the write idempotent); if
+/// the database is still unreachable the error is transient (503).
+// @unchecked Sendable: `tables` and `nextStage` are only touched while
+// holding `lock`; connections belong to the pool, one caller at a time.
+public final class PostgresSink: Sink, @unchecked Sendable {
+    /// Settings of the PostgreSQL sink, each with a documented default.
+    public struct Configuration: Sendable {
+        /// Connections open at once (uploads beyond this wait). Default 8.
+        public var maxConnections = 8
+        /// Seconds an upload waits for a free connection before 503. Default 30.
+        public var acquireTimeout: Double = 30
+
+        /// Creates the default configuration.
+        public init() {}
+    }
+
+    /// The connections.
+    public let pool: PostgresPool
+    public var description: String { "postgres:\(pool.displayName)" }
+
+    /// The name of the receipts table (reserved: no collection may use it).
+    public static let receiptsTable = "_dataingest_receipts"
+
+    /// A collection table's known columns and its staging table.
+    struct Table {
+        var name: String
+        /// Column name → storage form; `_id` first.
+        var columns: [(name: String, form: PostgresColumnForm)]
+        var count: Int
+        /// The session temporary table uploads COPY into.
+        var stageName: String
+        /// Identifies the column list: a staging table made for another list is recreated.
+        var signature: String
+    }
+
+    private let lock = Lock()
+    private var tables: [String: Table] = [:]
+    private var nextStage = 0
+
+    /// Connects once and creates the receipts table, so that a wrong
+    /// connection string fails at start-up.
+    ///
+    /// - Throws: ``SinkError`` `.open` if PostgreSQL cannot be reached or
+    ///   refuses the table.
+    public init(connection: String, configuration: Configuration = Configuration()) throws(SinkError) {
+        pool = PostgresPool(connection: connection, maxConnections: configuration.maxConnections,
+                            acquireTimeout: configuration.acquireTimeout)
+        do throws(PostgresError) {
+            try pool.withConnection { (db: PostgresConnection) throws(PostgresError) -> Void in
+                _ = try db.execute("""
+                    CREATE TABLE IF NOT EXISTS "\(Self.receiptsTable)" (
+                      store_id bytea NOT NULL, segment_number bigint NOT NULL,
+                      received_at timestamptz NOT NULL DEFAULT now(), object_count integer NOT NULL,
+                      response text NOT NULL, PRIMARY KEY (store_id, segment_number))
+                    """)
+            }
+        } catch {
+            throw SinkError(.open, "cannot open the PostgreSQL sink: \(error.message)",
+                            location: PostgresConnection.redacted(connection))
+        }
+    }
+
+    public func close() { pool.close() }
+
+    // MARK: - Sink
+
+    public func migrate(to schema: Schema) throws(SinkError) {
+        let objects = schema.objectSchemas.filter { $0.kind == .asymmetric }
+        for object in objects where object.className == Self.receiptsTable || object.className.utf8.count > 63 {
+            throw SinkError(.migration, "the collection name \(object.className) is reserved by the sink or longer than "
+                            + "PostgreSQL's 63-byte identifiers; rename the class", location: pool.displayName)
+        }
+        let counts: [String: Int]
+        do throws(PostgresError) {
+            counts = try pool.withConnection { (db: PostgresConnection) throws(PostgresError) -> [String: Int] in
+                // One migration at a time across all ingest servers sharing the
+                // database: CREATE TABLE IF NOT EXISTS alone races.
+                try db.execute("BEGIN")
+                try db.execute("SELECT pg_advisory_xact_lock(7460211)")
+                var counts: [String: Int] = [:]
+                for object in objects {
+                    let name = quoted(object.className)
+                    let keyForm = PostgresColumnForm.forPrimaryKey(object.primaryKeyProperty)
+                    try db.execute("""
+                        CREATE TABLE IF NOT EXISTS \(name) ("_id" \(keyForm.sqlType) NOT NULL PRIMARY KEY,
+                          "_ingested_at" timestamptz NOT NULL DEFAULT now())
+                        """)
+                    for property in object.properties where property.name != "_id" {
+                        // Additive: new columns are nullable, existing rows stay valid.
+                        try db.execute("ALTER TABLE \(name) ADD COLUMN IF NOT EXISTS \(quoted(property.name)) "
+                                       + PostgresColumnForm(property).sqlType)
+                    }
+                    if lock.withLock({ tables[object.className] == nil }) {
+                        let rows = try db.queryText("SELECT count(*) FROM \(name)")
+                        let text: String? = rows.first?.first ?? nil
+                        counts[object.className] = text.flatMap { Int($0) } ?? 0
+                    }
+                }
+                try db.execute("COMMIT")
+                return counts
+            }
+        } catch {
+            throw sinkError(error, .migration)
+        }
+        lock.withLock {
+            for object in objects {
+                var columns: [(name: String, form: PostgresColumnForm)] = [
+                    ("_id", .forPrimaryKey(object.primaryKeyProperty))]
+                for property in object.properties where property.name != "_id" {
+                    columns.append((property.name, PostgresColumnForm(property)))
+                }
+                let signature = columns.map { "\($0.name):\($0.form.rawValue)" }.joined(separator: ",")
+                if var table = tables[object.className] {
+                    table.columns = columns
+                    table.signature = signature
+                    tables[object.className] = table
+                } else {
+                    nextStage += 1
+                    tables[object.className] = Table(name: object.className, columns: columns,
+                                                     count: counts[object.className] ?? 0,
+                                                     stageName: "_dataingest_stage_\(nextStage)", signature: signature)
+                }
+            }
+        }
+    }
+
+    public func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
+        do throws(PostgresError) {
+            return try withRetry { (db: PostgresConnection) throws(PostgresError) -> [UInt8]? in
+                let rows = try db.query("SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = $1 AND segment_number = $2",
+                                        Self.keyParameters(key))
+                return rows.first.map { $0.first.flatMap { $0 } ?? [] }
+            }
+        } catch {
+            throw sinkError(error, .statement)
+        }
+    }
+
+    public func write(_ objects: [SinkObject], receipt key: SegmentKey,
+                      response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+        // Group by collection (in order of appearance) and encode the COPY
+        // data before touching the database.
+        var groups: [(table: Table, indices: [Int], data: [UInt8])] = []
+        do throws(PostgresError) {
+            let known = lock.withLock { tables }
+            var groupOf: [String: Int] = [:]
+            for (index, object) in objects.enumerated() {
+                let group: Int
+                if let existing = groupOf[object.collection] {
+                    group = existing
+                } else {
+                    guard let table = known[object.collection] else {
+                        throw PostgresError(.usage, "no table for collection \(object.collection); the schema was not migrated")
+                    }
+                    group = groups.count
+                    groupOf[object.collection] = group
+                    groups.append((table, [], []))
+                }
+                groups[group].indices.append(index)
+                let columns = groups[group].table.columns
+                for (position, column) in columns.enumerated() {
+                    if position > 0 { groups[group].data.append(0x09) }
+                    do throws(PostgresError) {
+                        try PostgresCopyText.append(object.document[column.name], form: column.form, to: &groups[group].data)
+                    } catch {
+                        throw PostgresError(.usage, "object \(index) of \(object.collection), property \(column.name): \(error.message)")
+                    }
+                }
+                groups[group].data.append(0x0A)
+            }
+        } catch {
+            throw sinkError(error, .statement)
+        }
+
+        let outcome: (result: SinkWriteResult, added: [String: Int])
+        do throws(PostgresError) {
+            outcome = try withRetry { (db: PostgresConnection) throws(PostgresError) -> (SinkWriteResult, [String: Int]) in
+                for group in groups { try ensureStage(group.table, on: db) }
+                try db.execute("BEGIN")
+                let claimed = try db.execute("""
+                    INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, object_count, response)
+                    VALUES ($1, $2, $3, '') ON CONFLICT DO NOTHING
+                    """, Self.keyParameters(key) + [.text(String(objects.count))])
+                if claimed == 0 {
+                    // Another upload of this segment committed first (it held the row until then).
+                    let rows = try db.query("SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = $1 AND segment_number = $2",
+                                            Self.keyParameters(key))
+                    try db.execute("COMMIT")
+                    return (.alreadyReceived(response: rows.first?.first.flatMap { $0 } ?? []), [:])
+                }
+                var duplicates = [Bool](repeating: true, count: objects.count)
+                var added: [String: Int] = [:]
+                for group in groups {
+                    let columns = group.table.columns.map { quoted($0.name) }.joined(separator: ", ")
+                    try db.copyIn("COPY pg_temp.\(quoted(group.table.stageName)) (\(columns)) FROM STDIN", data: group.data)
+                    let inserted = try db.queryText("""
+                        INSERT INTO \(quoted(group.table.name)) (\(columns))
+                        SELECT \(columns) FROM pg_temp.\(quoted(group.table.stageName))
+                        ON CONFLICT ("_id") DO NOTHING RETURNING "_id"::text
+                        """)
+                    added[group.table.name] = inserted.count
+                    let keyForm = group.table.columns[0].form
+                    if inserted.count == group.indices.count {
+                        for index in group.indices { duplicates[index] = false }
+                    } else {
+                        // The first object with each returned _id was inserted; the rest are duplicates.
+                        var fresh: [String: Int] = [:]
+                        for row in inserted { if let text = row.first ?? nil { fresh[text, default: 0] += 1 } }
+                        for index in group.indices {
+                            guard let text = PostgresCopyText.keyText(objects[index].document["_id"], form: keyForm),
+                                  let left = fresh[text], left > 0 else { continue }
+                            fresh[text] = left - 1
+                            duplicates[index] = false
+                        }
+                    }
+                }
+                let body = response(duplicates)
+                try db.execute("UPDATE \"\(Self.receiptsTable)\" SET response = $3 WHERE store_id = $1 AND segment_number = $2",
+                               Self.keyParameters(key) + [.text(String(decoding: body, as: UTF8.self))])
+                try db.execute("COMMIT")
+                return (.written(duplicates: duplicates, response: body), added)
+            }
+        } catch {
+            throw sinkError(error, .statement)
+        }
+        if !outcome.added.isEmpty {
+            lock.withLock {
+                for (name, count) in outcome.added { tables[name]?.count += count }
+            }
+        }
+        return outcome.result
+    }
+
+    /// Rows per collection: counted at start-up plus what this server wrote
+    /// since (other servers' writes show after a restart).
+    public func collectionCounts() -> [(collection: String, count: Int)] {
+        lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
+    }
+
+    // MARK: - Plumbing
+
+    /// Runs `body` on a pooled connection; a connection lost on a reused
+    /// connection (the database restarted since it was opened) is retried
+    /// once on a new one. Callers' bodies are idempotent transactions.
+    private func withRetry<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(PostgresError) -> T {
+        var retried = false
+        while true {
+            var retry = false
+            do throws(PostgresError) {
+                return try pool.withConnection { (db: PostgresConnection, fresh: Bool) throws(PostgresError) -> T in
+                    do throws(PostgresError) {
+                        return try body(db)
+                    } catch {
+                        if error.code == .connection {
+                            // The other idle connections are most likely dead too.
+                            pool.discardIdle()
+                            // A fresh connection that fails is a real outage: no retry.
+                            retry = !fresh && !retried
+                        }
+                        throw error
+                    }
+                }
+            } catch {
+                if retry {
+                    retried = true
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Creates (or recreates, after a schema change) the session's staging table for `table`.
+    private func ensureStage(_ table: Table, on db: PostgresConnection) throws(PostgresError) {
+        guard db.sessionState[table.stageName] != table.signature else { return }
+        let columns = table.columns.map { "\(quoted($0.name)) \($0.form.sqlType)" }.joined(separator: ", ")
+        // ON COMMIT DELETE ROWS: each upload's transaction starts with an empty stage.
+        try db.execute("""
+            DROP TABLE IF EXISTS pg_temp.\(quoted(table.stageName));
+            CREATE TEMPORARY TABLE \(quoted(table.stageName)) (\(columns)) ON COMMIT DELETE ROWS
+            """)
+        db.sessionState[table.stageName] = table.signature
+    }
+
+    private static func keyParameters(_ key: SegmentKey) -> [PostgresConnection.Value] {
+        [.bytes(key.storeId.bytes), .text(String(Int64(bitPattern: key.segmentNumber)))]
+    }
+
+    private func sinkError(_ error: PostgresError, _ permanent: SinkError.Code) -> SinkError {
+        let code: SinkError.Code = error.isTransient ? .unavailable : (error.sqlState == "53100" ? .full : permanent)
+        let hint = error.isTransient ? "; retry later" : ""
+        return SinkError(code, error.message + hint, databaseCode: nil, location: pool.displayName)
+    }
+
+    private func quoted(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

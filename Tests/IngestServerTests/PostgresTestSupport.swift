@@ -1,0 +1,177 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import IngestCore
+import Testing
+@testable import IngestServer
+
+/// The throwaway PostgreSQL that Scripts/test.sh starts
+/// (Scripts/services/postgres.sh): its URI, or nil when the variable is
+/// absent (the tests that need it are then skipped with that reason).
+enum PostgresTestService {
+    static var url: String? { ProcessInfo.processInfo.environment["INGEST_TEST_POSTGRES_URL"] }
+    /// The service folder, for restarting the server mid-test.
+    static var directory: String? { ProcessInfo.processInfo.environment["INGEST_TEST_POSTGRES_DIR"] }
+    static var isAvailable: Bool { url != nil }
+    static let skipReason: Comment = "INGEST_TEST_POSTGRES_URL is not set: run Scripts/test.sh, which starts PostgreSQL"
+
+    /// Scripts/services/postgres.sh in this checkout.
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Scripts/services/postgres.sh").path
+    }
+
+    /// Runs `postgres.sh stop|start DIR` (bounded by the script's own waits).
+    /// posix_spawn + waitpid, with every standard stream on /dev/null:
+    /// Foundation's Process waits for the daemonized PostgreSQL too.
+    static func control(_ command: String) throws {
+        guard let directory else { throw EndToEndError("INGEST_TEST_POSTGRES_DIR is not set") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd in Int32(0)...2 {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        let arguments = ["/bin/bash", script, command, directory]
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ) == 0 else {
+            throw EndToEndError("cannot start postgres.sh")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else { throw EndToEndError("postgres.sh \(command) failed with status \(status)") }
+    }
+}
+
+/// A database of its own on the test PostgreSQL, dropped on release.
+final class PostgresTestDatabase {
+    let name: String
+    /// The URI of this database.
+    let url: String
+
+    init() throws {
+        guard let base = PostgresTestService.url else { throw EndToEndError("\(PostgresTestService.skipReason)") }
+        name = "ingest_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        let admin = try PostgresConnection(base)
+        try admin.execute("CREATE DATABASE \(name)")
+        admin.close()
+        url = Self.replacingDatabase(in: base, with: name)
+    }
+
+    deinit {
+        guard let base = PostgresTestService.url, let admin = try? PostgresConnection(base) else { return }
+        _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        admin.close()
+    }
+
+    /// `postgresql://user@host:port/db?query` with `db` replaced.
+    static func replacingDatabase(in uri: String, with database: String) -> String {
+        guard let scheme = uri.range(of: "://") else { return uri }
+        let rest = uri[scheme.upperBound...]
+        let query = rest.firstIndex(of: "?")
+        let authority = rest[..<(rest.firstIndex(of: "/") ?? query ?? rest.endIndex)]
+        let suffix = query.map { String(rest[$0...]) } ?? ""
+        return String(uri[..<scheme.upperBound]) + authority + "/" + database + suffix
+    }
+
+    /// Rows of `sql`, every column as text (`nil` for NULL).
+    func rows(_ sql: String) throws -> [[String]] {
+        let connection = try PostgresConnection(url)
+        defer { connection.close() }
+        return try connection.queryText(sql).map { $0.map { $0 ?? "nil" } }
+    }
+
+    /// The server configuration of `uploadTestConfig` with the `shop` app's
+    /// sink in this database (and the `other` app's too).
+    var serverConfig: String {
+        uploadTestConfig.replacingOccurrences(
+            of: #""auth": { "anon-user": {}, "local-userpass": {}, "api-key": {} },"#,
+            with: #""auth": { "anon-user": {}, "local-userpass": {}, "api-key": {} }, "sink": { "kind": "postgres", "connection": "\#(url)" },"#)
+    }
+}
+
+/// haproxy (from INGEST_TEST_HAPROXY) in front of ingest servers on
+/// 127.0.0.1: round robin, health checks on /healthz every 200 ms, a failed
+/// connection redispatched to the other server. Killed by PID on release.
+final class HAProxyProcess {
+    let process = Process()
+    let directory: EndToEndDirectory
+    let port: UInt16
+
+    init(backends: [UInt16]) throws {
+        guard let binary = ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] else {
+            throw EndToEndError("INGEST_TEST_HAPROXY is not set")
+        }
+        directory = try EndToEndDirectory()
+        port = try Self.freePort()
+        var config = """
+            global
+                maxconn 256
+            defaults
+                mode http
+                timeout connect 1s
+                timeout client 30s
+                timeout server 30s
+                retries 3
+                option redispatch
+            frontend ingest
+                bind 127.0.0.1:\(port)
+                default_backend servers
+            backend servers
+                balance roundrobin
+                option httpchk GET /healthz
+
+            """
+        for (index, backend) in backends.enumerated() {
+            config += "    server s\(index) 127.0.0.1:\(backend) check inter 200ms fall 1 rise 1\n"
+        }
+        let path = directory.path + "/haproxy.cfg"
+        try Data(config.utf8).write(to: URL(fileURLWithPath: path))
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-db", "-f", path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Ready when it accepts connections (bounded).
+        let deadline = endToEndNow() + 10
+        while endToEndNow() < deadline {
+            if (try? IngestTestServer.call(port: port, "GET", "/healthz", timeout: 2))?.status == 200 { return }
+            usleep(100_000)
+        }
+        stop()
+        throw EndToEndError("haproxy did not start on port \(port)")
+    }
+
+    deinit { stop() }
+
+    /// Kills haproxy by PID (idempotent).
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// A port that was free a moment ago on 127.0.0.1.
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw EndToEndError("socket failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                guard bind(fd, pointer, length) == 0 else { return -1 }
+                return getsockname(fd, pointer, &length)
+            }
+        }
+        guard bound == 0 else { throw EndToEndError("cannot find a free port") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
