@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "IngestServer", targets: ["IngestServer"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
+        .executable(name: "WeatherStation", targets: ["WeatherStation"]),
     ],
     dependencies: [],
     targets: [
@@ -43,6 +44,10 @@ let package = Package(
             name: "IngestServer",
             dependencies: ["IngestCore", "CSQLite", "CCrypto", "CZlib", "CLinux"]),
         .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
+
+        // MARK: Samples (each folder has a README)
+        .executableTarget(name: "WeatherStation", dependencies: ["DataIngest"], path: "Samples/WeatherStation",
+                         exclude: ["README.md"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
