@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
         .executable(name: "WeatherStation", targets: ["WeatherStation"]),
+        .executable(name: "RetailInvoices", targets: ["RetailInvoices"]),
     ],
     dependencies: [],
     targets: [
@@ -47,6 +48,8 @@ let package = Package(
 
         // MARK: Samples (each folder has a README)
         .executableTarget(name: "WeatherStation", dependencies: ["DataIngest"], path: "Samples/WeatherStation",
+                         exclude: ["README.md"]),
+        .executableTarget(name: "RetailInvoices", dependencies: ["DataIngest", "CSQLite"], path: "Samples/RetailInvoices",
                          exclude: ["README.md"]),
 
         // MARK: Benchmarks (run in release mode)
