@@ -73,6 +73,10 @@ let package = Package(
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "ingest-server"]),
+        // Runs the built sample binaries against a real ingest-server.
+        .testTarget(
+            name: "SamplesTests",
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )
