@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
         .executable(name: "WeatherStation", targets: ["WeatherStation"]),
         .executable(name: "RetailInvoices", targets: ["RetailInvoices"]),
+        .executable(name: "ServerLogging", targets: ["ServerLogging"]),
     ],
     dependencies: [],
     targets: [
@@ -51,6 +52,8 @@ let package = Package(
                          exclude: ["README.md"]),
         .executableTarget(name: "RetailInvoices", dependencies: ["DataIngest", "CSQLite"], path: "Samples/RetailInvoices",
                          exclude: ["README.md"]),
+        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestServer"], path: "Samples/ServerLogging",
+                         exclude: ["README.md"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
@@ -76,7 +79,7 @@ let package = Package(
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "CSQLite"]),
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )
