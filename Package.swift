@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "WeatherStation", targets: ["WeatherStation"]),
         .executable(name: "RetailInvoices", targets: ["RetailInvoices"]),
         .executable(name: "ServerLogging", targets: ["ServerLogging"]),
+        .executable(name: "ingest-forward", targets: ["ingest-forward"]),
     ],
     dependencies: [],
     targets: [
@@ -54,6 +55,8 @@ let package = Package(
                          exclude: ["README.md"]),
         .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestServer"], path: "Samples/ServerLogging",
                          exclude: ["README.md"]),
+        .executableTarget(name: "ingest-forward", dependencies: ["DataIngest"], path: "Samples/LogForwarder",
+                         exclude: ["README.md"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
@@ -79,7 +82,7 @@ let package = Package(
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "CSQLite"]),
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )
