@@ -120,6 +120,8 @@ final class LoggerTestInvoice: AsymmetricObject {
         // Grouped: far fewer transactions than events, none over the limit.
         #expect(sink.transactionCount >= (threads * perThread) / 100)
         #expect(sink.transactionCount < threads * perThread)
+        // Shutdown is idempotent, also from several threads at once.
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in writer.shutdown() }
         // After shutdown nothing more is accepted, and it is counted.
         IngestLogger(label: "late", writer: writer).error("too late")
         #expect(writer.currentStatistics.droppedAfterShutdown == 1)

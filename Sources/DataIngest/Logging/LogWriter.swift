@@ -47,6 +47,7 @@ public final class LogWriter: @unchecked Sendable {
     private var writerWaiting = false
     private var stopping = false
     private var finished = false
+    private var shutdownClaimed = false  // one caller joins the thread; others wait for `finished`
     private var acceptedSequence = 0     // events accepted so far
     private var handledSequence = 0      // events committed or dropped by the writer
     private var jobsSubmitted = 0
@@ -227,16 +228,23 @@ public final class LogWriter: @unchecked Sendable {
     /// `try await user.session.wait(for: .upload, timeout:)`.
     public func shutdown() {
         pthread_mutex_lock(mutex)
-        let alreadyFinished = finished
         stopping = true
         if writerWaiting {
             writerWaiting = false
             pthread_cond_signal(workCondition)
         }
+        if shutdownClaimed || finished {
+            while !finished { pthread_cond_wait(progressCondition, mutex) }
+            pthread_mutex_unlock(mutex)
+            return
+        }
+        shutdownClaimed = true
         pthread_mutex_unlock(mutex)
-        guard !alreadyFinished else { return }
         stopped.wait()
-        locked { finished = true }
+        pthread_mutex_lock(mutex)
+        finished = true
+        pthread_cond_broadcast(progressCondition)
+        pthread_mutex_unlock(mutex)
     }
 
     // MARK: - The writer thread
@@ -267,10 +275,11 @@ public final class LogWriter: @unchecked Sendable {
             pthread_cond_broadcast(progressCondition)
             pthread_mutex_unlock(mutex)
 
-            var recorded = 0
             for job in pendingJobs {
                 do {
-                    recorded += try job.work(logRealm, &recordRealms)
+                    let recorded = try job.work(logRealm, &recordRealms)
+                    // Counted before the caller is released, so its next read sees it.
+                    locked { statistics.recordedObjects += recorded }
                 } catch {
                     job.error = (error as? LoggingError)
                         ?? LoggingError(.commitFailed, "the object could not be committed: \(error)", underlyingError: error)
@@ -309,7 +318,6 @@ public final class LogWriter: @unchecked Sendable {
             statistics.committedEvents += committed
             statistics.droppedCommitFailed += failed
             statistics.transactions += transactions
-            statistics.recordedObjects += recorded
             if let lastError { statistics.lastError = lastError }
             pthread_cond_broadcast(progressCondition)
             pthread_mutex_unlock(mutex)
