@@ -47,6 +47,7 @@ struct Options {
 let groups: [(name: String, run: () throws -> [Figure])] = [
     ("bson", bsonBenchmarks),
     ("create", createBenchmarks),
+    ("sync", syncBenchmarks),
 ]
 
 let options = Options.parse(CommandLine.arguments)

@@ -137,13 +137,33 @@ import Testing
         errors.install(on: app)
         let refresh = user.refreshToken ?? ""
         #expect(!refresh.isEmpty)
-        _ = try await app.request("DELETE", "/api/client/v2.0/auth/session", bearer: refresh)
+        let revoked = try await app.request("DELETE", "/api/client/v2.0/auth/session", bearer: refresh)
+        #expect(revoked.status == 204)
         try user.change { $0.accessToken = "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.expired" }
         let realm = try openSyncedRealm(user)
         try writeReadings(realm, 0..<10, perTransaction: 10)
-        #expect(eventually(timeout: 10) { user.session.state == .waitingForAccessToken })
+        #expect(await eventuallyAsync(timeout: 20) { user.session.state == .waitingForAccessToken })
         #expect(errors.errors.contains { $0.code == .invalidSession })
         #expect(user.session.storeCounters?.pendingObjects == 10)
+    }
+
+    @Test func aPasswordUsersPendingDataIsUploadedAtTheirNextLogin() async throws {
+        let directory = try SyncDirectory()
+        let server = try SyncTestServer(in: directory.path, config: Self.config)
+        let app = makeTestApp(id: "auth", server: server, directory: directory.path) { $0.sync.logOutUploadTimeout = 0.5 }
+        try await app.emailPasswordAuth.registerUser(email: "ada@example.com", password: "correct horse")
+        let ada = try await app.login(credentials: .emailPassword(email: "ada@example.com", password: "correct horse"))
+        server.kill9()
+        try writeReadings(try openSyncedRealm(ada), 0..<700, perTransaction: 70)
+        let report = try await ada.logOut()
+        #expect(report.pendingObjects == 700)
+        #expect(ada.refreshToken == nil)
+        #expect(ada.hasPendingDataOnDisk)
+        try server.restart()
+        let again = try await app.login(credentials: .emailPassword(email: "ada@example.com", password: "correct horse"))
+        #expect(again === ada)
+        try await again.session.wait(for: .upload, timeout: 30)
+        try server.expectExactlyOnce("auth", table: "SyncReading", count: 700)
     }
 
     @Test func discardPendingDataIsTheOnlyWayToDeleteIt() async throws {

@@ -121,6 +121,31 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         #expect(try server.query("strict", "SELECT count(*) FROM SyncReading WHERE seq = 1000000") == [0])
     }
 
+    /// A real expiry takes over a minute (the server's shortest access-token
+    /// lifetime is 60 s), so this runs only with `SYNC_TEST_TOKEN_EXPIRY=1`;
+    /// `aRefusedAccessTokenIsRefreshedAndTheUploadRetried` covers the 401 path in CI.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SYNC_TEST_TOKEN_EXPIRY"] == "1"))
+    func anAccessTokenExpiringDuringALongUploadIsRefreshed() async throws {
+        let directory = try SyncDirectory()
+        let config = #"{"apps": [{"id": "expiry", "developmentMode": true, "accessTokenLifetimeSeconds": 60, "auth": {"anon-user": {}}}]}"#
+        let server = try SyncTestServer(in: directory.path, config: config)
+        // No early refresh: the token runs out while uploads are under way.
+        let app = makeTestApp(id: "expiry", server: server, directory: directory.path) { $0.tokenRefreshMargin = 0 }
+        let user = try await app.login(credentials: .anonymous)
+        let first = try #require(user.accessToken)
+        let realm = try openSyncedRealm(user)
+        let start = syncNow()
+        var seq = 0
+        while syncNow() - start < 75 {
+            try writeReadings(realm, seq..<(seq + 200), perTransaction: 20)
+            seq += 200
+            await pauseAsync(0.1)
+        }
+        try await user.session.wait(for: .upload, timeout: 60)
+        try server.expectExactlyOnce("expiry", table: "SyncReading", count: seq)
+        #expect(user.accessToken != first)
+    }
+
     @Test func suspendResumeAndProgress() async throws {
         let directory = try SyncDirectory()
         let server = try SyncTestServer(in: directory.path)
@@ -133,7 +158,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         session.suspend()
         #expect(session.state == .inactive)
         try writeReadings(realm, 0..<5_000, perTransaction: 500)
-        usleep(600_000)
+        await pauseAsync(0.6)
         #expect(session.storeCounters?.pendingObjects == 5_000)
         #expect(server.count(appId, "SyncReading") == 0)
 
@@ -167,8 +192,31 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
             try writeReadings(realm, 0..<1_000, perTransaction: 100)
         }
         // No realm and no wait: the session uploads on its own within a few seconds.
-        #expect(eventually(timeout: 10) { server.count(appId, "SyncReading") == 1_000 })
+        #expect(await eventuallyAsync(timeout: 10) { server.count(appId, "SyncReading") == 1_000 })
         #expect(user.session.state == .active)
+    }
+
+    @Test func uploadsGoOnWhileTheAppBlocksEveryThreadOfTheConcurrencyPool() async throws {
+        let directory = try SyncDirectory()
+        let server = try SyncTestServer(in: directory.path)
+        let appId = server.developmentAppId
+        let app = makeTestApp(id: appId, server: server, directory: directory.path)
+        let user = try await app.login(credentials: .anonymous)
+        let realm = try openSyncedRealm(user)
+        try writeReadings(realm, 0..<1_000, perTransaction: 100)
+        // Each pool thread sleeps (blocking) for 3 s; the one that checks looks at the server after 2.5 s.
+        let seen = LockedBox<[Int64]>([])
+        let sink = server.sinkPath(appId)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<ProcessInfo.processInfo.activeProcessorCount {
+                group.addTask {
+                    usleep(2_500_000)
+                    seen.withLock { $0.append(sinkRowCount(path: sink, table: "SyncReading")) }
+                    usleep(500_000)
+                }
+            }
+        }
+        #expect(seen.withLock { $0 }.allSatisfy { $0 == 1_000 })
     }
 
     @Test func commitToUploadLatencyStaysNearOneSecondByDefault() async throws {
@@ -183,7 +231,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         let realm = try openSyncedRealm(user)
         let start = syncNow()
         try writeReadings(realm, 0..<1, perTransaction: 1)
-        let arrived = eventually(timeout: 10) { server.count(appId, "SyncReading") == 1 }
+        let arrived = await eventuallyAsync(timeout: 10) { server.count(appId, "SyncReading") == 1 }
         let elapsed = syncNow() - start
         print("commit to stored in the server: \(elapsed) s")
         #expect(arrived)

@@ -201,6 +201,18 @@ final class SyncTestServer {
     }
 }
 
+/// Rows in `table` of the SQLite file at `path`, 0 if it cannot be read yet.
+func sinkRowCount(path: String, table: String) -> Int64 {
+    var db: OpaquePointer?
+    defer { sqlite3_close(db) }
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return 0 }
+    sqlite3_busy_timeout(db, 5000)
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(db, "SELECT count(*) FROM \"\(table)\"", -1, &statement, nil) == SQLITE_OK else { return 0 }
+    defer { sqlite3_finalize(statement) }
+    return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : 0
+}
+
 /// Reads one line from `fd` within `timeout` seconds.
 func readLine(_ fd: Int32, timeout: Double) throws -> String {
     var line: [UInt8] = []
@@ -261,7 +273,23 @@ final class ErrorCollector: @unchecked Sendable {  // state in a LockedBox
     }
 }
 
-/// Polls `condition` every 20 ms for at most `timeout` seconds.
+/// Polls `condition` every 20 ms for at most `timeout` seconds without
+/// blocking a thread of the concurrency pool (which the sync session needs).
+func eventuallyAsync(timeout: Double, _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = syncNow() + timeout
+    while syncNow() < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+    }
+    return try condition()
+}
+
+/// Sleeps without blocking a thread of the concurrency pool.
+func pauseAsync(_ seconds: Double) async {
+    try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+}
+
+/// Polls `condition` every 20 ms for at most `timeout` seconds (blocking: for synchronous tests).
 func eventually(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = syncNow() + timeout
     while syncNow() < deadline {

@@ -27,6 +27,8 @@ public final class App: @unchecked Sendable {
     public var emailPasswordAuth: EmailPasswordAuth { EmailPasswordAuth(app: self) }
 
     let transport: any SyncTransport
+    /// Where the sessions' tasks run (see ``SyncExecutor``).
+    let syncExecutor: SyncExecutor
     let records: UserRecordStore
     private let users = LockedBox<[String: User]>([:])
     private let current = LockedBox<String?>(nil)
@@ -45,6 +47,7 @@ public final class App: @unchecked Sendable {
         self.id = id
         self.configuration = configuration
         self.syncManager = SyncManager()
+        self.syncExecutor = SyncExecutor(label: "dataingest.sync.\(id)")
         self.transport = configuration.transport ?? URLSessionTransport(maxConnectionsPerHost: configuration.sync.maxUploadsInFlight + 1)
         self.records = UserRecordStore(appDirectory: configuration.metadataDirectory + "/" + Self.directoryName(id))
         var failure: AppError?

@@ -97,7 +97,7 @@ public final class User: @unchecked Sendable {
     @discardableResult
     func refreshAccessToken(replacing rejected: String?) async throws(AppError) -> String {
         do {
-            return try await gate.run { [self] in
+            return try await gate.run(on: app.syncExecutor) { [self] in
                 let current = record
                 if let rejected, let token = current.accessToken, token != rejected { return token }
                 guard let refreshToken = current.refreshToken else {
@@ -151,9 +151,9 @@ public final class User: @unchecked Sendable {
 actor RefreshGate {
     private var running: Task<String, any Error>?
 
-    func run(_ operation: @escaping @Sendable () async throws -> String) async throws -> String {
+    func run(on executor: SyncExecutor, _ operation: @escaping @Sendable () async throws -> String) async throws -> String {
         if let running { return try await running.value }
-        let task = Task { try await operation() }
+        let task = Task(executorPreference: executor) { try await operation() }
         running = task
         defer { running = nil }
         return try await task.value

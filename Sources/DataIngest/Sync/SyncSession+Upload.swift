@@ -37,6 +37,8 @@ extension SyncSession {
     /// Uploads one segment until the server has answered for it for good
     /// (acknowledged, or rejected into quarantine) or the session stops.
     func upload(_ segment: PendingSegment, store: SegmentStore) async {
+        box.withLock { _ = $0.uploading.insert(segment.number) }
+        defer { box.withLock { _ = $0.uploading.remove(segment.number) } }
         var backoff = Backoff(initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
         var authRetries = 0
         while isRunning {

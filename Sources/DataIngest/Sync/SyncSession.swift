@@ -36,6 +36,9 @@ public final class SyncSession: @unchecked Sendable {
         var observers: [Int: ProgressObserver] = [:]
         var nextObserverId = 0
         var acknowledgedObjects = 0
+        /// Segments being uploaded; a segment leaves only after its answer was
+        /// recorded, reported and notified, so `wait` returns after all three.
+        var uploading: Set<UInt64> = []
         var reportedOpenError: String?
     }
 
@@ -103,7 +106,7 @@ public final class SyncSession: @unchecked Sendable {
             guard !state.running else { return }
             state.running = true
             state.invalidSession = false
-            state.loop = Task.detached { [self] in await run() }
+            state.loop = Task(executorPreference: app.syncExecutor) { [self] in await run() }
         }
     }
 
@@ -193,7 +196,8 @@ public final class SyncSession: @unchecked Sendable {
         try store.flush()
         guard let target = store.pendingSegments().last?.number else { return }
         let deadline = Date().addingTimeInterval(timeout)
-        while store.pendingSegments().contains(where: { $0.number <= target }) {
+        while store.pendingSegments().contains(where: { $0.number <= target })
+                || box.withLock({ $0.uploading.contains { $0 <= target } }) {
             try Task.checkCancellation()
             guard isRunning else {
                 throw SyncError(.sessionStopped, "the session stopped (the user logged out) with data still pending; it is uploaded at the next login")

@@ -1,8 +1,8 @@
 // sync-client-child: a client process the sync tests start (and kill -9).
 //
 //   sync-client-child seed            the seed page's code, literally, then waits for the upload
-//   sync-client-child stream N T      logs in anonymously, commits N numbered Reading objects in
-//                                     transactions of T, printing "committed <last seq>" after each
+//   sync-client-child stream N T [P]  logs in anonymously, commits N numbered Reading objects in
+//                                     transactions of T (P µs apart), printing "committed <last seq>" after each
 //   sync-client-child drain           restores the logged-in user and waits until nothing is pending
 //   sync-client-child backlog N       logs in, prints "logged-in", waits for a line on stdin, commits N
 //                                     readings, then prints "rss <KiB>" every 0.25 s for 3 s while the
@@ -95,6 +95,7 @@ print("Error logging in: \(error.localizedDescription)")
 case "stream":
     let total = Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1000
     let perTransaction = Int(CommandLine.arguments.dropFirst(3).first ?? "") ?? 10
+    let pauseMicroseconds = UInt32(CommandLine.arguments.dropFirst(4).first ?? "") ?? 0
     do {
         let user = try await app.login(credentials: .anonymous)
         var config = user.flexibleSyncConfiguration()
@@ -111,6 +112,7 @@ case "stream":
             seq = end
             print("committed \(seq)")
             fflush(nil)
+            if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
         }
         try await user.session.wait(for: .upload, timeout: 120)
         print("uploaded")

@@ -1,0 +1,224 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSQLite
+import DataIngest
+import Foundation
+
+// End to end: the client SDK in this process, the `ingest-server` (built next
+// to this binary) in its own process on 127.0.0.1, its SQLite sink at
+// synchronous=FULL. Baseline: the same objects inserted directly into a
+// SQLite table of the sink's shape with a prepared statement in batched
+// transactions, in the same run.
+
+/// The seed's WeatherSensor.
+final class SyncBenchSensor: AsymmetricObject {
+    override class func className() -> String { "WeatherSensor" }
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var deviceId: String
+    @Persisted var temperatureInFahrenheit: Float
+    @Persisted var barometricPressureInHg: Float
+    @Persisted var windSpeedInMph: Int
+}
+
+/// The seed's WeatherSensor plus the commit time, for latency.
+final class BenchTimedSensor: AsymmetricObject {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var deviceId: String
+    @Persisted var temperatureInFahrenheit: Float
+    @Persisted var barometricPressureInHg: Float
+    @Persisted var windSpeedInMph: Int
+    @Persisted var committedAtMillis: Int
+}
+
+struct SyncBenchError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Runs `body` on a detached task and blocks until it finishes.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = LockedBox<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do {
+            let value = try await body()
+            box.withLock { $0 = .success(value) }
+        } catch {
+            box.withLock { $0 = .failure(error) }
+        }
+        done.signal()
+    }
+    done.wait()
+    return try box.withLock { $0 }!.get()
+}
+
+final class BenchServer {
+    let process = Process()
+    let port: Int
+    let dataPath: String
+
+    init(directory: String) throws {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.executableURL = exe.deletingLastPathComponent().appendingPathComponent("ingest-server")
+        dataPath = directory + "/server"
+        process.arguments = ["--port", "0", "--data-dir", dataPath]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line: [UInt8] = []
+        let fd = out.fileHandleForReading.fileDescriptor
+        let deadline = nowNanoseconds() + 20_000_000_000
+        while !line.contains(10) && nowNanoseconds() < deadline {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            var byte: UInt8 = 0
+            if read(fd, &byte, 1) <= 0 { break }
+            line.append(byte)
+        }
+        let text = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
+        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...]) else {
+            kill(process.processIdentifier, SIGKILL)
+            throw SyncBenchError(description: "ingest-server did not start (\(text)); build it in release mode too")
+        }
+        self.port = port
+    }
+
+    var appId: String {
+        ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+    }
+
+    /// The first column of each row, as Int64.
+    func query(_ sql: String) -> [Int64] {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(dataPath + "/\(appId).sqlite", &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return [] }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { return [] }
+        defer { sqlite3_finalize(statement) }
+        var rows: [Int64] = []
+        while sqlite3_step(statement) == SQLITE_ROW { rows.append(sqlite3_column_int64(statement, 0)) }
+        return rows
+    }
+}
+
+/// The direct-SQLite baseline: the sink's table shape, one prepared insert,
+/// transactions of `batch` rows, WAL, synchronous=FULL.
+func directSQLiteObjectsPerSecond(count: Int, batch: Int, path: String) throws -> Double {
+    var db: OpaquePointer?
+    guard sqlite3_open(path, &db) == SQLITE_OK else { throw SyncBenchError(description: "open \(path)") }
+    defer { sqlite3_close(db) }
+    for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+                #"CREATE TABLE WeatherSensor ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL, deviceId TEXT, temperatureInFahrenheit REAL, barometricPressureInHg REAL, windSpeedInMph INTEGER) WITHOUT ROWID"#] {
+        sqlite3_exec(db, sql, nil, nil, nil)
+    }
+    var insert: OpaquePointer?
+    sqlite3_prepare_v2(db, "INSERT INTO WeatherSensor VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(\"_id\") DO NOTHING", -1, &insert, nil)
+    defer { sqlite3_finalize(insert) }
+    let start = nowNanoseconds()
+    var done = 0
+    while done < count {
+        sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
+        for _ in 0..<min(batch, count - done) {
+            let id = ObjectId.generate()
+            id.withBytes { bytes in _ = sqlite3_bind_blob(insert, 1, bytes.baseAddress, 12, dataingest_sqlite_transient()) }
+            sqlite3_bind_int64(insert, 2, Int64(Date().timeIntervalSince1970 * 1000))
+            sqlite3_bind_text(insert, 3, "WX1278UIT", -1, dataingest_sqlite_transient())
+            sqlite3_bind_double(insert, 4, Double(Float(66.7)))
+            sqlite3_bind_double(insert, 5, Double(Float(29.65)))
+            sqlite3_bind_int64(insert, 6, 2)
+            guard sqlite3_step(insert) == SQLITE_DONE else { throw SyncBenchError(description: "insert failed") }
+            sqlite3_reset(insert)
+        }
+        sqlite3_exec(db, "COMMIT", nil, nil, nil)
+        done += batch
+    }
+    return Double(count) / (Double(nowNanoseconds() - start) / 1e9)
+}
+
+func syncBenchmarks() throws -> [Figure] {
+    let environment = ProcessInfo.processInfo.environment
+    let count = Int(environment["INGEST_BENCH_SYNC_OBJECTS"] ?? "") ?? 500_000
+    let directory = NSTemporaryDirectory() + "ingest-bench-sync-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let server = try BenchServer(directory: directory)
+    defer { server.stop() }
+    var configuration = App.Configuration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!,
+                                          metadataDirectory: directory + "/client")
+    configuration.sync.maximumBackoff = 1
+    let app = App(id: server.appId, configuration: configuration)
+    let user = try blocking { try await app.login(credentials: .anonymous) }
+
+    // 1. Sustained objects/s from create to committed in the server's SQLite.
+    var config = user.flexibleSyncConfiguration()
+    config.objectTypes = [SyncBenchSensor.self, BenchTimedSensor.self]
+    let start = nowNanoseconds()
+    try {
+        let realm = try Realm(configuration: config)
+        var written = 0
+        while written < count {
+            try realm.write {
+                for _ in 0..<1000 {
+                    realm.create(SyncBenchSensor.self, value: ["_id": ObjectId.generate(), "deviceId": "WX1278UIT",
+                                                                  "temperatureInFahrenheit": 66.7, "barometricPressureInHg": 29.65,
+                                                                  "windSpeedInMph": 2])
+                }
+            }
+            written += 1000
+        }
+    }()
+    let committedSeconds = Double(nowNanoseconds() - start) / 1e9
+    try blocking { try await user.session.wait(for: .upload, timeout: 600) }
+    let seconds = Double(nowNanoseconds() - start) / 1e9
+    let stored = server.query("SELECT count(*) FROM WeatherSensor").first ?? 0
+    guard stored == Int64(count) else { throw SyncBenchError(description: "the server holds \(stored) of \(count) objects") }
+    let endToEnd = Double(count) / seconds
+    let baseline = try directSQLiteObjectsPerSecond(count: count, batch: 10_000, path: directory + "/baseline.sqlite")
+
+    // 2. Commit to durable in the server at 10k objects/s: 100 objects every 10 ms for 10 s.
+    let latencyObjects = Int(environment["INGEST_BENCH_SYNC_LATENCY_OBJECTS"] ?? "") ?? 100_000
+    try {
+        let realm = try Realm(configuration: config)
+        let begin = nowNanoseconds()
+        for tick in 0..<(latencyObjects / 100) {
+            let due = begin + UInt64(tick) * 10_000_000
+            while nowNanoseconds() < due { usleep(200) }
+            let millis = Int(Date().timeIntervalSince1970 * 1000)
+            try realm.write {
+                for _ in 0..<100 {
+                    realm.create(BenchTimedSensor.self, value: ["_id": ObjectId.generate(), "deviceId": "WX1278UIT",
+                                                                "temperatureInFahrenheit": 66.7, "barometricPressureInHg": 29.65,
+                                                                "windSpeedInMph": 2, "committedAtMillis": millis])
+                }
+            }
+        }
+    }()
+    try blocking { try await user.session.wait(for: .upload, timeout: 120) }
+    let delays = server.query("SELECT _ingested_at - committedAtMillis FROM BenchTimedSensor").sorted()
+    guard !delays.isEmpty else { throw SyncBenchError(description: "no timed objects arrived") }
+    let median = Double(delays[delays.count / 2])
+    let p99 = Double(delays[min(delays.count - 1, delays.count * 99 / 100)])
+    _ = try blocking { try await user.logOut() }
+
+    return [
+        Figure(group: "sync", name: "end to end, create to the server's SQLite (\(count) WeatherSensor, txn of 1,000)",
+               value: endToEnd, unit: "objects/s", baseline: ("direct SQLite inserts, txn of 10,000", baseline),
+               target: .atLeast(150_000)),
+        Figure(group: "sync", name: "of which the client's create and commit into the segment store", value: Double(count) / committedSeconds,
+               unit: "objects/s", baseline: nil, target: nil),
+        Figure(group: "sync", name: "commit to durable in the server at 10k objects/s, median", value: median, unit: "ms",
+               baseline: nil, target: .atMost(1_500)),
+        Figure(group: "sync", name: "commit to durable in the server at 10k objects/s, p99", value: p99, unit: "ms",
+               baseline: nil, target: nil),
+    ]
+}
