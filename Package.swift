@@ -12,6 +12,10 @@ let package = Package(
         .library(name: "IngestServer", targets: ["IngestServer"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
+        .executable(name: "WeatherStation", targets: ["WeatherStation"]),
+        .executable(name: "RetailInvoices", targets: ["RetailInvoices"]),
+        .executable(name: "ServerLogging", targets: ["ServerLogging"]),
+        .executable(name: "ingest-forward", targets: ["ingest-forward"]),
     ],
     dependencies: [],
     targets: [
@@ -44,6 +48,16 @@ let package = Package(
             dependencies: ["IngestCore", "CSQLite", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
         .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
+        // MARK: Samples (each folder has a README)
+        .executableTarget(name: "WeatherStation", dependencies: ["DataIngest"], path: "Samples/WeatherStation",
+                         exclude: ["README.md"]),
+        .executableTarget(name: "RetailInvoices", dependencies: ["DataIngest", "CSQLite"], path: "Samples/RetailInvoices",
+                         exclude: ["README.md"]),
+        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestServer"], path: "Samples/ServerLogging",
+                         exclude: ["README.md"]),
+        .executableTarget(name: "ingest-forward", dependencies: ["DataIngest"], path: "Samples/LogForwarder",
+                         exclude: ["README.md"]),
+
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
             name: "ingest-bench", dependencies: ["IngestCore", "DataIngest", "CSQLite"],
@@ -65,6 +79,10 @@ let package = Package(
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "ingest-server"]),
+        // Runs the built sample binaries against a real ingest-server.
+        .testTarget(
+            name: "SamplesTests",
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,413 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import IngestCore
+
+/// The background writer behind ``IngestLogger`` and ``IngestRecorder``: one
+/// thread that owns a synced realm and commits queued log events in groups,
+/// and recorded objects one transaction each.
+///
+/// ```swift
+/// let writer = try LogWriter(user: user)
+/// let logger = IngestLogger(label: "api", writer: writer)
+/// logger.info("hello")
+/// try writer.recorder.record(invoice)      // returns once committed
+/// writer.flush()                           // every event logged so far is committed
+/// writer.shutdown()                        // commit the rest, stop the thread
+/// try await user.session.wait(for: .upload, timeout: 30)
+/// ```
+///
+/// Log events go through a bounded in-memory queue
+/// (``Configuration/queueCapacity``): a log call only takes a lock and
+/// appends, it never waits for I/O. When the queue is full,
+/// ``Configuration/whenFull`` applies and ``Statistics/droppedEvents``
+/// counts the loss. The store's disk budget (`App.Configuration.segmentStore`)
+/// applies to the writer's commits: with the `.block` budget policy the
+/// writer waits, the queue fills and new events are dropped; with `.fail`
+/// the group's events are dropped and counted in
+/// ``Statistics/droppedCommitFailed``; with `.dropOldest` the store drops old
+/// segments and counts them in its own counters. Recorded objects are never
+/// dropped: ``IngestRecorder/record(_:)`` throws instead.
+// @unchecked Sendable: every mutable field is guarded by `mutex`.
+public final class LogWriter: @unchecked Sendable {
+    /// The configuration it was created with.
+    public let configuration: Configuration
+    /// The realm configuration the writer thread opens (its `objectTypes`
+    /// are replaced per recorded type).
+    public let realmConfiguration: Realm.Configuration
+
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let workCondition: UnsafeMutablePointer<pthread_cond_t>
+    private let progressCondition: UnsafeMutablePointer<pthread_cond_t>
+
+    // Guarded by `mutex`.
+    private var queue: [PendingLogEvent] = []
+    private var jobs: [RecordJob] = []
+    private var writerWaiting = false
+    private var stopping = false
+    private var finished = false
+    private var shutdownClaimed = false  // one caller joins the thread; others wait for `finished`
+    private var acceptedSequence = 0     // events accepted so far
+    private var handledSequence = 0      // events committed or dropped by the writer
+    private var jobsSubmitted = 0
+    private var jobsDone = 0
+    private var statistics = Statistics()
+
+    private let processId = Int(getpid())
+    private var thread: Thread?
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// A writer for `user`'s synced realm (the user's segment store, uploaded
+    /// by its sync session).
+    /// - Throws: ``LoggingError`` `openFailed` when the realm cannot be opened.
+    public convenience init(user: User, configuration: Configuration = .init()) throws {
+        try self.init(realmConfiguration: user.flexibleSyncConfiguration(), configuration: configuration)
+    }
+
+    /// A writer for any synced realm configuration (its `objectTypes` are
+    /// replaced by `[LogEvent.self]`).
+    /// - Throws: ``LoggingError`` `openFailed` when the realm cannot be opened.
+    public init(realmConfiguration: Realm.Configuration, configuration: Configuration = .init()) throws {
+        self.configuration = configuration
+        self.realmConfiguration = realmConfiguration
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        workCondition = .allocate(capacity: 1)
+        workCondition.initialize(to: pthread_cond_t())
+        pthread_cond_init(workCondition, nil)
+        progressCondition = .allocate(capacity: 1)
+        progressCondition.initialize(to: pthread_cond_t())
+        pthread_cond_init(progressCondition, nil)
+        queue.reserveCapacity(min(configuration.queueCapacity, 4_096))
+
+        let opened = DispatchSemaphore(value: 0)
+        let openError = LockedBox<LoggingError?>(nil)
+        let thread = Thread { [self] in
+            var logRealm: Realm
+            do {
+                var logConfiguration = realmConfiguration
+                logConfiguration.objectTypes = [LogEvent.self]
+                logRealm = try Realm(configuration: logConfiguration)
+            } catch {
+                openError.withLock {
+                    $0 = LoggingError(.openFailed, "the log realm could not be opened: \(error)", underlyingError: error)
+                }
+                opened.signal()
+                stopped.signal()
+                return
+            }
+            opened.signal()
+            run(logRealm)
+            stopped.signal()
+        }
+        thread.name = "dataingest.log-writer"
+        self.thread = thread
+        thread.start()
+        opened.wait()
+        if let error = openError.withLock({ $0 }) {
+            finished = true
+            throw error
+        }
+    }
+
+    deinit {
+        shutdown()
+        pthread_cond_destroy(workCondition)
+        pthread_cond_destroy(progressCondition)
+        pthread_mutex_destroy(mutex)
+        workCondition.deallocate()
+        progressCondition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Records objects through this writer's thread; see ``IngestRecorder``.
+    public var recorder: IngestRecorder { IngestRecorder(writer: self) }
+
+    /// The counters now.
+    public var currentStatistics: Statistics {
+        locked {
+            var copy = statistics
+            copy.queuedEvents = queue.count
+            return copy
+        }
+    }
+
+    // MARK: - Producers
+
+    /// Queues an event; never waits for I/O (see ``Configuration/whenFull``).
+    func enqueue(_ event: PendingLogEvent) {
+        pthread_mutex_lock(mutex)
+        if stopping {
+            statistics.droppedAfterShutdown += 1
+            pthread_mutex_unlock(mutex)
+            return
+        }
+        if queue.count >= configuration.queueCapacity {
+            guard case .wait(let milliseconds) = configuration.whenFull, waitForRoom(milliseconds: milliseconds) else {
+                statistics.droppedQueueFull += 1
+                pthread_mutex_unlock(mutex)
+                return
+            }
+        }
+        queue.append(event)
+        acceptedSequence += 1
+        statistics.acceptedEvents += 1
+        if writerWaiting {
+            writerWaiting = false
+            pthread_cond_signal(workCondition)
+        }
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// With the mutex held: waits for room in the queue; false on timeout or shutdown.
+    private func waitForRoom(milliseconds: Int) -> Bool {
+        let deadline = Self.deadline(after: Double(milliseconds) / 1000)
+        var timeout = deadline
+        while queue.count >= configuration.queueCapacity && !stopping {
+            if writerWaiting {
+                writerWaiting = false
+                pthread_cond_signal(workCondition)
+            }
+            if pthread_cond_timedwait(progressCondition, mutex, &timeout) == ETIMEDOUT { break }
+            timeout = deadline
+        }
+        return queue.count < configuration.queueCapacity && !stopping
+    }
+
+    /// Runs `work` on the writer thread and waits for it.
+    func perform(_ work: @escaping (Realm, inout [ObjectIdentifier: Realm]) throws -> Int) throws {
+        let job = RecordJob(work: work)
+        pthread_mutex_lock(mutex)
+        if stopping {
+            pthread_mutex_unlock(mutex)
+            throw LoggingError(.shutDown, "the log writer was shut down; create a new LogWriter to record more objects")
+        }
+        jobs.append(job)
+        jobsSubmitted += 1
+        if writerWaiting {
+            writerWaiting = false
+            pthread_cond_signal(workCondition)
+        }
+        pthread_mutex_unlock(mutex)
+        job.done.wait()
+        if let error = job.error { throw error }
+    }
+
+    // MARK: - Flush and shutdown
+
+    /// Waits until every event logged and every object recorded before the
+    /// call is committed (or counted as dropped). Returns false if that took
+    /// longer than `timeout` seconds.
+    @discardableResult
+    public func flush(timeout: TimeInterval = 30) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        let targetEvents = acceptedSequence
+        let targetJobs = jobsSubmitted
+        let deadline = Self.deadline(after: timeout)
+        var until = deadline
+        while (handledSequence < targetEvents || jobsDone < targetJobs) && !finished {
+            if writerWaiting {
+                writerWaiting = false
+                pthread_cond_signal(workCondition)
+            }
+            if pthread_cond_timedwait(progressCondition, mutex, &until) == ETIMEDOUT {
+                return handledSequence >= targetEvents && jobsDone >= targetJobs
+            }
+            until = deadline
+        }
+        return handledSequence >= targetEvents && jobsDone >= targetJobs
+    }
+
+    /// Stops accepting events and records, commits everything queued, and
+    /// stops the writer thread. Later log calls are counted in
+    /// ``Statistics/droppedAfterShutdown``. Idempotent. The events are then in
+    /// the store; wait for the upload with
+    /// `try await user.session.wait(for: .upload, timeout:)`.
+    public func shutdown() {
+        pthread_mutex_lock(mutex)
+        stopping = true
+        if writerWaiting {
+            writerWaiting = false
+            pthread_cond_signal(workCondition)
+        }
+        if shutdownClaimed || finished {
+            while !finished { pthread_cond_wait(progressCondition, mutex) }
+            pthread_mutex_unlock(mutex)
+            return
+        }
+        shutdownClaimed = true
+        pthread_mutex_unlock(mutex)
+        stopped.wait()
+        pthread_mutex_lock(mutex)
+        finished = true
+        pthread_cond_broadcast(progressCondition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    // MARK: - The writer thread
+
+    private func run(_ logRealm: Realm) {
+        var recordRealms: [ObjectIdentifier: Realm] = [:]
+        var batch: [PendingLogEvent] = []
+        batch.reserveCapacity(min(configuration.queueCapacity, 4_096))
+        let event = LogEvent()
+        event.host = configuration.host
+        event.pid = processId
+        event.appVersion = configuration.appVersion
+        while true {
+            pthread_mutex_lock(mutex)
+            while queue.isEmpty && jobs.isEmpty && !stopping {
+                writerWaiting = true
+                pthread_cond_wait(workCondition, mutex)
+            }
+            writerWaiting = false
+            if queue.isEmpty && jobs.isEmpty && stopping {
+                pthread_mutex_unlock(mutex)
+                break
+            }
+            swap(&batch, &queue)
+            let pendingJobs = jobs
+            jobs.removeAll()
+            // Room in the queue again: wake callers waiting for it.
+            pthread_cond_broadcast(progressCondition)
+            pthread_mutex_unlock(mutex)
+
+            for job in pendingJobs {
+                do {
+                    let recorded = try job.work(logRealm, &recordRealms)
+                    // Counted before the caller is released, so its next read sees it.
+                    locked { statistics.recordedObjects += recorded }
+                } catch {
+                    job.error = (error as? LoggingError)
+                        ?? LoggingError(.commitFailed, "the object could not be committed: \(error)", underlyingError: error)
+                }
+                job.done.signal()
+            }
+
+            var committed = 0
+            var failed = 0
+            var transactions = 0
+            var lastError: String?
+            var start = 0
+            while start < batch.count {
+                let end = min(batch.count, start + max(1, configuration.maxEventsPerTransaction))
+                do {
+                    try logRealm.write {
+                        for index in start..<end {
+                            fill(event, from: batch[index])
+                            logRealm.create(LogEvent.self, value: event)
+                        }
+                    }
+                    committed += end - start
+                    transactions += 1
+                } catch {
+                    failed += end - start
+                    lastError = "\(error)"
+                }
+                start = end
+            }
+            let handled = batch.count
+            batch.removeAll(keepingCapacity: true)
+
+            pthread_mutex_lock(mutex)
+            handledSequence += handled
+            jobsDone += pendingJobs.count
+            statistics.committedEvents += committed
+            statistics.droppedCommitFailed += failed
+            statistics.transactions += transactions
+            if let lastError { statistics.lastError = lastError }
+            pthread_cond_broadcast(progressCondition)
+            pthread_mutex_unlock(mutex)
+        }
+        recordRealms.removeAll()
+    }
+
+    private func fill(_ event: LogEvent, from pending: PendingLogEvent) {
+        event._id = ObjectId.generate()
+        event.timestamp = pending.timestamp
+        event.level = pending.level.rawValue
+        event.label = pending.label
+        event.message = pending.message
+        event.metadata = pending.metadata.isEmpty ? .none : .dictionary(Self.document(pending.metadata))
+        event.source = pending.source ?? Self.module(ofFileID: pending.file)
+        event.file = pending.file
+        event.function = pending.function
+        event.line = Int(pending.line)
+    }
+
+    /// Metadata as a mixed dictionary, with keys made valid document field names.
+    static func document(_ metadata: IngestLogger.Metadata) -> [String: AnyRealmValue] {
+        var result: [String: AnyRealmValue] = [:]
+        result.reserveCapacity(metadata.count)
+        for (key, value) in metadata {
+            result[fieldName(key)] = mixed(value)
+        }
+        return result
+    }
+
+    private static func mixed(_ value: IngestLogger.MetadataValue) -> AnyRealmValue {
+        switch value {
+        case .string(let text), .stringConvertible(let text): return .string(text)
+        case .array(let values): return .list(values.map(mixed))
+        case .dictionary(let values): return .dictionary(document(values))
+        }
+    }
+
+    /// `.`, NUL and a leading `$` are not allowed in field names: replaced by `_`.
+    static func fieldName(_ key: String) -> String {
+        if !key.isEmpty && !key.hasPrefix("$") && !key.utf8.contains(UInt8(ascii: ".")) && !key.utf8.contains(0) {
+            return key
+        }
+        if key.isEmpty { return "_" }
+        var scalars = String.UnicodeScalarView()
+        for (index, scalar) in key.unicodeScalars.enumerated() {
+            scalars.append(scalar == "." || scalar == "\0" || (index == 0 && scalar == "$") ? "_" : scalar)
+        }
+        return String(scalars)
+    }
+
+    /// `Module/File.swift` → `Module`.
+    static func module(ofFileID fileID: String) -> String {
+        guard let slash = fileID.firstIndex(of: "/") else { return fileID }
+        return String(fileID[..<slash])
+    }
+
+    // MARK: - Helpers
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+
+    /// An absolute CLOCK_REALTIME deadline (what pthread_cond_timedwait uses).
+    private static func deadline(after seconds: TimeInterval) -> timespec {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let clamped = max(0, min(seconds, 1e8))
+        var sec = now.tv_sec + Int(clamped)
+        var nsec = now.tv_nsec + Int((clamped - clamped.rounded(.down)) * 1e9)
+        if nsec >= 1_000_000_000 {
+            sec += 1
+            nsec -= 1_000_000_000
+        }
+        return timespec(tv_sec: sec, tv_nsec: nsec)
+    }
+}
+
+/// A piece of work for the writer thread, waited for by its caller.
+// @unchecked Sendable: `error` is written by the writer thread before
+// `done.signal()` and read by the caller after `done.wait()`; the work closure
+// captures values its caller keeps alive and does not touch while waiting.
+final class RecordJob: @unchecked Sendable {
+    let work: (Realm, inout [ObjectIdentifier: Realm]) throws -> Int
+    var error: LoggingError?
+    let done = DispatchSemaphore(value: 0)
+
+    init(work: @escaping (Realm, inout [ObjectIdentifier: Realm]) throws -> Int) {
+        self.work = work
+    }
+}

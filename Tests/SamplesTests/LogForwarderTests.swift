@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// `ingest-forward` as a built binary against a real ingest-server: exact
+/// line counts after restarts, rotation, truncation and kill -9.
+@Suite struct LogForwarderTests {
+    /// Appends `lines` to `path` (creating it).
+    func append(_ path: String, _ lines: [String]) throws {
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8))
+        try handle.close()
+    }
+
+    func count(_ server: SampleServer, _ sql: String = "SELECT count(*) FROM ForwardedLine") -> Int {
+        Int((try? server.query(sql))?.first ?? "0") ?? 0
+    }
+
+    func waitFor(_ timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    func forwarder(_ server: SampleServer, _ directory: String, _ extra: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try built("ingest-forward"))
+        process.arguments = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory + "/forward"] + extra
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        return process
+    }
+
+    @Test func aRestartResumesAtTheCheckpointAndFormatsAreParsed() throws {
+        let directory = try TemporaryDirectory()
+        let server = try SampleServer(in: directory.path)
+        let forward = try built("ingest-forward")
+        let log = directory.path + "/app.log"
+        let common = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward"]
+        try append(log, (0..<1_000).map { "line \($0)" })
+        let first = try runProcess(forward, common + ["--once", "--batch-lines", "100", log], in: directory.path)
+        #expect(first.status == 0, "\(first.errorOutput)")
+        #expect(first.output.contains("forwarded 1000 lines in 10 transactions"))
+        try append(log, (1_000..<1_500).map { "line \($0)" })
+        let second = try runProcess(forward, common + ["--once", log], in: directory.path)
+        #expect(second.status == 0)
+        #expect(second.output.contains("forwarded 500 lines"))
+        #expect(count(server) == 1_500)
+        #expect(count(server, "SELECT count(DISTINCT message) FROM ForwardedLine") == 1_500)
+        // Each line's offset is where it starts in the file.
+        let offsetOf1000 = (0..<1_000).reduce(0) { $0 + "line \($1)\n".utf8.count }
+        #expect(try server.query("SELECT offset FROM ForwardedLine WHERE message = 'line 1000'") == [String(offsetOf1000)])
+
+        // Standard input, JSON lines and syslog.
+        let stdinFile = directory.path + "/input.txt"
+        try append(stdinFile, [#"{"level":"ERROR","msg":"boom","ts":"2026-11-29T10:00:00Z","n":3,"ok":true}"#,
+                               #"<34>1 2026-11-29T10:00:01.5Z host1 app 42 ID7 [ex@1 k="v"] hello 5424"#,
+                               "<13>Nov 29 10:00:02 host2 sshd[99]: hello 3164"])
+        let json = Process()
+        json.executableURL = URL(fileURLWithPath: forward)
+        json.arguments = common + ["--format", "json", "-"]
+        json.standardInput = FileHandle(forReadingAtPath: stdinFile)
+        json.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        try json.run()
+        json.waitUntilExit()
+        #expect(json.terminationStatus == 0)
+        #expect(try server.query("SELECT message || ' ' || json_extract(level, '$') || ' ' || json_extract(fields, '$.n') FROM ForwardedLine WHERE format = 'json'") == ["boom error 3"])
+        let syslog = Process()
+        syslog.executableURL = URL(fileURLWithPath: forward)
+        syslog.arguments = common + ["--format", "syslog", "-"]
+        syslog.standardInput = FileHandle(forReadingAtPath: stdinFile)
+        syslog.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        try syslog.run()
+        syslog.waitUntilExit()
+        #expect(syslog.terminationStatus == 0)
+        #expect(try server.query("SELECT json_extract(fields, '$.appName') || ' ' || json_extract(fields, '$.procId') || ' ' || message FROM ForwardedLine WHERE format = 'rfc5424'") == ["app 42 hello 5424"])
+        #expect(try server.query("SELECT json_extract(fields, '$.hostname') || ' ' || json_extract(fields, '$.appName') || ' ' || message FROM ForwardedLine WHERE format = 'rfc3164'") == ["host2 sshd hello 3164"])
+
+        let usage = try runProcess(forward, ["--bogus"], in: directory.path)
+        #expect(usage.status == 2)
+        let missing = try runProcess(forward, common + ["--once", directory.path + "/none.log"], in: directory.path)
+        #expect(missing.status == 1)
+    }
+
+    @Test func followsRotationAndTruncationWithExactCounts() throws {
+        let directory = try TemporaryDirectory()
+        let server = try SampleServer(in: directory.path)
+        let log = directory.path + "/app.log"
+        try append(log, (0..<300).map { "first \($0)" })
+        let process = try forwarder(server, directory.path, ["--batch-lines", "50", log])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        #expect(waitFor(60) { count(server) == 300 })
+        // Rotation: the file is renamed and a new one created.
+        #expect(rename(log, log + ".1") == 0)
+        try append(log, (0..<200).map { "second file line \($0)" })
+        #expect(waitFor(60) { count(server) == 500 })
+        // Truncation: the same file emptied and written again (shorter).
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data((0..<50).map { "t\($0)\n" }.joined().utf8))
+        try handle.close()
+        #expect(waitFor(60) { count(server) == 550 })
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(count(server, "SELECT count(*) FROM ForwardedLine WHERE message LIKE 'first %'") == 300)
+        #expect(count(server, "SELECT count(*) FROM ForwardedLine WHERE message LIKE 'second file line %'") == 200)
+        #expect(count(server, "SELECT count(DISTINCT message) FROM ForwardedLine WHERE message LIKE 't%'") == 50)
+        #expect(count(server) == 550)
+    }
+
+    @Test func killNineMidStreamThenRestartGivesExactCounts() throws {
+        let directory = try TemporaryDirectory()
+        let server = try SampleServer(in: directory.path)
+        let log = directory.path + "/big.log"
+        let total = 30_000
+        try append(log, (0..<total).map { "event number \($0) with some padding to make the line longer" })
+        let checkpoint = directory.path + "/forward/checkpoint.json"
+        var killedMidStream = 0
+        for round in 0..<3 {
+            let process = try forwarder(server, directory.path, ["--batch-lines", "100", "--once", log])
+            // Kill it once it has committed part of the file (checkpoint past 0).
+            _ = waitFor(30) {
+                guard let data = FileManager.default.contents(atPath: checkpoint),
+                      let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                      let offset = object["offset"] as? Int else { return false }
+                return offset > (round + 1) * 200_000 || !process.isRunning
+            }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                killedMidStream += 1
+            }
+            process.waitUntilExit()
+        }
+        #expect(killedMidStream >= 1)
+        let final = try runProcess(try built("ingest-forward"), ["--app-id", server.appId, "--base-url", server.baseURL,
+                                                                 "--data-dir", directory.path + "/forward", "--once", log], in: directory.path)
+        #expect(final.status == 0, "\(final.errorOutput)")
+        #expect(count(server) == total)
+        #expect(count(server, "SELECT count(DISTINCT message) FROM ForwardedLine") == total)
+    }
+}
