@@ -48,6 +48,7 @@ let groups: [(name: String, run: () throws -> [Figure])] = [
     ("bson", bsonBenchmarks),
     ("create", createBenchmarks),
     ("store", { try storeBenchmarks() }),
+    ("server", serverBenchmarks),
 ]
 
 let options = Options.parse(CommandLine.arguments)
