@@ -39,17 +39,22 @@ func serverBenchmarks() throws -> [Figure] {
     defer { server.stop() }
     let token = try server.loginAnonymously()
 
-    // 1. Objects/s until every segment is acknowledged.
+    // 1. Objects/s until every segment is acknowledged, and the server's CPU
+    // time for it (less sensitive than wall time to other load on the machine).
+    let cpuBefore = server.cpuSeconds()
     let uploaded = try uploadAll(rateSegments.bodies, clients: clients, server: server, token: token, expectPerSegment: perSegment)
     let serverRate = Double(segmentCount * perSegment) / uploaded
+    let serverCPU = (server.cpuSeconds() - cpuBefore) / Double(segmentCount * perSegment)
     let stored = server.count("WeatherSensor")
     guard stored == Int64(segmentCount * perSegment) else {
         throw ServerBenchError("the server's SQLite holds \(stored) of \(segmentCount * perSegment) objects")
     }
 
     // 2. The baseline: the same objects straight into SQLite.
+    let baselineCPUBefore = processCPUSeconds()
     let baselineRate = try directSinkShapedInserts(rateSegments.objects, batch: perSegment,
                                                     path: directory + "/baseline.sqlite")
+    let baselineCPU = (processCPUSeconds() - baselineCPUBefore) / Double(segmentCount * perSegment)
 
     // 3. 16 clients ingest continuously; the server's peak resident memory.
     let memorySeconds = try uploadAll(memorySet.bodies, clients: 16, server: server, token: token, expectPerSegment: perSegment)
@@ -62,6 +67,9 @@ func serverBenchmarks() throws -> [Figure] {
                value: serverRate, unit: "objects/s",
                baseline: ("direct SQLite inserts, sink's table, txn of 1,000, synchronous=FULL", baselineRate),
                target: .ratioAtLeast(0.7)),
+        Figure(group: "server", name: "server CPU time per object (user + system) during that upload",
+               value: serverCPU * 1e6, unit: "µs",
+               baseline: ("CPU per object of the direct SQLite inserts", baselineCPU * 1e6), target: nil),
         Figure(group: "server", name: "upload from 16 clients (\(memorySegments) segments)",
                value: Double(memorySegments * perSegment) / memorySeconds, unit: "objects/s", baseline: nil, target: nil),
         Figure(group: "server", name: "server peak resident memory (VmHWM) after 16 clients ingesting",
@@ -443,6 +451,16 @@ final class ServerBenchProcess {
         return 0
     }
 
+    /// The server's user + system CPU seconds so far (/proc/PID/stat, clock-tick resolution).
+    func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// Rows of `table` in the app's SQLite database (read-only connection).
     func count(_ table: String) -> Int64 {
         var db: OpaquePointer?
@@ -456,4 +474,12 @@ final class ServerBenchProcess {
         defer { sqlite3_finalize(statement) }
         return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : -1
     }
+}
+
+/// This process's user + system CPU seconds so far (the baseline runs on one thread, alone).
+private func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
 }
