@@ -49,6 +49,7 @@ let groups: [(name: String, run: () throws -> [Figure])] = [
     ("create", createBenchmarks),
     ("store", { try storeBenchmarks() }),
     ("sync", syncBenchmarks),
+    ("server", serverBenchmarks),
 ]
 
 let options = Options.parse(CommandLine.arguments)

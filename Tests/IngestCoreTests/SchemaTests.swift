@@ -253,6 +253,40 @@ private func sensorSchema() throws -> Schema {
         #expect(schema.validate(document, against: "Nope").first?.code == .unknownClass)
     }
 
+    /// Scalar-only documents take the allocation-free quick pass; each case
+    /// must get the same answer as the full check gives.
+    @Test func scalarDocumentsGetTheSameAnswerFromTheQuickPass() throws {
+        let schema = try sensorSchema()
+        let id = BSON.objectId(ObjectId.generate())
+        func codes(_ document: BSONDocument) -> [SchemaViolation.Code] {
+            schema.validate(document, against: "WeatherSensor").map(\.code)
+        }
+        let inOrder: BSONDocument = ["_id": id, "deviceId": "d", "temperatureInFahrenheit": .double(1),
+                                     "windSpeedInMph": .int64(2), "note": .null]
+        #expect(codes(inOrder).isEmpty)
+        let shuffled: BSONDocument = ["windSpeedInMph": .int32(2), "note": "n", "deviceId": "d",
+                                      "temperatureInFahrenheit": .double(-1), "_id": id]
+        #expect(codes(shuffled).isEmpty)
+        var duplicate = inOrder
+        duplicate.append("deviceId", "again")
+        #expect(codes(duplicate) == [.duplicateField])
+        var nullRequired = inOrder
+        nullRequired["deviceId"] = .null
+        #expect(codes(nullRequired) == [.nullNotAllowed])
+        var missing = inOrder
+        missing["windSpeedInMph"] = nil
+        #expect(codes(missing) == [.missingRequiredField])
+        var tooLarge = inOrder
+        tooLarge["temperatureInFahrenheit"] = .double(1e300)
+        #expect(codes(tooLarge) == [.outOfRange])
+        var wrongType = inOrder
+        wrongType["windSpeedInMph"] = .double(2)
+        #expect(codes(wrongType) == [.wrongType])
+        var unknown = inOrder
+        unknown["colour"] = "red"
+        #expect(codes(unknown) == [.unknownField])
+    }
+
     @Test func violationsAreBounded() throws {
         let schema = try sensorSchema()
         var document = valid()

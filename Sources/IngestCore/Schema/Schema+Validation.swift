@@ -49,6 +49,8 @@ struct DocumentValidator {
     }
 
     mutating func check(_ document: BSONDocument, as object: ObjectSchema, path: String) {
+        // Most documents are valid: prove it cheaply, and word violations only when there are some.
+        if Self.isCertainlyValid(document, as: object) { return }
         var seen: Set<String> = []
         seen.reserveCapacity(document.count)
         for field in document.fields {
@@ -71,6 +73,48 @@ struct DocumentValidator {
                        "the required \(property.typeDescription) property '\(property.name)' of \(object.className) is missing")
             }
         }
+    }
+
+    /// The quick pass in front of ``check(_:as:path:)``: true when every
+    /// field is a distinct property of `object` holding a single scalar value
+    /// of its type (or null where optional) and every required property is
+    /// present. It allocates nothing (a bit set instead of a set of keys, no
+    /// paths); on false the full check runs and words the violations, so the
+    /// outcome is the same either way.
+    static func isCertainlyValid(_ document: BSONDocument, as object: ObjectSchema) -> Bool {
+        let properties = object.properties
+        guard properties.count <= 64 else { return false }
+        var seen: UInt64 = 0
+        for (position, field) in document.fields.enumerated() {
+            // Clients write fields in schema order: try the same position first.
+            let index: Int
+            if position < properties.count && properties[position].name == field.key {
+                index = position
+            } else if let found = properties.firstIndex(where: { $0.name == field.key }) {
+                index = found
+            } else {
+                return false
+            }
+            let bit: UInt64 = 1 << UInt64(index)
+            guard seen & bit == 0 else { return false }
+            seen |= bit
+            let property = properties[index]
+            guard property.collection == .single, property.type != .object, property.type != .mixed else { return false }
+            if case .null = field.value {
+                guard property.isOptional else { return false }
+                continue
+            }
+            guard matches(field.value, property.type) else { return false }
+            if property.type == .float, case .double(let number) = field.value, number.isFinite,
+               abs(number) > Double(Float.greatestFiniteMagnitude) {
+                return false
+            }
+        }
+        for (index, property) in properties.enumerated()
+        where seen & (1 << UInt64(index)) == 0 && property.collection == .single && !property.isOptional {
+            return false
+        }
+        return true
     }
 
     private mutating func checkProperty(_ value: BSON, _ property: Property, path: String) {

@@ -358,9 +358,10 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
         return statement
     }
 
-    private func step(_ statement: OpaquePointer, _ what: String) throws(SinkError) {
+    // `what` is an autoclosure: the per-object insert must not build its message unless it fails.
+    private func step(_ statement: OpaquePointer, _ what: @autoclosure () -> String) throws(SinkError) {
         let rc = sqlite3_step(statement)
-        guard rc == SQLITE_DONE || rc == SQLITE_ROW else { throw failure(rc, what) }
+        guard rc == SQLITE_DONE || rc == SQLITE_ROW else { throw failure(rc, what()) }
     }
 
     private func failure(_ rc: Int32, _ what: String) -> SinkError {

@@ -31,9 +31,20 @@ enum SchemaEvolution {
                 additions.append(object)
             }
         }
+        // Consecutive records mostly share a collection: look its class up once per run.
+        var lookedUp: (collection: String, object: ObjectSchema?)?
         for (collection, document) in records {
-            if let known = schema[collection] {
+            let known: ObjectSchema?
+            if let lookedUp, lookedUp.collection == collection {
+                known = lookedUp.object
+            } else {
+                known = schema[collection]
+                lookedUp = (collection, known)
+            }
+            if let known {
                 guard known.kind == .asymmetric else { continue }
+                // The common case, checked without copying properties: nothing to add.
+                if hasEveryField(of: document, in: known) { continue }
                 let client = clientSchema?[collection]
                 var added: [Property] = []
                 for field in document.fields where known[property: field.key] == nil {
@@ -68,6 +79,17 @@ enum SchemaEvolution {
         guard !additions.isEmpty else { return nil }
         let grown = merged(schema, with: additions)
         return grown == schema ? nil : grown
+    }
+
+    /// Whether every field of `document` names a property of `object`
+    /// (fields in schema order are matched by position first).
+    private static func hasEveryField(of document: BSONDocument, in object: ObjectSchema) -> Bool {
+        let properties = object.properties
+        for (position, field) in document.fields.enumerated() {
+            if position < properties.count && properties[position].name == field.key { continue }
+            guard properties.contains(where: { $0.name == field.key }) else { return false }
+        }
+        return true
     }
 
     /// Names a client cannot add: columns the sinks use themselves.

@@ -1,0 +1,485 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSQLite
+import Foundation
+import IngestCore
+
+// The ingest server in its own process (the release `ingest-server` built
+// next to this binary, development mode, SQLite sink at its default
+// synchronous=FULL) receiving prepared sealed segments over keep-alive
+// HTTP/1.1 from several client threads, next to inserting the same objects
+// directly into a SQLite table of the sink's shape with a prepared statement
+// in transactions of 1,000 (one per segment, as the server commits), in the
+// same run. Then 16 clients ingest continuously while the server's peak
+// resident memory (VmHWM) is read.
+//
+// Sizes: INGEST_BENCH_SERVER_SEGMENTS (default 300 segments of 1,000
+// objects for the rate), INGEST_BENCH_SERVER_CLIENTS (default 4),
+// INGEST_BENCH_SERVER_MEMORY_SEGMENTS (default 480, spread over 16 clients).
+
+func serverBenchmarks() throws -> [Figure] {
+    let environment = ProcessInfo.processInfo.environment
+    let segmentCount = max(1, Int(environment["INGEST_BENCH_SERVER_SEGMENTS"] ?? "") ?? 300)
+    let clients = max(1, Int(environment["INGEST_BENCH_SERVER_CLIENTS"] ?? "") ?? 4)
+    let memorySegments = max(16, Int(environment["INGEST_BENCH_SERVER_MEMORY_SEGMENTS"] ?? "") ?? 480)
+    let perSegment = 1_000
+
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-bench-server-\(getpid())").path
+    try? FileManager.default.removeItem(atPath: directory)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+
+    // Prepared before anything is timed: sealed segments and the same objects as values.
+    let sensor = WeatherSensorBSON()
+    let rateSegments = try ServerBenchSegments(sensor: sensor, segments: segmentCount, perSegment: perSegment)
+    let memorySet = try ServerBenchSegments(sensor: sensor, segments: memorySegments, perSegment: perSegment)
+
+    let server = try ServerBenchProcess(directory: directory)
+    defer { server.stop() }
+    let token = try server.loginAnonymously()
+
+    // 1. Objects/s until every segment is acknowledged, and the server's CPU
+    // time for it (less sensitive than wall time to other load on the machine).
+    let cpuBefore = server.cpuSeconds()
+    let uploaded = try uploadAll(rateSegments.bodies, clients: clients, server: server, token: token, expectPerSegment: perSegment)
+    let serverRate = Double(segmentCount * perSegment) / uploaded
+    let serverCPU = (server.cpuSeconds() - cpuBefore) / Double(segmentCount * perSegment)
+    let stored = server.count("WeatherSensor")
+    guard stored == Int64(segmentCount * perSegment) else {
+        throw ServerBenchError("the server's SQLite holds \(stored) of \(segmentCount * perSegment) objects")
+    }
+
+    // 2. The baseline: the same objects straight into SQLite.
+    let baselineCPUBefore = processCPUSeconds()
+    let baselineRate = try directSinkShapedInserts(rateSegments.objects, batch: perSegment,
+                                                    path: directory + "/baseline.sqlite")
+    let baselineCPU = (processCPUSeconds() - baselineCPUBefore) / Double(segmentCount * perSegment)
+
+    // 3. 16 clients ingest continuously; the server's peak resident memory.
+    let memorySeconds = try uploadAll(memorySet.bodies, clients: 16, server: server, token: token, expectPerSegment: perSegment)
+    let peakKiB = server.peakResidentKiB()
+    guard peakKiB > 0 else { throw ServerBenchError("could not read VmHWM of the server (pid \(server.pid))") }
+
+    return [
+        Figure(group: "server",
+               name: "upload \(segmentCount) sealed segments × 1,000 WeatherSensor, \(clients) keep-alive clients, until acknowledged",
+               value: serverRate, unit: "objects/s",
+               baseline: ("direct SQLite inserts, sink's table, txn of 1,000, synchronous=FULL", baselineRate),
+               target: .ratioAtLeast(0.7)),
+        Figure(group: "server", name: "server CPU time per object (user + system) during that upload",
+               value: serverCPU * 1e6, unit: "µs",
+               baseline: ("CPU per object of the direct SQLite inserts", baselineCPU * 1e6), target: nil),
+        Figure(group: "server", name: "upload from 16 clients (\(memorySegments) segments)",
+               value: Double(memorySegments * perSegment) / memorySeconds, unit: "objects/s", baseline: nil, target: nil),
+        Figure(group: "server", name: "server peak resident memory (VmHWM) after 16 clients ingesting",
+               value: Double(peakKiB) / 1024, unit: "MiB", baseline: nil, target: .atMost(256)),
+    ]
+}
+
+struct ServerBenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+// MARK: - Segments
+
+/// Sealed segments (one store id per set, segment numbers 1…N, one
+/// 1,000-object transaction each) and the objects they hold, as values.
+private struct ServerBenchSegments {
+    struct Object {
+        var id: [UInt8]
+        var deviceId: String
+        var temperature: Double
+        var pressure: Double
+        var wind: Int64
+    }
+
+    var bodies: [[UInt8]] = []
+    var objects: [Object] = []
+
+    init(sensor: WeatherSensorBSON, segments: Int, perSegment: Int) throws {
+        let storeId = SegmentStoreID.random()
+        let created = Int64(Date().timeIntervalSince1970 * 1000)
+        objects.reserveCapacity(segments * perSegment)
+        for number in 1...segments {
+            var body: [UInt8] = []
+            let writer = try SegmentWriter(
+                header: SegmentHeader(storeId: storeId, segmentNumber: UInt64(number), createdAtMillis: created)
+            ) { body.append(contentsOf: $0) }
+            for _ in 0..<perSegment {
+                sensor.next()
+                try writer.append(collection: "WeatherSensor", document: sensor.bytes)
+                let document = try BSONDocument(bson: sensor.bytes)
+                guard case .objectId(let id)? = document["_id"], case .string(let device)? = document["deviceId"],
+                      case .double(let temperature)? = document["temperatureInFahrenheit"],
+                      case .double(let pressure)? = document["barometricPressureInHg"],
+                      case .int64(let wind)? = document["windSpeedInMph"] else {
+                    throw ServerBenchError("unexpected WeatherSensor document")
+                }
+                objects.append(Object(id: id.bytes, deviceId: device, temperature: temperature, pressure: pressure, wind: wind))
+            }
+            try writer.commit(transactionNumber: UInt64(number))
+            try writer.finish()
+            bodies.append(body)
+        }
+    }
+}
+
+// MARK: - Baseline
+
+/// Objects/s of prepared inserts into a table shaped like the sink's
+/// (WITHOUT ROWID, 12-byte blob `_id` primary key, `_ingested_at`, the four
+/// properties; WAL; synchronous=FULL as the sink's default), `batch` rows per
+/// `BEGIN IMMEDIATE … COMMIT`.
+private func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db else {
+        throw ServerBenchError("cannot open \(path)")
+    }
+    defer { sqlite3_close_v2(db) }
+    func exec(_ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw ServerBenchError("sqlite: \(String(cString: sqlite3_errmsg(db))) in \(sql)")
+        }
+    }
+    try exec("PRAGMA journal_mode=WAL")
+    try exec("PRAGMA synchronous=FULL")
+    try exec("""
+        CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
+          "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
+        """)
+    var insert: OpaquePointer?
+    var begin: OpaquePointer?
+    var commit: OpaquePointer?
+    guard sqlite3_prepare_v2(db, """
+        INSERT INTO "WeatherSensor" ("_id", "_ingested_at", "deviceId", "temperatureInFahrenheit", "barometricPressureInHg", "windSpeedInMph")
+        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT("_id") DO NOTHING
+        """, -1, &insert, nil) == SQLITE_OK,
+          sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, nil) == SQLITE_OK,
+          sqlite3_prepare_v2(db, "COMMIT", -1, &commit, nil) == SQLITE_OK else {
+        throw ServerBenchError("sqlite prepare: \(String(cString: sqlite3_errmsg(db)))")
+    }
+    defer {
+        sqlite3_finalize(insert)
+        sqlite3_finalize(begin)
+        sqlite3_finalize(commit)
+    }
+    let start = nowNanoseconds()
+    var position = 0
+    while position < objects.count {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        guard sqlite3_step(begin) == SQLITE_DONE else { throw ServerBenchError("BEGIN failed") }
+        sqlite3_reset(begin)
+        for object in objects[position..<min(objects.count, position + batch)] {
+            object.id.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 1, $0.baseAddress, 12, dataingest_sqlite_transient()) }
+            sqlite3_bind_int64(insert, 2, now)
+            sqlite3_bind_text(insert, 3, object.deviceId, -1, dataingest_sqlite_transient())
+            sqlite3_bind_double(insert, 4, object.temperature)
+            sqlite3_bind_double(insert, 5, object.pressure)
+            sqlite3_bind_int64(insert, 6, object.wind)
+            guard sqlite3_step(insert) == SQLITE_DONE else {
+                throw ServerBenchError("insert: \(String(cString: sqlite3_errmsg(db)))")
+            }
+            sqlite3_reset(insert)
+        }
+        guard sqlite3_step(commit) == SQLITE_DONE else { throw ServerBenchError("COMMIT failed") }
+        sqlite3_reset(commit)
+        position += batch
+    }
+    return Double(objects.count) / (Double(nowNanoseconds() - start) / 1e9)
+}
+
+// MARK: - Uploading
+
+/// The shared state of one upload run: the next segment to send and the
+/// first failure. `@unchecked Sendable`: every mutable field is behind `lock`.
+private final class UploadRun: @unchecked Sendable {
+    let bodies: [[UInt8]]
+    private let lock = Lock()
+    private var next = 0
+    private var failure: String?
+    private var finished = 0
+
+    init(bodies: [[UInt8]]) { self.bodies = bodies }
+
+    func take() -> Int? {
+        lock.withLock {
+            guard failure == nil, next < bodies.count else { return nil }
+            next += 1
+            return next - 1
+        }
+    }
+
+    func fail(_ message: String) { lock.withLock { if failure == nil { failure = message } } }
+    func done() { lock.withLock { finished += 1 } }
+    var state: (finished: Int, failure: String?) { lock.withLock { (finished, failure) } }
+}
+
+/// Uploads every body once over `clients` keep-alive connections; returns the
+/// seconds until the last one is acknowledged with all objects accepted.
+private func uploadAll(_ bodies: [[UInt8]], clients: Int, server: ServerBenchProcess, token: String,
+                       expectPerSegment: Int) throws -> Double {
+    let run = UploadRun(bodies: bodies)
+    let path = "/api/client/v2.0/app/\(server.appId)/ingest"
+    let port = server.port
+    let start = nowNanoseconds()
+    for _ in 0..<clients {
+        let thread = Thread {
+            defer { run.done() }
+            do {
+                let connection = try BenchHTTPConnection(port: port)
+                while let index = run.take() {
+                    // 429/503 ask to retry; bounded.
+                    var attempts = 0
+                    while true {
+                        let (status, body) = try connection.request(
+                            method: "POST", path: path, headers: ["Authorization: Bearer \(token)", "Content-Type: application/gzip"],
+                            body: run.bodies[index])
+                        if status == 429 || status == 503, attempts < 200 {
+                            attempts += 1
+                            usleep(10_000)
+                            continue
+                        }
+                        guard status == 200 else {
+                            run.fail("segment \(index + 1): HTTP \(status) \(String(decoding: body, as: UTF8.self))")
+                            return
+                        }
+                        let json = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+                        guard let accepted = json?["accepted"] as? Int, accepted == expectPerSegment else {
+                            run.fail("segment \(index + 1): \(String(decoding: body, as: UTF8.self))")
+                            return
+                        }
+                        break
+                    }
+                }
+            } catch {
+                run.fail("\(error)")
+            }
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    let deadline = start + 600_000_000_000
+    var state = run.state
+    while state.finished < clients {
+        guard nowNanoseconds() < deadline else {
+            throw ServerBenchError("uploads did not finish within 600 s")
+        }
+        usleep(1_000)
+        state = run.state
+    }
+    let seconds = Double(nowNanoseconds() - start) / 1e9
+    if let failure = state.failure { throw ServerBenchError("upload failed: \(failure)") }
+    return seconds
+}
+
+/// A minimal HTTP/1.1 client on one keep-alive POSIX socket to 127.0.0.1:
+/// `Content-Length` requests and responses only (what the server sends).
+final class BenchHTTPConnection {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int, timeoutSeconds: Int = 60) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServerBenchError("socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            let code = errno
+            close(fd)
+            throw ServerBenchError("connect to 127.0.0.1:\(port): errno \(code)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends one request and reads the response: (status, body).
+    func request(method: String, path: String, headers: [String], body: [UInt8]) throws -> (Int, [UInt8]) {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n"
+        for header in headers { head += header + "\r\n" }
+        head += "\r\n"
+        try send(Array(head.utf8))
+        try send(body)
+
+        // The head.
+        var headEnd: Int?
+        while headEnd == nil {
+            headEnd = findHeadEnd()
+            if headEnd == nil { try fill() }
+        }
+        let headText = String(decoding: buffer[..<headEnd!], as: UTF8.self)
+        let lines = headText.components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw ServerBenchError("bad status line: \(lines[0])")
+        }
+        var length = 0
+        for line in lines.dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "content-length" {
+                length = Int(parts[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            }
+        }
+        buffer.removeFirst(headEnd! + 4)
+        while buffer.count < length { try fill() }
+        let responseBody = Array(buffer[..<length])
+        buffer.removeFirst(length)
+        return (status, responseBody)
+    }
+
+    private func findHeadEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for index in 0...(buffer.count - 4)
+        where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    private func send(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw ServerBenchError("send: errno \(errno)") }
+            sent += n
+        }
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw ServerBenchError(n == 0 ? "the server closed the connection" : "recv: errno \(errno) (timeout?)") }
+            buffer += chunk[..<n]
+            return
+        }
+    }
+}
+
+// MARK: - The server process
+
+/// `ingest-server --port 0 --data-dir DIR` (development mode) started from
+/// the build directory of this binary; stopped by PID.
+final class ServerBenchProcess {
+    let process = Process()
+    let port: Int
+    let dataPath: String
+    let appId: String
+    var pid: Int32 { process.processIdentifier }
+
+    init(directory: String) throws {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let serverURL = exe.deletingLastPathComponent().appendingPathComponent("ingest-server")
+        guard FileManager.default.isExecutableFile(atPath: serverURL.path) else {
+            throw ServerBenchError("\(serverURL.path) is missing; build it: swift build -c release --product ingest-server")
+        }
+        process.executableURL = serverURL
+        dataPath = directory + "/server"
+        process.arguments = ["--port", "0", "--data-dir", dataPath]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line: [UInt8] = []
+        let fd = out.fileHandleForReading.fileDescriptor
+        let deadline = nowNanoseconds() + 30_000_000_000
+        while !line.contains(10) && nowNanoseconds() < deadline {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            var byte: UInt8 = 0
+            if read(fd, &byte, 1) <= 0 { break }
+            line.append(byte)
+        }
+        let text = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
+        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...]) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw ServerBenchError("ingest-server did not start (first line: \"\(text)\")")
+        }
+        self.port = port
+        appId = ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !appId.isEmpty else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw ServerBenchError("no development app id in \(dataPath)/development-app-id")
+        }
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited after 15 s.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(pid, SIGTERM)
+        let deadline = nowNanoseconds() + 15_000_000_000
+        while process.isRunning && nowNanoseconds() < deadline { usleep(10_000) }
+        if process.isRunning { kill(pid, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    func loginAnonymously() throws -> String {
+        let connection = try BenchHTTPConnection(port: port)
+        let (status, body) = try connection.request(
+            method: "POST", path: "/api/client/v2.0/app/\(appId)/auth/providers/anon-user/login",
+            headers: ["Content-Type: application/json"], body: Array("{}".utf8))
+        guard status == 200, let json = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let token = json["access_token"] as? String else {
+            throw ServerBenchError("anonymous login: HTTP \(status) \(String(decoding: body, as: UTF8.self))")
+        }
+        return token
+    }
+
+    /// The server's peak resident set (VmHWM) in KiB, 0 if unreadable.
+    func peakResidentKiB() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") ?? 0
+        }
+        return 0
+    }
+
+    /// The server's user + system CPU seconds so far (/proc/PID/stat, clock-tick resolution).
+    func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Rows of `table` in the app's SQLite database (read-only connection).
+    func count(_ table: String) -> Int64 {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(dataPath + "/\(appId).sqlite", &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+            sqlite3_close(db)
+            return -1
+        }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "SELECT count(*) FROM \"\(table)\"", -1, &statement, nil) == SQLITE_OK else { return -1 }
+        defer { sqlite3_finalize(statement) }
+        return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : -1
+    }
+}
+
+/// This process's user + system CPU seconds so far (the baseline runs on one thread, alone).
+private func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
