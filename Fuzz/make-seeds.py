@@ -184,6 +184,12 @@ def jwt():
         token = signing + b"." + b64url(hmac.new(secret, signing, hashlib.sha256).digest())
         write("jwt", name + "-token", b"\x00" + token)
         write("jwt", name + "-claims", b"\x01" + header + b"\x00" + claims)
+    write("jwt", "login-body", b"\x02" + json.dumps(
+        {"username": "a@b.c", "password": "secret-password",
+         "options": {"device": {"deviceId": "0123456789abcdef01234567"}}}, separators=(",", ":")).encode())
+    # Found by the jwt target: exp = 2^63 - 1 overflowed exp + leeway (FuzzRegressionTests).
+    write("jwt", "regression-exp-int64-max", b'\x01{"alg":"HS256"}\x00{"iss":"dataingest","sub":"u","aud":"fuzz-app",'
+          b'"did":"d","typ":"access","iat":1,"exp":9223372036854775807}')
     write("jwt", "alg-none", b"\x00" + b64url(b'{"alg":"none"}') + b"." + b64url(access) + b".")
 
 

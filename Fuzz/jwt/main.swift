@@ -5,7 +5,9 @@
 // First byte: 0 = the rest is a token as a client sends it; 1 = the rest is
 // "header JSON" NUL "claims JSON", signed here with the harness's HS256 key,
 // so the claim checks after the signature (exp, iat, nbf, aud, lifetime) are
-// reached with hostile claim values.
+// reached with hostile claim values; 2 = the rest is a login request body,
+// parsed by StrictJSON as AuthService does (the other JSON parser that
+// unauthenticated clients reach).
 @testable import IngestServer
 
 let secret = Array("fuzz-secret-0123456789abcdef0123".utf8)
@@ -30,9 +32,15 @@ func verify(_ token: String) {
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let rest = UnsafeBufferPointer(start: data + 1, count: size - 1)
-    if data[0] % 2 == 0 {
+    switch data[0] % 3 {
+    case 0:
         verify(String(decoding: rest, as: UTF8.self))
-    } else {
+    case 2:
+        if let value = try? StrictJSON(parsing: Array(rest), maxDepth: 16) {
+            _ = value.serialized()
+            _ = value["token"]?.stringValue
+        }
+    default:
         let parts = rest.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return 0 }
         let input = Base64URL.encode(parts[0]) + "." + Base64URL.encode(parts[1])
