@@ -77,9 +77,11 @@ build_module() {
     echo "== compiling $name with -sanitize=fuzzer,address"
     # shellcheck disable=SC2086
     quiet swiftc "${SWIFTC_FLAGS[@]}" -wmo -enable-testing -module-name "$name" \
-        -emit-library -static -o "$library" \
+        -emit-library -static -o "$library.tmp" \
         -emit-module -emit-module-path "$build_dir/$name.swiftmodule" \
         -I "$build_dir" "${C_MODULES[@]}" $sources
+    # Only a complete compile replaces the library (a failed one may leave output).
+    mv "$library.tmp" "$library"
 }
 
 if [ "$build" -eq 1 ]; then
