@@ -75,10 +75,11 @@ public struct AccessTokenCodec: Sendable {
               let deviceId = jwt.claims["did"]?.stringValue,
               let issuedAt = jwt.numericDate("iat"), let expiresAt = jwt.numericDate("exp")
         else { throw AuthError(.invalidToken, "the access token lacks sub, did, iat or exp", appId: appId) }
-        guard now <= expiresAt + leewaySeconds else {
+        // Saturating: the claims are the sender's numbers (exp may be 2^63 - 1).
+        guard now <= expiresAt.saturatingAdd(leewaySeconds) else {
             throw AuthError(.expiredToken, "the access token expired; refresh it with the refresh token", appId: appId)
         }
-        guard issuedAt <= now + leewaySeconds else {
+        guard issuedAt <= now.saturatingAdd(leewaySeconds) else {
             throw AuthError(.invalidToken, "the access token is issued in the future", appId: appId)
         }
         return AccessClaims(userId: userId, appId: appId, deviceId: deviceId, issuedAt: issuedAt, expiresAt: expiresAt)

@@ -51,17 +51,18 @@ public struct CustomJWTVerifier: Sendable {
         guard let expiresAt = jwt.numericDate("exp") else {
             throw AuthError(.invalidCredentials, "the custom token has no numeric exp claim")
         }
-        guard now <= expiresAt + leeway else {
+        // Saturating: the claims are the issuer's numbers (exp may be 2^63 - 1).
+        guard now <= expiresAt.saturatingAdd(leeway) else {
             throw AuthError(.expiredToken, "the custom token expired; get a new one from its issuer")
         }
-        if let notBefore = jwt.numericDate("nbf"), now + leeway < notBefore {
+        if let notBefore = jwt.numericDate("nbf"), now.saturatingAdd(leeway) < notBefore {
             throw AuthError(.expiredToken, "the custom token is not valid yet (nbf)")
         }
         let issuedAt = jwt.numericDate("iat")
-        if let issuedAt, issuedAt > now + leeway {
+        if let issuedAt, issuedAt > now.saturatingAdd(leeway) {
             throw AuthError(.invalidCredentials, "the custom token is issued in the future (iat)")
         }
-        guard expiresAt - (issuedAt ?? now) <= settings.maxLifetimeSeconds else {
+        guard expiresAt.saturatingSubtract(issuedAt ?? now) <= settings.maxLifetimeSeconds else {
             throw AuthError(.invalidCredentials,
                             "the custom token lives longer than the \(settings.maxLifetimeSeconds) s this app accepts")
         }

@@ -52,6 +52,10 @@ public final class HTTPServer: @unchecked Sendable {
     struct SharedState {
         var completions: [Completion] = []
         var shutdownRequested = false
+        /// The eventfd other threads write to in ``wake()``: closed under the
+        /// lock, so a late `shutdown()` or completion never writes to a closed
+        /// (or reused) descriptor.
+        var wakeFD: Int32 = -1
     }
 
     let shared = LockedBox(SharedState())
@@ -111,6 +115,7 @@ public final class HTTPServer: @unchecked Sendable {
             guard epollFD >= 0 else { throw HTTPServerError(.eventLoop, "epoll_create1 failed.", errno: errno) }
             wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
             guard wakeFD >= 0 else { throw HTTPServerError(.eventLoop, "eventfd failed.", errno: errno) }
+            shared.withLock { [wakeFD] in $0.wakeFD = wakeFD }
             try register(listenFD, key: Self.listenerKey, events: dataingest_epollin())
             try register(wakeFD, key: Self.wakeKey, events: dataingest_epollin())
             if configuration.handleSignals {
@@ -155,8 +160,12 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     func wake() {
-        var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
+        // Under the lock: `closeResources()` may be closing the fd on the loop thread.
+        shared.withLock { state in
+            guard state.wakeFD >= 0 else { return }
+            var one: UInt64 = 1
+            _ = withUnsafeBytes(of: &one) { write(state.wakeFD, $0.baseAddress, 8) }
+        }
     }
 
     func register(_ fd: Int32, key: UInt64, events: UInt32) throws {
@@ -171,7 +180,11 @@ public final class HTTPServer: @unchecked Sendable {
     private func closeResources() {
         for connection in connections.values { close(connection.fd) }
         connections.removeAll()
-        for fd in [listenFD, wakeFD, epollFD] where fd >= 0 { close(fd) }
+        shared.withLock { state in
+            if state.wakeFD >= 0 { close(state.wakeFD) }
+            state.wakeFD = -1
+        }
+        for fd in [listenFD, epollFD] where fd >= 0 { close(fd) }
         listenFD = -1
         wakeFD = -1
         epollFD = -1

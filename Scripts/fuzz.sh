@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing with libFuzzer and AddressSanitizer.
+#
+# Usage: Scripts/fuzz.sh [--seconds N] [--jobs-dir DIR] [target...]
+#   targets: bson extjson segment http upload jwt (default: all)
+#   --seconds N   run each target N seconds (default 60)
+#   --build-dir   where the instrumented modules, binaries and working
+#                 corpora go (default .build/fuzz; FUZZ_BUILD_DIR also works)
+#   --no-build    reuse the binaries of a previous run
+#
+# The harnesses (Fuzz/<target>/main.swift) are not SwiftPM targets, so
+# `swift build` and `swift test` never compile them. This script compiles
+# IngestCore and IngestServer directly with swiftc, instrumented with
+# `-sanitize=fuzzer,address` (and -enable-testing, for the internal HTTP
+# parser and ParsedSegment), then links each harness against them.
+#
+# Each target runs with its committed seeds (Fuzz/corpus/<target>, read only)
+# plus a working corpus in the build dir that grows across runs. A crash, a
+# leak, a timeout (10 s per input) or running out of memory (2 GiB) stops the
+# target, saves the input as <build-dir>/artifacts/<target>-crash-<sha1> and
+# makes the script exit 1 after the remaining targets have run. Reproduce with
+#   <build-dir>/fuzz-<target> <artifact>
+# Fixed crashes are kept as regression tests (Tests/*/FuzzRegressionTests.swift).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source Scripts/common.sh
+
+ALL_TARGETS=(bson extjson segment http upload jwt)
+seconds=60
+build_dir="${FUZZ_BUILD_DIR:-.build/fuzz}"
+build=1
+targets=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds) seconds="$2"; shift 2 ;;
+        --build-dir) build_dir="$2"; shift 2 ;;
+        --no-build) build=0; shift ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -*) echo "unknown option $1" >&2; exit 2 ;;
+        *)
+            if [[ ! " ${ALL_TARGETS[*]} " == *" $1 "* ]]; then
+                echo "unknown target $1 (targets: ${ALL_TARGETS[*]})" >&2; exit 2
+            fi
+            targets+=("$1"); shift ;;
+    esac
+done
+[ ${#targets[@]} -eq 0 ] && targets=("${ALL_TARGETS[@]}")
+
+ensure_packages "${BUILD_PACKAGES[@]}"
+mkdir -p "$build_dir/artifacts"
+build_dir="$(cd "$build_dir" && pwd)"
+
+needs_server() {
+    for target in "${targets[@]}"; do
+        case "$target" in http|upload|jwt) return 0 ;; esac
+    done
+    return 1
+}
+
+# The linker warns about every ASan check symbol it cannot export; noise.
+quiet() { "$@" 2>&1 | { grep -v "Cannot export local symbol" || true; }; return "${PIPESTATUS[0]}"; }
+
+SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library)
+C_MODULES=(-I Sources/CZlib -I Sources/CCrypto -I Sources/CSQLite -I Sources/CLinux)
+
+# build_module NAME: an instrumented static library plus its module, rebuilt
+# when a source file is newer than the library.
+build_module() {
+    local name="$1" library="$build_dir/lib$1.a"
+    local sources
+    sources=$(find "Sources/$name" -name '*.swift' | sort)
+    # IngestServer also depends on IngestCore's module.
+    if [ -f "$library" ] && [ -z "$(find "Sources/$name" -name '*.swift' -newer "$library" | head -1)" ] \
+        && { [ "$name" = IngestCore ] || [ ! "$build_dir/libIngestCore.a" -nt "$library" ]; }; then
+        return 0
+    fi
+    echo "== compiling $name with -sanitize=fuzzer,address"
+    # shellcheck disable=SC2086
+    quiet swiftc "${SWIFTC_FLAGS[@]}" -wmo -enable-testing -module-name "$name" \
+        -emit-library -static -o "$library.tmp" \
+        -emit-module -emit-module-path "$build_dir/$name.swiftmodule" \
+        -I "$build_dir" "${C_MODULES[@]}" $sources
+    # Only a complete compile replaces the library (a failed one may leave output).
+    mv "$library.tmp" "$library"
+}
+
+if [ "$build" -eq 1 ]; then
+    build_module IngestCore
+    needs_server && build_module IngestServer
+    for target in "${targets[@]}"; do
+        libraries=(-lIngestCore -lz -lcrypto)
+        case "$target" in http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lsqlite3 -lz -lcrypto) ;; esac
+        echo "== linking fuzz-$target"
+        quiet swiftc "${SWIFTC_FLAGS[@]}" -I "$build_dir" "${C_MODULES[@]}" "Fuzz/$target/main.swift" \
+            -L "$build_dir" "${libraries[@]}" -o "$build_dir/fuzz-$target"
+    done
+fi
+
+# Swift's own crash backtracer would take SIGILL (a Swift runtime trap)
+# before libFuzzer's handler, which then saves no input.
+export SWIFT_BACKTRACE=enable=no
+
+failed=()
+for target in "${targets[@]}"; do
+    work="$build_dir/corpus/$target"
+    mkdir -p "$work"
+    log="$build_dir/fuzz-$target.log"
+    echo "== fuzzing $target for ${seconds}s (log: $log)"
+    status=0
+    "$build_dir/fuzz-$target" "$work" "Fuzz/corpus/$target" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 -artifact_prefix="$build_dir/artifacts/$target-" >"$log" 2>&1 || status=$?
+    grep -E "^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true
+    if [ "$status" -ne 0 ]; then
+        echo "!! $target failed (exit $status); the input is saved:"
+        grep -E "^(==[0-9]+==ERROR|SUMMARY|Fatal error|.*Test unit written to)" "$log" | head -5 || true
+        failed+=("$target")
+    fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzzing found failures in: ${failed[*]}"
+    exit 1
+fi
+echo "fuzzing: no failures in ${targets[*]}"
