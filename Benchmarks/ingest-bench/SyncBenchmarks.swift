@@ -52,51 +52,9 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) thr
     return try box.withLock { $0 }!.get()
 }
 
-final class BenchServer {
-    let process = Process()
-    let port: Int
-    let dataPath: String
-
-    init(directory: String) throws {
-        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.executableURL = exe.deletingLastPathComponent().appendingPathComponent("ingest-server")
-        dataPath = directory + "/server"
-        process.arguments = ["--port", "0", "--data-dir", dataPath]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line: [UInt8] = []
-        let fd = out.fileHandleForReading.fileDescriptor
-        let deadline = nowNanoseconds() + 20_000_000_000
-        while !line.contains(10) && nowNanoseconds() < deadline {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 100) > 0 else { continue }
-            var byte: UInt8 = 0
-            if read(fd, &byte, 1) <= 0 { break }
-            line.append(byte)
-        }
-        let text = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
-        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...]) else {
-            kill(process.processIdentifier, SIGKILL)
-            throw SyncBenchError(description: "ingest-server did not start (\(text)); build it in release mode too")
-        }
-        self.port = port
-    }
-
-    var appId: String {
-        ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
-    }
-
+// The server process is ServerBenchProcess (ServerBenchmarks.swift); this
+// group also reads the rows it stored.
+extension ServerBenchProcess {
     /// The first column of each row, as Int64.
     func query(_ sql: String) -> [Int64] {
         var db: OpaquePointer?
@@ -151,7 +109,7 @@ func syncBenchmarks() throws -> [Figure] {
     let directory = NSTemporaryDirectory() + "ingest-bench-sync-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let server = try BenchServer(directory: directory)
+    let server = try ServerBenchProcess(directory: directory)
     defer { server.stop() }
     var configuration = App.Configuration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!,
                                           metadataDirectory: directory + "/client")
