@@ -45,6 +45,28 @@ import Glibc
         try again.close()
     }
 
+    /// Pending data is private: the store's directory is 0700 and every
+    /// file in it 0600, whatever the umask lets through.
+    @Test func pendingDataIsReadableByItsOwnerOnly() throws {
+        let dir = try StoreTempDirectory()
+        let store = try SegmentStore.open(Self.configuration(dir))
+        _ = try TxDocument.commit(store, id: 1)
+        try store.flush()
+        _ = try TxDocument.commit(store, id: 2)  // and an active segment beside the sealed one
+        let root = dir.sub("store")
+        func mode(_ path: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+        }
+        #expect(try mode(root) == 0o700)
+        let files = try FileManager.default.contentsOfDirectory(atPath: root)
+            .filter { !$0.hasPrefix(".") && $0 != "quarantine" }
+        #expect(files.contains { $0.hasSuffix(".seg.gz") } && files.contains { $0.hasSuffix(".active") })
+        for file in files {
+            #expect(try mode(root + "/" + file) == 0o600, "\(file)")
+        }
+        try store.close()
+    }
+
     @Test func aTransactionCollectedBeforehandCommitsWhole() throws {
         let dir = try StoreTempDirectory()
         let store = try SegmentStore.open(Self.configuration(dir))

@@ -35,7 +35,7 @@ extension SegmentStore {
     /// Takes `LOCK` exclusively; the file holds the owner's pid.
     static func acquireLock(directory: String) throws -> Int32 {
         let path = directory + "/LOCK"
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("opening the lock file", path: path, errno: errno) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
@@ -73,7 +73,7 @@ extension SegmentStore {
     /// Writes `bytes` to `path` via a synced temporary file and a rename.
     static func writeFileAtomically(path: String, bytes: [UInt8], directoryFD: Int32, fs: any StoreFileSystem) throws {
         let temporary = path + ".tmp"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating a file", path: temporary, errno: errno) }
         var rc = bytes.withUnsafeBytes { fs.writeAll(fd, $0) }
         if rc == 0 { rc = Int(fs.fsync(fd)) }
@@ -92,7 +92,8 @@ extension SegmentStore {
 
     /// Verifies sealed segments, repairs and queues active ones, reserves numbers.
     func recover() throws {
-        try? FileManager.default.createDirectory(atPath: quarantineDirectory, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(
+            atPath: quarantineDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var reserved: UInt64 = 1
         if let data = FileManager.default.contents(atPath: directory + "/SEQUENCE"),
            let value = UInt64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {

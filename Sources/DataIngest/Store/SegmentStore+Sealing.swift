@@ -44,7 +44,7 @@ extension SegmentStore {
         let finalPath = "\(directory)/\(Self.fileName(segment.number)).seg.gz"
         let temporary = finalPath + ".tmp"
         unlink(temporary)
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating a sealed segment", path: temporary, errno: errno) }
         var succeeded = false
         defer {

@@ -119,7 +119,7 @@ extension SegmentStore {
         countersSinceOpen.droppedObjects += segment.recordCount
         countersSinceOpen.droppedBytes += segment.byteCount
         let line = "{\"segmentNumber\":\(segment.number),\"records\":\(segment.recordCount),\"bytes\":\(segment.byteCount),\"droppedAtMillis\":\(Int64(Date().timeIntervalSince1970 * 1000))}\n"
-        let fd = Glibc.open(quarantineDirectory + "/dropped.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(quarantineDirectory + "/dropped.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         if fd >= 0 {
             _ = Array(line.utf8).withUnsafeBytes { fs.writeAll(fd, $0) }
             Glibc.close(fd)
@@ -173,7 +173,7 @@ extension SegmentStore {
     /// Writes a sealed-format file through a temporary file, synced and renamed.
     func writeSegmentFile(path: String, header: SegmentHeader, _ body: (SegmentWriter) throws -> Void) throws {
         let temporary = path + ".tmp"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating a quarantine file", path: temporary, errno: errno) }
         var failure: Int32 = 0
         let fs = self.fs

@@ -92,7 +92,10 @@ public final class SegmentStore: @unchecked Sendable {
     ///   another process has the store open; `io` when the directory is unusable.
     public static func open(_ configuration: Configuration) throws -> SegmentStore {
         do {
-            try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+            // Pending data is private to the app's user: directory 0700, files 0600.
+            try FileManager.default.createDirectory(
+                atPath: configuration.directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw SegmentStoreError(code: .io, message: "cannot create the store directory: \(error)", path: configuration.directory)
         }
@@ -391,7 +394,7 @@ public final class SegmentStore: @unchecked Sendable {
     func createActiveSegment() throws -> ActiveSegment {
         let number = try allocateSegmentNumber()
         let path = "\(directory)/\(Self.fileName(number)).active"
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating the active segment", path: path, errno: errno) }
         var header: [UInt8] = []
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
