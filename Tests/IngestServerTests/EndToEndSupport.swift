@@ -332,3 +332,18 @@ final class SQLiteLocker {
         self.db = nil
     }
 }
+
+/// Segment 1 of `store`: two plain sensors (`ids[0]`, `ids[1]`) in one
+/// transaction, then `ids[2]` with every scalar column type (bool, datetime,
+/// Decimal128, int32, a negative double, `fullDevice` as its text) in a second.
+func typedSensorSegment(store: SegmentStoreID, ids: [ObjectId], fullDevice: String) throws -> [UInt8] {
+    var full = sensor(ids[2], device: fullDevice, temperature: -3.25)
+    full["active"] = .bool(true)
+    full["takenAt"] = .datetime(1_700_000_123_456)
+    full["price"] = .decimal128(try Decimal128(parsing: "12.50"))
+    full["count"] = .int32(7)
+    return try makeSegment(store: store, number: 1, [
+        [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor(ids[1]))],
+        [("WeatherSensor", full)],
+    ])
+}

@@ -17,15 +17,7 @@ struct EndToEndUploadTests {
         let token = try server.login(app: "shop").access
         let store = SegmentStoreID.random()
         let ids = (0..<3).map { _ in ObjectId.generate() }
-        var full = sensor(ids[2], device: "station-2", temperature: -3.25)
-        full["active"] = .bool(true)
-        full["takenAt"] = .datetime(1_700_000_123_456)
-        full["price"] = .decimal128(try Decimal128(parsing: "12.50"))
-        full["count"] = .int32(7)
-        let body = try makeSegment(store: store, number: 1, [
-            [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor(ids[1]))],
-            [("WeatherSensor", full)],
-        ])
+        let body = try typedSensorSegment(store: store, ids: ids, fullDevice: "station-2")
 
         let first = try server.upload(app: "shop", token: token, body: body)
         #expect(first.status == 200, "\(first.text)")
