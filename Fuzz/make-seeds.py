@@ -193,7 +193,37 @@ def jwt():
     write("jwt", "alg-none", b"\x00" + b64url(b'{"alg":"none"}') + b"." + b64url(access) + b".")
 
 
+def syslog():
+    # First byte: the forwarder's --format (0 plain, 1 json, 2 syslog; the
+    # order of LineFormat.allCases in Samples/LogForwarder/LineParser.swift).
+    lines = {
+        "rfc5424": b'<34>1 2026-11-29T10:00:01.5Z host1 app 42 ID7 [ex@1 k="v"] hello 5424',
+        "rfc5424-nil": b"<165>1 - - - - - -",
+        "rfc5424-sd-escapes": b'<13>1 2026-11-29T10:00:01+01:00 h a p m [a@1 x="q\\"]" y="\\]"][b@2] msg',
+        "rfc5424-bom": b"<14>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 - \xef\xbb\xbfAn application event",
+        "rfc5424-no-sd": b"<14>1 2003-10-11T22:14:15.003Z host app 1 - nosd",
+        "rfc3164": b"<13>Nov 29 10:00:02 host2 sshd[99]: hello 3164",
+        "rfc3164-single-digit-day": b"<38>Oct  9 22:33:20 mymachine su: 'su root' failed for lonvick",
+        "rfc3164-no-header": b"<0>message without a timestamp",
+        "rfc3164-tag-only": b"<191>kernel: [ 1.234] usb 1-1: new device",
+        "priority-bounds": b"<192>1 too large",
+        "priority-unclosed": b"<13 no close",
+        "empty-priority": b"<>x",
+        "plain-in-syslog": b"just a line, no priority",
+        # A negative PRI crashed the forwarder (LogForwarderTests.fuzzingFindsAreForwardedNotCrashing).
+        "regression-negative-priority": b"<-1>negative priority",
+        "regression-negative-priority-5424": b"<-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
+    }
+    for name, line in lines.items():
+        write("syslog", name, b"\x02" + line)
+    write("syslog", "json", b'\x01{"level":"ERROR","msg":"boom","ts":"2026-11-29T10:00:00Z","n":3,"ok":true,"a.b":{"$x":[1,2.5,null]}}')
+    write("syslog", "json-millis", b'\x01{"message":"m","time":1764410400123,"severity":"Info"}')
+    write("syslog", "json-not-object", b"\x01[1,2,3]")
+    write("syslog", "plain", b"\x00plain line with \xff invalid utf-8\r")
+
+
 bson_and_extjson()
 segments()
 http()
 jwt()
+syslog()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing with libFuzzer and AddressSanitizer.
 #
-# Usage: Scripts/fuzz.sh [--seconds N] [--jobs-dir DIR] [target...]
-#   targets: bson extjson segment http upload jwt (default: all)
+# Usage: Scripts/fuzz.sh [--seconds N] [--build-dir DIR] [--no-build] [target...]
+#   targets: bson extjson segment http upload jwt syslog (default: all)
 #   --seconds N   run each target N seconds (default 60)
 #   --build-dir   where the instrumented modules, binaries and working
 #                 corpora go (default .build/fuzz; FUZZ_BUILD_DIR also works)
@@ -10,9 +10,12 @@
 #
 # The harnesses (Fuzz/<target>/main.swift) are not SwiftPM targets, so
 # `swift build` and `swift test` never compile them. This script compiles
-# IngestCore and IngestServer directly with swiftc, instrumented with
-# `-sanitize=fuzzer,address` (and -enable-testing, for the internal HTTP
-# parser and ParsedSegment), then links each harness against them.
+# IngestCore, IngestServer and DataIngest (each only when a target needs it)
+# directly with swiftc, instrumented with `-sanitize=fuzzer,address` (and
+# -enable-testing, for the internal HTTP parser and ParsedSegment), then links
+# each harness against them. The syslog harness compiles the forwarder
+# sample's Samples/LogForwarder/LineParser.swift into itself: the sample is an
+# executable target, so there is no library of it to link.
 #
 # Each target runs with its committed seeds (Fuzz/corpus/<target>, read only)
 # plus a working corpus in the build dir that grows across runs. A crash, a
@@ -25,7 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/common.sh
 
-ALL_TARGETS=(bson extjson segment http upload jwt)
+ALL_TARGETS=(bson extjson segment http upload jwt syslog)
 seconds=60
 build_dir="${FUZZ_BUILD_DIR:-.build/fuzz}"
 build=1
@@ -50,9 +53,10 @@ ensure_packages "${BUILD_PACKAGES[@]}"
 mkdir -p "$build_dir/artifacts"
 build_dir="$(cd "$build_dir" && pwd)"
 
-needs_server() {
+needs() {   # needs MODULE: true if a selected target links MODULE
+    local target
     for target in "${targets[@]}"; do
-        case "$target" in http|upload|jwt) return 0 ;; esac
+        case "$1:$target" in IngestServer:http|IngestServer:upload|IngestServer:jwt|DataIngest:syslog) return 0 ;; esac
     done
     return 1
 }
@@ -63,35 +67,54 @@ quiet() { "$@" 2>&1 | { grep -v "Cannot export local symbol" || true; }; return 
 SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library)
 C_MODULES=(-I Sources/CZlib -I Sources/CCrypto -I Sources/CSQLite -I Sources/CLinux)
 
-# build_module NAME: an instrumented static library plus its module, rebuilt
-# when a source file is newer than the library.
+# build_module NAME FLAGS...: a static library plus its module, rebuilt when
+# a source file is newer than the library, when IngestCore's library is (for
+# the modules that import it), or when the flags changed.
 build_module() {
     local name="$1" library="$build_dir/lib$1.a"
-    local sources
+    shift
+    local flags="$*" sources
     sources=$(find "Sources/$name" -name '*.swift' | sort)
-    # IngestServer also depends on IngestCore's module.
     if [ -f "$library" ] && [ -z "$(find "Sources/$name" -name '*.swift' -newer "$library" | head -1)" ] \
-        && { [ "$name" = IngestCore ] || [ ! "$build_dir/libIngestCore.a" -nt "$library" ]; }; then
+        && { [ "$name" = IngestCore ] || [ ! "$build_dir/libIngestCore.a" -nt "$library" ]; } \
+        && [ "$(cat "$library.flags" 2>/dev/null)" = "$flags" ]; then
         return 0
     fi
-    echo "== compiling $name with -sanitize=fuzzer,address"
+    echo "== compiling $name ($flags)"
     # shellcheck disable=SC2086
-    quiet swiftc "${SWIFTC_FLAGS[@]}" -wmo -enable-testing -module-name "$name" \
+    quiet swiftc "$@" -parse-as-library -module-name "$name" \
         -emit-library -static -o "$library.tmp" \
         -emit-module -emit-module-path "$build_dir/$name.swiftmodule" \
         -I "$build_dir" "${C_MODULES[@]}" $sources
     # Only a complete compile replaces the library (a failed one may leave output).
     mv "$library.tmp" "$library"
+    echo "$flags" >"$library.flags"
 }
 
+# The parsers' modules are instrumented (coverage + ASan), optimized as they
+# ship. DataIngest only gives the syslog harness the `AnyRealmValue` enum that
+# LineParser fills in, so it is compiled plain and unoptimized: instrumenting
+# and optimizing its 10,000 lines was the slowest step of the whole build,
+# for no coverage of the parser (which is compiled, instrumented, into the
+# harness).
+INSTRUMENTED=(-swift-version 6 -O -wmo -sanitize=fuzzer,address -enable-testing)
+PLAIN=(-swift-version 6 -Onone)
+
 if [ "$build" -eq 1 ]; then
-    build_module IngestCore
-    needs_server && build_module IngestServer
+    build_module IngestCore "${INSTRUMENTED[@]}"
+    if needs IngestServer; then build_module IngestServer "${INSTRUMENTED[@]}"; fi
+    if needs DataIngest; then build_module DataIngest "${PLAIN[@]}"; fi
     for target in "${targets[@]}"; do
         libraries=(-lIngestCore -lz -lcrypto)
-        case "$target" in http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lsqlite3 -lz -lcrypto) ;; esac
+        sources=("Fuzz/$target/main.swift")
+        case "$target" in
+            http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lsqlite3 -lz -lcrypto) ;;
+            syslog)
+                libraries=(-lDataIngest -lIngestCore -lsqlite3 -lz -lcrypto)
+                sources+=(Samples/LogForwarder/LineParser.swift) ;;
+        esac
         echo "== linking fuzz-$target"
-        quiet swiftc "${SWIFTC_FLAGS[@]}" -I "$build_dir" "${C_MODULES[@]}" "Fuzz/$target/main.swift" \
+        quiet swiftc "${SWIFTC_FLAGS[@]}" -I "$build_dir" "${C_MODULES[@]}" "${sources[@]}" \
             -L "$build_dir" "${libraries[@]}" -o "$build_dir/fuzz-$target"
     done
 fi

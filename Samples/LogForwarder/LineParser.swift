@@ -75,11 +75,33 @@ enum LineParser {
     }
 
     static func iso8601(_ text: String) -> Date? {
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = withFraction.date(from: text) { return date }
-        return ISO8601DateFormatter().date(from: text)
+        formatters.withLock { formatters in
+            formatters.iso8601WithFraction.date(from: text) ?? formatters.iso8601.date(from: text)
+        }
     }
+
+    /// The date formatters, made once: making one costs far more than
+    /// parsing with it (it was most of the time per syslog line). Behind a
+    /// lock because Foundation's formatters are not safe to share between
+    /// threads.
+    struct Formatters {
+        let iso8601WithFraction: ISO8601DateFormatter = {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter
+        }()
+        let iso8601 = ISO8601DateFormatter()
+        let bsd: DateFormatter = {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy MMM d HH:mm:ss"
+            return formatter
+        }()
+        let calendar = Calendar(identifier: .gregorian)
+    }
+
+    static let formatters = LockedBox(Formatters())
 
     // MARK: syslog
 
@@ -89,7 +111,11 @@ enum LineParser {
     static func priority(_ line: Substring) -> (Int, Int, Substring)? {
         guard line.first == "<", let close = line.firstIndex(of: ">") else { return nil }
         let digits = line[line.index(after: line.startIndex)..<close]
-        guard (1...3).contains(digits.count), let pri = Int(digits), pri <= 191 else { return nil }
+        // Digits only: Int("-1") parses, and a negative PRI made a negative
+        // severity index, a trap (found with the syslog fuzz harness;
+        // LogForwarderTests.fuzzingFindsAreForwardedNotCrashing).
+        guard (1...3).contains(digits.utf8.count), digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let pri = Int(digits), pri <= 191 else { return nil }
         return (pri / 8, pri % 8, line[line.index(after: close)...])
     }
 
@@ -173,12 +199,10 @@ enum LineParser {
 
     /// `Mmm dd hh:mm:ss` in the current year, UTC.
     static func bsdDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy MMM d HH:mm:ss"
-        let year = Calendar(identifier: .gregorian).component(.year, from: Date())
         let normalized = text.replacingOccurrences(of: "  ", with: " ")
-        return formatter.date(from: "\(year) \(normalized)")
+        return formatters.withLock { formatters in
+            let year = formatters.calendar.component(.year, from: Date())
+            return formatters.bsd.date(from: "\(year) \(normalized)")
+        }
     }
 }

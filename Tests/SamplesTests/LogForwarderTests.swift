@@ -91,6 +91,37 @@ import Testing
         #expect(missing.status == 1)
     }
 
+    /// Syslog lines that crashed the forwarder, found while writing the
+    /// `syslog` fuzz harness and confirmed by replaying them through it (the
+    /// inputs are seeds in Fuzz/corpus/syslog): a PRI of `-1` or `-9` parsed
+    /// as a negative number and made a negative severity index, a trap that
+    /// killed the process. A PRI is digits only, so these lines (and `+5`)
+    /// are plain lines now, forwarded like any other.
+    @Test func fuzzingFindsAreForwardedNotCrashing() throws {
+        let directory = try TemporaryDirectory()
+        let server = try SampleServer(in: directory.path)
+        let input = directory.path + "/syslog.txt"
+        try append(input, ["<-1>negative priority", "<-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
+                           "<+5>plus sign", "<13>Nov 29 10:00:02 host2 sshd[99]: after the bad lines"])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try built("ingest-forward"))
+        process.arguments = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
+                             "--format", "syslog", "-"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        process.standardInput = FileHandle(forReadingAtPath: input)
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        #expect(waitFor(60) { !process.isRunning })
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        #expect(try server.query("SELECT format || ' ' || message FROM ForwardedLine ORDER BY offset") == [
+            "plain <-1>negative priority", "plain <-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
+            "plain <+5>plus sign", "rfc3164 after the bad lines",
+        ])
+    }
+
     @Test func followsRotationAndTruncationWithExactCounts() throws {
         let directory = try TemporaryDirectory()
         let server = try SampleServer(in: directory.path)
