@@ -23,3 +23,28 @@ ensure_packages() {
 
 # The C libraries the package links against.
 BUILD_PACKAGES=(pkg-config libsqlite3-dev zlib1g-dev libssl-dev libpq-dev)
+
+# start_test_services: the services the sink tests need (owned by
+# Scripts/services/): a throwaway PostgreSQL and ClickHouse on 127.0.0.1,
+# stopped by PID when the calling script exits (an EXIT trap; the caller
+# must not set its own). Exports INGEST_TEST_POSTGRES_URL,
+# INGEST_TEST_CLICKHOUSE_URL and INGEST_TEST_HAPROXY; tests that need them
+# are skipped only when those are absent.
+start_test_services() {
+    ensure_packages postgresql clickhouse-server util-linux haproxy
+    export INGEST_TEST_HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)   # the load-balancer test starts its own
+    TEST_SERVICES_DIR=$(mktemp -d /tmp/dataingest-services.XXXXXX)
+    chmod 755 "$TEST_SERVICES_DIR"   # the services run as their own users
+    trap stop_test_services EXIT
+    Scripts/services/postgres.sh start "$TEST_SERVICES_DIR/postgres"
+    source "$TEST_SERVICES_DIR/postgres/postgres.env"
+    Scripts/services/clickhouse.sh start "$TEST_SERVICES_DIR/clickhouse"
+    source "$TEST_SERVICES_DIR/clickhouse/clickhouse.env"
+}
+
+stop_test_services() {
+    [ -n "${TEST_SERVICES_DIR:-}" ] || return 0
+    Scripts/services/postgres.sh stop "$TEST_SERVICES_DIR/postgres" || true
+    Scripts/services/clickhouse.sh stop "$TEST_SERVICES_DIR/clickhouse" || true
+    rm -rf "$TEST_SERVICES_DIR"
+}
