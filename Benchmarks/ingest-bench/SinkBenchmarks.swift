@@ -19,8 +19,9 @@ import IngestServer
 //   per insert (one per segment) into a `ReplacingMergeTree` table of the
 //   sink's shape, one keep-alive connection.
 //
-// A second, informative baseline loads every row in one statement (the
-// fastest load the database offers; no target).
+// Two informative baselines (no target): the same batches from as many
+// connections in parallel as the server has clients, and every row in one
+// statement (the fastest load the database offers).
 //
 // The databases come from the environment; a sink whose URL is unset is
 // skipped with a message on standard error:
@@ -154,12 +155,17 @@ private func postgresSinkFigures(url: String, segments: ServerBenchSegments, cli
         try db.copyIn(#"COPY "baseline_per_segment" \#(columns) FROM STDIN"#, data: batch)
     }
     let perSegmentRate = Double(count) / (Double(nowNanoseconds() - start) / 1e9)
+    try createBaseline("baseline_parallel")
+    let parallelRate = try parallelLoad(batches, objects: count, connections: clients) { () throws -> ([UInt8]) throws -> Void in
+        let connection = try PostgresConnection(databaseURL)
+        return { batch in try connection.copyIn(#"COPY "baseline_parallel" \#(columns) FROM STDIN"#, data: batch) }
+    }
     let whole = postgresCopyText(segments.objects[...])
     try createBaseline("baseline_one_copy")
     start = nowNanoseconds()
     try db.copyIn(#"COPY "baseline_one_copy" \#(columns) FROM STDIN"#, data: whole)
     let oneCopyRate = Double(count) / (Double(nowNanoseconds() - start) / 1e9)
-    for table in ["baseline_per_segment", "baseline_one_copy"] {
+    for table in ["baseline_per_segment", "baseline_parallel", "baseline_one_copy"] {
         let rows = try db.queryText("SELECT count(*) FROM \"\(table)\"").first?.first ?? nil
         guard rows == String(count) else { throw ServerBenchError("\(table) holds \(rows ?? "nil") of \(count) rows") }
     }
@@ -172,6 +178,8 @@ private func postgresSinkFigures(url: String, segments: ServerBenchSegments, cli
                target: .ratioAtLeast(0.7)),
         Figure(group: "sinks", name: "PostgreSQL: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
                unit: "µs", baseline: nil, target: nil),
+        Figure(group: "sinks", name: "PostgreSQL: bare COPY, \(perSegment) per COPY/txn, \(clients) connections in parallel (for scale)",
+               value: parallelRate, unit: "objects/s", baseline: nil, target: nil),
         Figure(group: "sinks", name: "PostgreSQL: bare COPY of all \(count) rows in one statement (for scale)",
                value: oneCopyRate, unit: "objects/s", baseline: nil, target: nil),
     ]
@@ -245,12 +253,17 @@ private func clickHouseSinkFigures(url: String, segments: ServerBenchSegments, c
         try client.execute("INSERT INTO `\(database)`.`baseline_per_segment` FORMAT JSONEachRow", body: batch)
     }
     let perSegmentRate = Double(count) / (Double(nowNanoseconds() - start) / 1e9)
+    try createBaseline("baseline_parallel")
+    let parallelRate = try parallelLoad(batches, objects: count, connections: clients) { () throws -> ([UInt8]) throws -> Void in
+        let connection = try ClickHouseClient(url: url)
+        return { batch in try connection.execute("INSERT INTO `\(database)`.`baseline_parallel` FORMAT JSONEachRow", body: batch) }
+    }
     let whole = clickHouseJSONEachRow(segments.objects[...])
     try createBaseline("baseline_one_insert")
     start = nowNanoseconds()
     try client.execute("INSERT INTO `\(database)`.`baseline_one_insert` FORMAT JSONEachRow", body: whole)
     let oneInsertRate = Double(count) / (Double(nowNanoseconds() - start) / 1e9)
-    for table in ["baseline_per_segment", "baseline_one_insert"] {
+    for table in ["baseline_per_segment", "baseline_parallel", "baseline_one_insert"] {
         let rows = try client.query("SELECT count() FROM `\(database)`.`\(table)`").trimmingCharacters(in: .whitespacesAndNewlines)
         guard rows == String(count) else { throw ServerBenchError("\(table) holds \(rows) of \(count) rows") }
     }
@@ -268,6 +281,8 @@ private func clickHouseSinkFigures(url: String, segments: ServerBenchSegments, c
                target: .ratioAtLeast(0.7)),
         Figure(group: "sinks", name: "ClickHouse: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
                unit: "µs", baseline: nil, target: nil),
+        Figure(group: "sinks", name: "ClickHouse: bare JSONEachRow, \(perSegment) per insert, \(clients) connections in parallel (for scale)",
+               value: parallelRate, unit: "objects/s", baseline: nil, target: nil),
         Figure(group: "sinks", name: "ClickHouse: bare JSONEachRow insert of all \(count) rows in one statement (for scale)",
                value: oneInsertRate, unit: "objects/s", baseline: nil, target: nil),
     ]
@@ -301,4 +316,24 @@ private func clickHouseJSONEachRow(_ objects: ArraySlice<ServerBenchSegments.Obj
         out.append(contentsOf: "}\n".utf8)
     }
     return out
+}
+
+/// Sends `batches` over `connections` connections in parallel (connection
+/// `i`, made by `open` on its own thread, sends batches `i`,
+/// `i + connections`, …); returns `objects` (all batches' rows) per second.
+private func parallelLoad(_ batches: [[UInt8]], objects: Int, connections: Int,
+                          open: @escaping @Sendable () throws -> ([UInt8]) throws -> Void) throws -> Double {
+    let failures = LockedBox<[String]>([])
+    let start = nowNanoseconds()
+    DispatchQueue.concurrentPerform(iterations: connections) { lane in
+        do {
+            let send = try open()
+            for index in stride(from: lane, to: batches.count, by: connections) { try send(batches[index]) }
+        } catch {
+            failures.withLock { $0.append("\(error)") }
+        }
+    }
+    let seconds = Double(nowNanoseconds() - start) / 1e9
+    if let failure = failures.withLock({ $0.first }) { throw ServerBenchError("parallel baseline: \(failure)") }
+    return Double(objects) / seconds
 }
