@@ -65,7 +65,10 @@ needs() {   # needs MODULE: true if a selected target links MODULE
 quiet() { "$@" 2>&1 | { grep -v "Cannot export local symbol" || true; }; return "${PIPESTATUS[0]}"; }
 
 SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library)
-C_MODULES=(-I Sources/CZlib -I Sources/CCrypto -I Sources/CSQLite -I Sources/CLinux)
+# Every system library module IngestServer and DataIngest import (IngestServer
+# imports CPostgres since the PostgreSQL sink; without it the server targets
+# did not compile).
+C_MODULES=(-I Sources/CZlib -I Sources/CCrypto -I Sources/CSQLite -I Sources/CLinux -I Sources/CPostgres)
 
 # build_module NAME FLAGS...: a static library plus its module, rebuilt when
 # a source file is newer than the library, when IngestCore's library is (for
@@ -108,7 +111,7 @@ if [ "$build" -eq 1 ]; then
         libraries=(-lIngestCore -lz -lcrypto)
         sources=("Fuzz/$target/main.swift")
         case "$target" in
-            http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lsqlite3 -lz -lcrypto) ;;
+            http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lpq -lsqlite3 -lz -lcrypto) ;;
             syslog)
                 libraries=(-lDataIngest -lIngestCore -lsqlite3 -lz -lcrypto)
                 sources+=(Samples/LogForwarder/LineParser.swift) ;;
