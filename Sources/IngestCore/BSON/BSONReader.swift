@@ -114,6 +114,36 @@ public struct BSONElement {
     /// Whether the value is BSON null.
     public var isNull: Bool { type == .null }
 
+    /// The subtype byte if the value is binary data, else nil.
+    public var binarySubtype: UInt8? { type == .binary ? bytes[valueOffset + 4] : nil }
+
+    /// The length the binary value declares (for the old subtype 0x02 it
+    /// includes the repeated inner length), else nil.
+    public var binaryDeclaredLength: Int? { type == .binary ? Int(load(Int32.self)) : nil }
+
+    /// The payload of a binary value as ``BSONBinary/bytes`` holds it (for the
+    /// old subtype 0x02 without the inner length), else nil. Valid only inside
+    /// the closure.
+    public var binaryPayload: UnsafeRawBufferPointer? {
+        guard type == .binary else { return nil }
+        // Validated during iteration: the length fits and subtype 0x02's inner length matches.
+        let skip = bytes[valueOffset + 4] == BSONBinary.Subtype.binaryOld ? 4 : 0
+        return UnsafeRawBufferPointer(rebasing: bytes[(valueOffset + 5 + skip)..<valueEnd])
+    }
+
+    /// The UTF-8 bytes of a string value without its NUL, else nil. Valid
+    /// only inside the closure.
+    public var stringBytes: UnsafeRawBufferPointer? {
+        guard type == .string else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[(valueOffset + 4)..<(valueEnd - 1)])
+    }
+
+    /// The 12 bytes of an ObjectId value, else nil. Valid only inside the closure.
+    public var objectIdBytes: UnsafeRawBufferPointer? {
+        guard type == .objectId else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[valueOffset..<(valueOffset + 12)])
+    }
+
     /// The value decoded as a ``BSON`` (documents and arrays included).
     public func value() throws(BSONError) -> BSON {
         let decoder = BSONDecoder(bytes, maxDepth: maxDepth)
