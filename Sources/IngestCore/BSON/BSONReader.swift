@@ -273,3 +273,53 @@ extension BSONDecoder {
         offset = nul + 1
     }
 }
+
+/// A fixed list of keys laid out in one buffer, matched against the keys of
+/// ``BSONElement``s byte for byte, without building or comparing Strings:
+/// the hot loop of reading typed records from their bytes.
+///
+/// ```swift
+/// let keys = BSONKeyTable(["_id", "deviceId", "temperatureInFahrenheit"])
+/// var position = 0
+/// try BSONDocument.forEachElement(in: raw) { element in
+///     defer { position += 1 }
+///     if let index = keys.index(of: element, hint: position) { print(index) }
+/// }
+/// ```
+public struct BSONKeyTable: Sendable {
+    private let bytes: [UInt8]
+    /// `starts[i]..<starts[i + 1]` holds key `i`.
+    private let starts: [Int]
+
+    /// The number of keys.
+    public var count: Int { starts.count - 1 }
+
+    /// A table of `keys`, in order.
+    public init(_ keys: [String]) {
+        var bytes: [UInt8] = []
+        var starts = [0]
+        for key in keys {
+            bytes.append(contentsOf: key.utf8)
+            starts.append(bytes.count)
+        }
+        self.bytes = bytes
+        self.starts = starts
+    }
+
+    /// The index of a key equal to the element's key (`hint` if it matches,
+    /// since records usually list their fields in schema order; else the
+    /// first that does), or nil.
+    public func index(of element: BSONElement, hint: Int) -> Int? {
+        bytes.withUnsafeBytes { raw -> Int? in
+            let count = starts.count - 1
+            if hint >= 0 && hint < count && element.keyEquals(key(hint, in: raw)) { return hint }
+            for index in 0..<count where index != hint && element.keyEquals(key(index, in: raw)) { return index }
+            return nil
+        }
+    }
+
+    @inline(__always)
+    private func key(_ index: Int, in raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: raw[starts[index]..<starts[index + 1]])
+    }
+}

@@ -58,6 +58,19 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
         var columns: [(name: String, form: ColumnForm)]
         var count: Int
         var insertSQL: String
+        /// The column names, matched against BSON keys without Strings.
+        var keys: BSONKeyTable
+        /// `columns[i].form`, without the names.
+        var forms: [ColumnForm]
+
+        init(name: String, columns: [(name: String, form: ColumnForm)], count: Int, insertSQL: String) {
+            self.name = name
+            self.columns = columns
+            self.count = count
+            self.insertSQL = insertSQL
+            keys = BSONKeyTable(columns.map(\.name))
+            forms = columns.map(\.form)
+        }
     }
 
     /// Opens (creating if needed) the database at `path` in WAL mode and
@@ -251,7 +264,8 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
     private func insertLocked(_ object: SinkObject, into table: Table, with statement: OpaquePointer,
                               now: Int64) throws(SinkError) -> Bool {
         defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
-        let columns = table.columns
+        let keys = table.keys
+        let forms = table.forms
         // Texts and blobs are bound SQLITE_STATIC from the object's bytes: the
         // statement is stepped inside this closure, and reset (unbound) after it.
         let outcome = object.bson.withUnsafeBytes { raw -> Result<Void, SinkError> in
@@ -260,19 +274,12 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
             do {
                 try BSONDocument.forEachElement(in: raw) { element in
                     defer { position += 1 }
-                    // Clients write fields in schema order: try the same position first.
-                    let offset: Int
-                    if position < columns.count && element.keyEquals(columns[position].name) {
-                        offset = position
-                    } else if let found = columns.firstIndex(where: { element.keyEquals($0.name) }) {
-                        offset = found
-                    } else {
-                        return   // not a column: ignored
-                    }
+                    // Clients write fields in schema order: the same position is tried first.
+                    guard let offset = keys.index(of: element, hint: position) else { return }   // not a column: ignored
                     // The first field of a name wins, as `document[name]` finds it.
                     guard bound.insert(offset) else { return }
                     // Parameter 1 is _id, 2 is _ingested_at, then the properties.
-                    try bind(element, form: columns[offset].form, to: statement, at: Int32(offset == 0 ? 1 : offset + 2))
+                    try bind(element, form: forms[offset], to: statement, at: Int32(offset == 0 ? 1 : offset + 2))
                 }
             } catch let error as BSONError {
                 return .failure(SinkError(.statement, "an object of \(object.collection) is not a valid BSON document: \(error.message)",

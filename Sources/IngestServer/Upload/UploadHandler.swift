@@ -134,18 +134,18 @@ public final class UploadHandler: Sendable {
         // valid stays valid against a grown schema, and needs nothing added.
         let current = app.schema
         var proven = [Bool](repeating: false, count: records.count)
-        // Consecutive records mostly share a collection: look its class up once per run.
-        var lookedUp: (collection: String, object: ObjectSchema?)?
+        // Consecutive records mostly share a collection: prepare its check once per run.
+        var lookedUp: (collection: String, check: ObjectSchema.QuickCheck?)?
         for (position, record) in records.enumerated() {
-            let object: ObjectSchema?
+            let check: ObjectSchema.QuickCheck?
             if let lookedUp, lookedUp.collection == record.collection {
-                object = lookedUp.object
+                check = lookedUp.check
             } else {
-                object = current[record.collection]
-                lookedUp = (record.collection, object)
+                check = current[record.collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
+                lookedUp = (record.collection, check)
             }
-            guard let object, object.kind == .asymmetric else { continue }
-            proven[position] = object.isCertainlyValid(bson: record.document)
+            guard let check else { continue }
+            proven[position] = check.isCertainlyValid(bson: record.document)
         }
 
         // Decode the rest; an undecodable one is rejected, not fatal.
