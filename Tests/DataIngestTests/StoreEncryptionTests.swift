@@ -149,6 +149,21 @@ import Glibc
         }
     }
 
+    @Test func theSameDirectoryOpenedTwiceInAProcessNeedsTheSameKey() throws {
+        let dir = try StoreTempDirectory("crypt")
+        let store = try SegmentStore.open(Self.configuration(dir.sub("store")))
+        defer { try? store.close() }
+        let again = try SegmentStore.open(Self.configuration(dir.sub("store")))
+        #expect(again === store)
+        try again.close()
+        #expect { try SegmentStore.open(Self.configuration(dir.sub("store"), key: Self.otherKey)) } throws: {
+            ($0 as? SegmentStoreError)?.code == .wrongEncryptionKey
+        }
+        #expect { try SegmentStore.open(Self.configuration(dir.sub("store"), key: nil)) } throws: {
+            ($0 as? SegmentStoreError)?.code == .encryptionKeyRequired
+        }
+    }
+
     @Test func keysOfTheWrongSizeAreRefusedNamingThirtyTwoBytes() throws {
         let dir = try StoreTempDirectory("crypt")
         for size in [0, 16, 31, 33, 64] {

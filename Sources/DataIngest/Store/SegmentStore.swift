@@ -96,10 +96,13 @@ public final class SegmentStore: @unchecked Sendable {
     /// from any crash: sealed segments are verified (corrupt ones go to
     /// `quarantine/`), torn active segments are cut back to their last complete
     /// transaction and sealed. Opening a directory this process already has open
-    /// returns the same store (the first configuration wins).
+    /// returns the same store (the first configuration wins, but the
+    /// encryption key must be the same).
     ///
     /// - Throws: ``SegmentStoreError`` — `locked` (with the holder's pid) when
-    ///   another process has the store open; `io` when the directory is unusable.
+    ///   another process has the store open; `io` when the directory is unusable;
+    ///   `invalidEncryptionKey`, `wrongEncryptionKey`, `encryptionKeyRequired`,
+    ///   `notEncrypted` (see ``Configuration/encryptionKey``).
     public static func open(_ configuration: Configuration) throws -> SegmentStore {
         do {
             // Pending data is private to the app's user: directory 0700, files 0600.
@@ -116,6 +119,14 @@ public final class SegmentStore: @unchecked Sendable {
         free(resolved)
         return try registry.withLock { stores in
             if let existing = stores[canonical] {
+                if existing.configuration.encryptionKey != configuration.encryptionKey {
+                    let code: SegmentStoreError.Code = !existing.isEncrypted ? .notEncrypted
+                        : configuration.encryptionKey == nil ? .encryptionKeyRequired : .wrongEncryptionKey
+                    throw SegmentStoreError(
+                        code: code,
+                        message: "the store is already open in this process with \(existing.isEncrypted ? "another encryption key" : "no encryption key"); open it with the same configuration's key",
+                        path: canonical)
+                }
                 existing.monitor.withLock { existing.openCount += 1 }
                 return existing
             }
