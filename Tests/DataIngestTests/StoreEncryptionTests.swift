@@ -257,6 +257,25 @@ import Glibc
         }
     }
 
+    /// A block header that passes its CRC but claims more bytes than the file
+    /// holds is a truncation, read without allocating the claimed size.
+    @Test func aBlockLongerThanTheFileIsTruncatedNotAllocated() throws {
+        let key = try SegmentEncryptionKey(bytes: Self.key)
+        let header = try EncryptedFileHeader(kind: .sealed, storeId: .random(), segmentNumber: 1, key: key)
+        var bytes = header.bytes
+        let claimed: UInt32 = 900 << 20
+        withUnsafeBytes(of: claimed.littleEndian) { bytes += $0 }
+        bytes.append(0)
+        withUnsafeBytes(of: UInt64(0).littleEndian) { bytes += $0 }
+        let crc = bytes.withUnsafeBytes { CRC32.update(0, UnsafeRawBufferPointer(rebasing: $0[72..<85])) }
+        withUnsafeBytes(of: crc.littleEndian) { bytes += $0 }
+        bytes += [UInt8](repeating: 0xAB, count: 1000)
+        let source = try DecryptingByteSource(MemoryByteSource(bytes), key: key, kind: .sealed)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
+        defer { chunk.deallocate() }
+        #expect { _ = try source.read(into: chunk) } throws: { ($0 as? SegmentError)?.code == .truncated }
+    }
+
     /// The active segment cut at every byte offset of its last block recovers
     /// to the transaction before it, with no damage reported: a torn tail.
     @Test func tornTailAtEveryOffsetRecoversLikeWithoutEncryption() throws {

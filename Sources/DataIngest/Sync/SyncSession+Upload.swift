@@ -61,7 +61,7 @@ extension SyncSession {
             } catch {
                 // Gone: acknowledged by another session of this store meanwhile.
                 if !store.pendingSegments().contains(where: { $0.number == segment.number }) { return }
-                if let damage = error as? SegmentError {
+                if let damage = error as? SegmentError, damage.code != .io {
                     // An encrypted file that no longer verifies: never sent, kept in quarantine.
                     store.quarantineUnreadable(segment: segment.number, error: damage)
                     report(SyncError(.store, "segment \(segment.number) is damaged and was quarantined: \(damage)", segmentNumber: segment.number))

@@ -105,10 +105,17 @@ public final class DecryptingByteSource: SegmentByteSource {
             throw SegmentError(code: .frameTooLarge, message: "an encrypted block declares \(length) bytes, the limit is \(maxBlockBytes)", offset: fileOffset)
         }
         let total = headerSize + length + SegmentCipher.tagSize
-        if block.count < total { block.append(contentsOf: repeatElement(0, count: total - block.count)) }
-        let body = try Self.readFully(upstream, into: &block, from: headerSize, count: total - headerSize)
-        guard body == total - headerSize else {
-            throw SegmentError(code: .truncated, message: "the encrypted file ends inside a block of \(total) bytes", offset: fileOffset)
+        // Grow the buffer as bytes arrive (at most 1 MiB ahead), so a length
+        // that the file does not back never allocates more than it holds.
+        var have = headerSize
+        while have < total {
+            let target = min(total, have + (1 << 20))
+            if block.count < target { block.append(contentsOf: repeatElement(0, count: target - block.count)) }
+            let wanted = target - have
+            guard try Self.readFully(upstream, into: &block, from: have, count: wanted) == wanted else {
+                throw SegmentError(code: .truncated, message: "the encrypted file ends inside a block of \(total) bytes", offset: fileOffset)
+            }
+            have = target
         }
         let flags = try block.withUnsafeBytes {
             try cipher.openBlock(UnsafeRawBufferPointer(rebasing: $0[0..<total]), fileOffset: fileOffset, into: &plaintext)
