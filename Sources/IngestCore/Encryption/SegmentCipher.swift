@@ -138,23 +138,28 @@ public final class SegmentCipher {
         return flags
     }
 
+    // Both run once per block on the commit path: stack buffers, no arrays.
     private func setNonce(_ counter: UInt64, encrypt: Bool) -> Bool {
-        var nonce = [UInt8](repeating: 0, count: 12)
-        withUnsafeBytes(of: counter.littleEndian) { for i in 0..<8 { nonce[4 + i] = $0[i] } }
-        return nonce.withUnsafeBufferPointer { iv in
-            encrypt ? EVP_EncryptInit_ex(context, nil, nil, nil, iv.baseAddress) == 1
-                : EVP_DecryptInit_ex(context, nil, nil, nil, iv.baseAddress) == 1
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 12) { nonce in
+            let raw = UnsafeMutableRawBufferPointer(nonce)
+            raw.storeBytes(of: UInt32(0), toByteOffset: 0, as: UInt32.self)
+            raw.storeBytes(of: counter.littleEndian, toByteOffset: 4, as: UInt64.self)
+            return encrypt ? EVP_EncryptInit_ex(context, nil, nil, nil, nonce.baseAddress) == 1
+                : EVP_DecryptInit_ex(context, nil, nil, nil, nonce.baseAddress) == 1
         }
     }
 
+    /// AAD = file header || block offset (u64 LE) || block bytes 0..<13.
     private func addAAD(fileOffset: Int, blockHeader: UnsafeRawBufferPointer, encrypt: Bool) -> Bool {
-        var aad = headerBytes
-        SegmentFormat.appendLE(UInt64(fileOffset), to: &aad)
-        aad.append(contentsOf: blockHeader)
         var produced: Int32 = 0
-        return aad.withUnsafeBufferPointer { a in
-            encrypt ? EVP_EncryptUpdate(context, nil, &produced, a.baseAddress, Int32(a.count)) == 1
-                : EVP_DecryptUpdate(context, nil, &produced, a.baseAddress, Int32(a.count)) == 1
+        let update = encrypt ? EVP_EncryptUpdate : EVP_DecryptUpdate
+        let headerOK = headerBytes.withUnsafeBufferPointer { update(context, nil, &produced, $0.baseAddress, Int32($0.count)) == 1 }
+        guard headerOK else { return false }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 21) { tail in
+            let raw = UnsafeMutableRawBufferPointer(tail)
+            raw.storeBytes(of: UInt64(fileOffset).littleEndian, toByteOffset: 0, as: UInt64.self)
+            UnsafeMutableRawBufferPointer(rebasing: raw[8..<21]).copyMemory(from: UnsafeRawBufferPointer(rebasing: blockHeader[0..<13]))
+            return update(context, nil, &produced, tail.baseAddress, 21) == 1
         }
     }
 }
