@@ -32,6 +32,13 @@ public final class DecryptingByteSource: SegmentByteSource {
     private var plaintext: [UInt8] = []
     private var plaintextStart = 0
     private var block: [UInt8] = []
+    // Read-ahead from upstream: the active segment's blocks are often ~100
+    // bytes, and two read(2) calls per block would dominate sealing.
+    // Allocated on first use, so an init that throws leaks nothing.
+    private var input: UnsafeMutableRawBufferPointer?
+    private var inputStart = 0
+    private var inputEnd = 0
+    private var upstreamDone = false
 
     /// Reads and checks the header of the file `upstream` delivers.
     /// - Parameters:
@@ -66,6 +73,8 @@ public final class DecryptingByteSource: SegmentByteSource {
         if recordBlockEnds { blockEnds.append((0, fileOffset)) }
     }
 
+    deinit { input?.deallocate() }
+
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard buffer.count > 0 else { return 0 }
         while plaintextStart == plaintext.count {
@@ -83,7 +92,7 @@ public final class DecryptingByteSource: SegmentByteSource {
     private func nextBlock() throws -> Bool {
         let headerSize = SegmentCipher.blockHeaderSize
         if block.count < headerSize { block = [UInt8](repeating: 0, count: max(headerSize, 64 << 10)) }
-        let n = try Self.readFully(upstream, into: &block, from: 0, count: headerSize)
+        let n = try readBuffered(into: &block, from: 0, count: headerSize)
         if n == 0 {
             if requiresFinal && !sawFinal {
                 throw SegmentError(code: .truncated, message: "the encrypted sealed segment ends without its final block", offset: fileOffset)
@@ -112,7 +121,7 @@ public final class DecryptingByteSource: SegmentByteSource {
             let target = min(total, have + (1 << 20))
             if block.count < target { block.append(contentsOf: repeatElement(0, count: target - block.count)) }
             let wanted = target - have
-            guard try Self.readFully(upstream, into: &block, from: have, count: wanted) == wanted else {
+            guard try readBuffered(into: &block, from: have, count: wanted) == wanted else {
                 throw SegmentError(code: .truncated, message: "the encrypted file ends inside a block of \(total) bytes", offset: fileOffset)
             }
             have = target
@@ -150,6 +159,31 @@ public final class DecryptingByteSource: SegmentByteSource {
             }
         }
         return best
+    }
+
+    /// Up to `count` bytes into `buffer` at `start` through the read-ahead buffer.
+    private func readBuffered(into buffer: inout [UInt8], from start: Int, count: Int) throws -> Int {
+        let input = self.input ?? UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        self.input = input
+        var done = 0
+        while done < count {
+            if inputStart == inputEnd {
+                guard !upstreamDone else { break }
+                inputStart = 0
+                inputEnd = try upstream.read(into: input)
+                if inputEnd == 0 {
+                    upstreamDone = true
+                    break
+                }
+            }
+            let take = min(count - done, inputEnd - inputStart)
+            buffer.withUnsafeMutableBytes { out in
+                (out.baseAddress! + start + done).copyMemory(from: input.baseAddress! + inputStart, byteCount: take)
+            }
+            inputStart += take
+            done += take
+        }
+        return done
     }
 
     private static func readFully(_ source: SegmentByteSource, into buffer: inout [UInt8], from start: Int, count: Int) throws -> Int {
