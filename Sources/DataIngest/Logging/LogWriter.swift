@@ -137,7 +137,7 @@ public final class LogWriter: @unchecked Sendable {
     // MARK: - Producers
 
     /// Queues an event; never waits for I/O (see ``Configuration/whenFull``).
-    func enqueue(_ event: PendingLogEvent) {
+    func enqueue(_ event: consuming PendingLogEvent) {
         pthread_mutex_lock(mutex)
         if stopping {
             statistics.droppedAfterShutdown += 1
