@@ -58,6 +58,8 @@ final class SoakLedger: @unchecked Sendable {  // all state behind `box`
         var failed: [Int: Int] = [:]         // tx → objects
         var failuresByErrno: [Int32: Int] = [:]
         var syncErrors: [String: Int] = [:]
+        var storeErrorsByErrno: [Int32: Int] = [:]
+        var tokenRefreshes = 0
         var otherLines: [String] = []
         var committedObjects = 0
         var failedObjects = 0
@@ -93,6 +95,11 @@ final class SoakLedger: @unchecked Sendable {  // all state behind `box`
                 if $0.firstFailure == nil { $0.firstFailure = line }
             }
             append(line)
+        case "storeerror" where words.count >= 2:
+            let code = Int32(words[1]) ?? 0
+            box.withLock { $0.storeErrorsByErrno[code, default: 0] += 1 }
+        case "token-refreshed":
+            box.withLock { $0.tokenRefreshes += 1 }
         case "syncerror":
             let code = words.count > 1 ? String(words[1]) : "?"
             box.withLock { $0.syncErrors[code, default: 0] += 1 }

@@ -25,8 +25,12 @@ import Testing
         try FileManager.default.createDirectory(atPath: clientDirectory, withIntermediateDirectories: true)
         let ledger = SoakLedger(logPath: settings.logPath ?? directory.path + "/committed.log")
         var random = SoakRandom(seed: settings.seed)
-        let server = try SyncTestServer(in: directory.path)
-        let appId = server.developmentAppId
+        // A development app with the shortest access-token lifetime (60 s), so
+        // tokens are refreshed (and user.json rewritten) amid kills and full disks.
+        let appId = "soak"
+        let server = try SyncTestServer(in: directory.path, config: """
+            {"apps": [{"id": "\(appId)", "developmentMode": true, "accessTokenLifetimeSeconds": 60, "auth": {"anon-user": {}}}]}
+            """)
         var baseURL = server.baseURL
 
         var client: SoakClient?
@@ -139,8 +143,13 @@ import Testing
                 serverDownSince = syncNow()
                 serverDownUntil = serverDownSince + Double.random(in: settings.outage, using: &random)
             case 70..<100 where fullUntil == nil:
-                // A full disk: writes past a few KiB fail with EFBIG until "space".
-                current.send("full \(UInt64.random(in: 0...(48 << 10), using: &random))")
+                // A full disk: writes past the limit fail with EFBIG until "space". Half
+                // the episodes allow under 4 KiB (sealing fails too: the store keeps the
+                // data in its active files and retries), half up to 48 KiB (commits fill
+                // the active segment up to the limit, then fail).
+                let limit = Bool.random(using: &random) ? UInt64.random(in: 0..<(4 << 10), using: &random)
+                    : UInt64.random(in: (4 << 10)...(48 << 10), using: &random)
+                current.send("full \(limit)")
                 diskFullEpisodes += 1
                 fullSince = syncNow()
                 fullUntil = fullSince + Double.random(in: settings.diskFull, using: &random)
@@ -191,8 +200,12 @@ import Testing
             if !found.isWhole(tx: tx) { partial.append(tx) }
             if reported.committed[tx] == nil && reported.failed[tx] == nil && found.isWhole(tx: tx) { unreportedWhole += 1 }
         }
-        let errnos = reported.failuresByErrno.sorted { $0.key < $1.key }
-            .map { "\($0.key == 0 ? "other" : String(cString: strerror($0.key))) \($0.value)" }.joined(separator: ", ")
+        func byErrno(_ counts: [Int32: Int]) -> String {
+            counts.sorted { $0.key < $1.key }
+                .map { "\($0.key == 0 ? "other" : String(cString: strerror($0.key))) \($0.value)" }.joined(separator: ", ")
+        }
+        let errnos = byErrno(reported.failuresByErrno)
+        let storeErrors = byErrno(reported.storeErrorsByErrno)
         let syncErrors = reported.syncErrors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         print("""
             soak summary (seed \(settings.seed), INGEST_SOAK_SECONDS=\(Int(settings.seconds))):
@@ -200,7 +213,8 @@ import Testing
               client: \(clientRuns) runs, \(clientKills) kill -9; \(reported.committedObjects) objects in \(reported.committed.count) transactions reported committed
               failed commits: \(reported.failed.count) transactions (\(reported.failedObjects) objects)\(errnos.isEmpty ? "" : ": \(errnos)")
               server: \(serverKills) kill -9 with immediate restart, \(outages) outages (\(String(format: "%.1f", outageSeconds)) s down), \(portChanges) port changes
-              disk full: \(diskFullEpisodes) episodes (\(String(format: "%.1f", diskFullSeconds)) s)
+              disk full: \(diskFullEpisodes) episodes (\(String(format: "%.1f", diskFullSeconds)) s); background errors of the store (sealing, sync): \(storeErrors.isEmpty ? "none" : storeErrors)
+              access tokens refreshed: \(reported.tokenRefreshes)
               sync errors reported to the app: \(syncErrors.isEmpty ? "none" : syncErrors)
               final drain: \(finalLine ?? "none")
               database: \(database.rows) rows, \(database.distinctSeq) distinct seq, \(database.distinctIds) distinct _id, \(database.transactions.count) transactions

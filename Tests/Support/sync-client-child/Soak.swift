@@ -10,6 +10,8 @@
 //   fail <tx> <n> <errno> <error>  the commit threw: that transaction must never reach the database
 //   full <limit> / space           a disk-full episode began / ended (answers to the commands below)
 //   syncerror <code> <message>     what the session reported to the app's error handler
+//   storeerror <errno> <message>   a new background error of the store (sealing, interval sync)
+//   token-refreshed                the session refreshed the access token
 //   uploaded <pending> <quarantined> <committed> <failed>   after "stop": everything was acknowledged
 //   drain-failed <error>
 //
@@ -120,7 +122,34 @@ func runSoak(appId: String, firstSeq: Int, durability: String) async -> Int32 {
         soakSay("open-failed \(error)")
         return 1
     }
+    // The same store the session uses (one instance per directory in a
+    // process, same configuration), opened to watch its background errors.
+    var storeConfiguration = configuration.segmentStore
+    storeConfiguration.directory = user.session.storeDirectory
+    guard let store = try? SegmentStore.open(storeConfiguration) else {
+        soakSay("open-failed the segment store")
+        return 1
+    }
     soakSay("ready")
+    // Reports each new background error of the store (sealing, interval sync)
+    // and each refreshed access token (the test's server issues 60 s tokens).
+    let watcher = Thread {
+        var lastError: String?
+        var lastToken = user.accessToken
+        for _ in 0..<100_000_000 {
+            let error = store.backgroundError
+            let text = error.map { "\($0.errno ?? 0) \($0.message)" }
+            if let error, text != lastError {
+                soakSay("storeerror \(error.errno ?? 0) \(error.message.replacingOccurrences(of: "\n", with: " "))")
+            }
+            lastError = text
+            let token = user.accessToken
+            if token != lastToken { soakSay("token-refreshed") }
+            lastToken = token
+            usleep(20_000)
+        }
+    }
+    watcher.start()
 
     let stopping = LockedBox(false)
     let control = Thread {
