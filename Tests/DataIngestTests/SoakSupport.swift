@@ -155,8 +155,9 @@ final class SoakClient: @unchecked Sendable {  // mutable state behind `box`
         let reader = Thread {
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 64 << 10)
-            // Until end of file: the child is gone and every line it wrote is read.
-            while true {
+            // Until end of file (the child is gone and every line it wrote is
+            // read); bounded by count too.
+            for _ in 0..<1_000_000_000 {
                 let n = read(fd, &buffer, buffer.count)
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { break }

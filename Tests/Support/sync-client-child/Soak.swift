@@ -70,13 +70,15 @@ func setFileSizeLimit(_ bytes: UInt64?) -> Bool {
 func readCommandLine() -> String? {
     var line: [UInt8] = []
     var byte: UInt8 = 0
-    while true {
+    // Commands are short: a longer line is cut into pieces.
+    for _ in 0..<4_096 {
         let n = read(0, &byte, 1)
         if n < 0 && errno == EINTR { continue }
         if n <= 0 { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
         if byte == 10 { return String(decoding: line, as: UTF8.self) }
         line.append(byte)
     }
+    return String(decoding: line, as: UTF8.self)
 }
 
 /// The errno inside a commit error, if the store reported one.
@@ -155,7 +157,8 @@ func runSoak(appId: String, firstSeq: Int, durability: String) async -> Int32 {
     let control = Thread {
         // read(2), not readLine(): getline would hold stdin's FILE lock while
         // blocked, and the fflush(nil) before exit would wait for it forever.
-        while let line = readCommandLine() {
+        for _ in 0..<100_000_000 {
+            guard let line = readCommandLine() else { break }
             let words = line.split(separator: " ")
             switch words.first {
             case "full":
