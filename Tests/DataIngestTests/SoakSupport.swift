@@ -18,6 +18,9 @@ struct SoakSettings {
     var seconds: Double
     var seed: UInt64
     var logPath: String?
+    /// Whether the app rotates refresh tokens (default yes;
+    /// `INGEST_SOAK_ROTATE_REFRESH_TOKENS=0` turns it off).
+    var rotateRefreshTokens = true
 
     /// Longer runs get longer outages and disk-full episodes.
     var isLong: Bool { seconds > 300 }
@@ -32,7 +35,8 @@ struct SoakSettings {
         let environment = ProcessInfo.processInfo.environment
         let seconds = environment["INGEST_SOAK_SECONDS"].flatMap(Double.init) ?? 60
         let seed = environment["INGEST_SOAK_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(UInt32.max))
-        return SoakSettings(seconds: max(5, seconds), seed: seed, logPath: environment["INGEST_SOAK_LOG"])
+        return SoakSettings(seconds: max(5, seconds), seed: seed, logPath: environment["INGEST_SOAK_LOG"],
+                            rotateRefreshTokens: environment["INGEST_SOAK_ROTATE_REFRESH_TOKENS"] != "0")
     }
 }
 

@@ -29,7 +29,7 @@ import Testing
         // tokens are refreshed (and user.json rewritten) amid kills and full disks.
         let appId = "soak"
         let server = try SyncTestServer(in: directory.path, config: """
-            {"apps": [{"id": "\(appId)", "developmentMode": true, "accessTokenLifetimeSeconds": 60, "auth": {"anon-user": {}}}]}
+            {"apps": [{"id": "\(appId)", "developmentMode": true, "accessTokenLifetimeSeconds": 60, "rotateRefreshTokens": \(settings.rotateRefreshTokens), "auth": {"anon-user": {}}}]}
             """)
         var baseURL = server.baseURL
 
