@@ -49,6 +49,7 @@ import Testing
         var problems: [String] = []
 
         func startClient() throws {
+            ledger.sync()  // what the last run reported is on disk before the next starts
             clientRuns += 1
             // Seqs never repeat across runs: each run starts at its own 2^32 block.
             let started = try SoakClient(
