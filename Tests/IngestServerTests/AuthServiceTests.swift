@@ -84,7 +84,13 @@ import Testing
         let clock = AuthTestClock()
         let auth = try makeService(directory, clock: clock)
         let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
-        clock.advance(1800 + 31)
+        // Verified tokens are remembered, but only their signature and claims: the times are checked every time.
+        #expect(try auth.verifyAccessToken(login.accessToken, appId: "app-one").userId == login.userId)
+        let otherApp = #expect(throws: AuthError.self) { try auth.verifyAccessToken(login.accessToken, appId: "app-two") }
+        #expect(otherApp?.code == .wrongApp)
+        clock.advance(1800 + 30)
+        #expect(try auth.verifyAccessToken(login.accessToken, appId: "app-one").userId == login.userId)
+        clock.advance(1)
         let error = #expect(throws: AuthError.self) { try auth.verifyAccessToken(login.accessToken, appId: "app-one") }
         #expect(error?.code == .expiredToken)
         // The refresh token still works and gives a fresh access token.

@@ -21,6 +21,10 @@ public final class AuthService: Sendable {
     public let store: StateStore
     private let apps: [String: AppAuth]
     private let clock: @Sendable () -> Date
+    /// Access tokens that passed ``verifyAccessToken(_:appId:)``, with their claims.
+    private let verifiedTokens = LockedBox<[String: AccessClaims]>([:])
+    /// The most tokens kept in `verifiedTokens`.
+    static let verifiedTokenCacheSize = 4096
 
     /// Per-app auth state resolved at start-up.
     private struct AppAuth: Sendable {
@@ -315,7 +319,24 @@ public final class AuthService: Sendable {
     /// - Throws: ``AuthError`` 404 unknown app; 401 `.invalidToken` or
     ///   `.expiredToken` (refresh and retry); 403 `.wrongApp`.
     public func verifyAccessToken(_ token: String, appId: String) throws(AuthError) -> AccessClaims {
-        try app(appId).codec.verify(token, now: now)
+        let app = try app(appId)
+        let now = self.now
+        // The signature and the claims depend on the token alone (and the app's
+        // fixed secret): a token verified before needs only its times checked
+        // again. Uploads send the same token for many segments, and parsing and
+        // HMAC-checking it cost as much as storing dozens of objects.
+        if let claims = verifiedTokens.withLock({ $0[token] }), claims.appId == appId,
+           now <= claims.expiresAt.saturatingAdd(app.codec.leewaySeconds),
+           claims.issuedAt <= now.saturatingAdd(app.codec.leewaySeconds) {
+            return claims
+        }
+        let claims = try app.codec.verify(token, now: now)
+        verifiedTokens.withLock { cache in
+            // Bounded: forgetting everything now and then costs one verification per token.
+            if cache.count >= Self.verifiedTokenCacheSize { cache.removeAll(keepingCapacity: true) }
+            cache[token] = claims
+        }
+        return claims
     }
 
     // MARK: - Registration and API keys
