@@ -52,6 +52,8 @@ let groups: [(name: String, run: () throws -> [Figure])] = [
     ("server", serverBenchmarks),
     ("sinks", sinkBenchmarks),
     ("backlog", backlogBenchmarks),
+    ("logger", loggerBenchmarks),
+    ("forward", forwardBenchmarks),
 ]
 
 let options = Options.parse(CommandLine.arguments)

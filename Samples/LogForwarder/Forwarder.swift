@@ -76,10 +76,18 @@ final class Forwarder {
             committedLines += batch.count
             transactions += 1
             batch.removeAll(keepingCapacity: true)
+            // Test seam: die in the window between a commit and its checkpoint.
+            if transactions == Self.killAfterCommit { kill(getpid(), SIGKILL) }
         }
         if let checkpoint { try checkpoint.save(checkpointFile) }
         progress()
     }
+
+    /// `INGEST_FORWARD_TEST_KILL_AFTER_COMMIT=N`: the process kills itself
+    /// with SIGKILL right after its Nth commit, before that commit's
+    /// checkpoint is saved (the crash window the tests exercise). Unset: never.
+    private static let killAfterCommit: Int? =
+        ProcessInfo.processInfo.environment["INGEST_FORWARD_TEST_KILL_AFTER_COMMIT"].flatMap { Int($0) }
 
     // MARK: - Standard input
 

@@ -179,4 +179,52 @@ import Testing
         #expect(count(server) == total)
         #expect(count(server, "SELECT count(DISTINCT message) FROM ForwardedLine") == total)
     }
+
+    /// The checkpoint's crash window: the forwarder is killed (SIGKILL) right
+    /// after a commit, before that commit's checkpoint is saved, twice. Each
+    /// restart reads the lines of the lost checkpoint again with the same
+    /// `_id`s (`<source id>:<offset>`), and the server keeps each line once.
+    @Test func killNineBetweenCommitAndCheckpointStoresEachLineOnce() throws {
+        let directory = try TemporaryDirectory()
+        let server = try SampleServer(in: directory.path)
+        let forward = try built("ingest-forward")
+        let log = directory.path + "/app.log"
+        let total = 3_000
+        try append(log, (0..<total).map { "line \($0)" })
+        let common = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
+                      "--batch-lines", "100", "--once", log]
+        let checkpointFile = directory.path + "/forward/checkpoint.json"
+        func checkpointOffset() -> Int? {
+            guard let data = FileManager.default.contents(atPath: checkpointFile),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            return object["offset"] as? Int
+        }
+        func start(ofLine n: Int) -> Int { (0..<n).reduce(0) { $0 + "line \($1)\n".utf8.count } }
+        let kill = "INGEST_FORWARD_TEST_KILL_AFTER_COMMIT"
+
+        // Killed after its 7th commit: lines 0..<700 committed, the checkpoint still at line 600.
+        let first = try runProcess(forward, common, in: directory.path, environment: [kill: "7"])
+        #expect(first.status == 128 + SIGKILL, "\(first.errorOutput)")
+        #expect(checkpointOffset() == start(ofLine: 600))
+        // Resumes at line 600; killed after its 5th commit: 600..<1100 committed, checkpoint at 1000.
+        let second = try runProcess(forward, common, in: directory.path, environment: [kill: "5"])
+        #expect(second.status == 128 + SIGKILL, "\(second.errorOutput)")
+        #expect(checkpointOffset() == start(ofLine: 1_000))
+        // Resumes at line 1000 and finishes: lines 600..<700 and 1000..<1100 were committed twice.
+        let final = try runProcess(forward, common, in: directory.path)
+        #expect(final.status == 0, "\(final.errorOutput)")
+        #expect(final.output.contains("forwarded 2000 lines"), "\(final.output)")
+        #expect(checkpointOffset() == start(ofLine: total))
+        #expect(waitFor(60) { count(server) == total })
+        #expect(count(server) == total)
+        #expect(count(server, "SELECT count(DISTINCT message) FROM ForwardedLine") == total)
+        // Each row is its line at its own offset (the replayed ones too).
+        var expected: Set<String> = []
+        var offset = 0
+        for n in 0..<total {
+            expected.insert("line \(n)@\(offset)")
+            offset += "line \(n)\n".utf8.count
+        }
+        #expect(Set(try server.query("SELECT message || '@' || \"offset\" FROM ForwardedLine")) == expected)
+    }
 }

@@ -47,11 +47,17 @@ struct ProcessResult {
     var errorOutput: String
 }
 
-/// Runs `executable` to completion (killed by PID after `timeout` seconds).
-func runProcess(_ executable: String, _ arguments: [String], in directory: String, timeout: Double = 90) throws -> ProcessResult {
+/// Runs `executable` to completion (killed by PID after `timeout` seconds),
+/// with `environment` added to this process's environment. A process killed
+/// by a signal has `status` 128 + the signal's number, as in a shell.
+func runProcess(_ executable: String, _ arguments: [String], in directory: String, timeout: Double = 90,
+                environment: [String: String] = [:]) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    }
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     let outPath = directory + "/\(UUID().uuidString).out"
     let errPath = outPath + ".err"
@@ -70,7 +76,8 @@ func runProcess(_ executable: String, _ arguments: [String], in directory: Strin
     process.waitUntilExit()
     let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     let errorOutput = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-    return ProcessResult(status: process.terminationStatus, output: output, errorOutput: errorOutput)
+    let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    return ProcessResult(status: status, output: output, errorOutput: errorOutput)
 }
 
 /// A real development `ingest-server` on 127.0.0.1, killed by PID on release.

@@ -44,6 +44,16 @@ public struct BSONRecordEncoder {
         key.bytes.withUnsafeBytes { buffer.append($0) }
     }
 
+    /// Writes the element header with a key given as a string (its UTF-8
+    /// bytes and a NUL); the caller makes sure it is a valid field name.
+    @inline(__always)
+    func key(_ type: UInt8, name: String) {
+        buffer.append(type)
+        var name = name
+        name.withUTF8 { buffer.append(UnsafeRawBufferPointer($0)) }
+        buffer.append(0)
+    }
+
     // MARK: Values (the header is written first)
 
     @inline(__always) func int32(_ value: Int32) { buffer.append(littleEndian: value) }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// A logger shaped like swift-log's `Logger`, whose events go to the ingest
@@ -150,8 +153,13 @@ public struct IngestLogger: Sendable {
         if let call, !call.isEmpty {
             if merged.isEmpty { merged = call } else { merged.merge(call) { _, new in new } }
         }
+        // The wall clock read directly (Date() goes through two more layers).
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        // Moved into the queue, not copied: no retain and release of each string.
         writer.enqueue(PendingLogEvent(
-            timestamp: Date(), level: level, label: label, message: message.description, metadata: merged,
+            timestamp: Date(timeIntervalSince1970: Double(now.tv_sec) + Double(now.tv_nsec) / 1e9),
+            level: level, label: label, message: message.description, metadata: merged,
             source: source, file: file, function: function, line: line))
     }
 }

@@ -137,7 +137,7 @@ public final class LogWriter: @unchecked Sendable {
     // MARK: - Producers
 
     /// Queues an event; never waits for I/O (see ``Configuration/whenFull``).
-    func enqueue(_ event: PendingLogEvent) {
+    func enqueue(_ event: consuming PendingLogEvent) {
         pthread_mutex_lock(mutex)
         if stopping {
             statistics.droppedAfterShutdown += 1
@@ -253,10 +253,9 @@ public final class LogWriter: @unchecked Sendable {
         var recordRealms: [ObjectIdentifier: Realm] = [:]
         var batch: [PendingLogEvent] = []
         batch.reserveCapacity(min(configuration.queueCapacity, 4_096))
-        let event = LogEvent()
-        event.host = configuration.host
-        event.pid = processId
-        event.appVersion = configuration.appVersion
+        let host = configuration.host
+        let appVersion = configuration.appVersion
+        let pid = processId
         while true {
             pthread_mutex_lock(mutex)
             while queue.isEmpty && jobs.isEmpty && !stopping {
@@ -297,8 +296,9 @@ public final class LogWriter: @unchecked Sendable {
                 do {
                     try logRealm.write {
                         for index in start..<end {
-                            fill(event, from: batch[index])
-                            logRealm.create(LogEvent.self, value: event)
+                            try logRealm.appendEncoded(LogEvent.self) { encoder in
+                                Self.encode(batch[index], host: host, pid: pid, appVersion: appVersion, into: &encoder)
+                            }
                         }
                     }
                     committed += end - start
@@ -323,56 +323,6 @@ public final class LogWriter: @unchecked Sendable {
             pthread_mutex_unlock(mutex)
         }
         recordRealms.removeAll()
-    }
-
-    private func fill(_ event: LogEvent, from pending: PendingLogEvent) {
-        event._id = ObjectId.generate()
-        event.timestamp = pending.timestamp
-        event.level = pending.level.rawValue
-        event.label = pending.label
-        event.message = pending.message
-        event.metadata = pending.metadata.isEmpty ? .none : .dictionary(Self.document(pending.metadata))
-        event.source = pending.source ?? Self.module(ofFileID: pending.file)
-        event.file = pending.file
-        event.function = pending.function
-        event.line = Int(pending.line)
-    }
-
-    /// Metadata as a mixed dictionary, with keys made valid document field names.
-    static func document(_ metadata: IngestLogger.Metadata) -> [String: AnyRealmValue] {
-        var result: [String: AnyRealmValue] = [:]
-        result.reserveCapacity(metadata.count)
-        for (key, value) in metadata {
-            result[fieldName(key)] = mixed(value)
-        }
-        return result
-    }
-
-    private static func mixed(_ value: IngestLogger.MetadataValue) -> AnyRealmValue {
-        switch value {
-        case .string(let text), .stringConvertible(let text): return .string(text)
-        case .array(let values): return .list(values.map(mixed))
-        case .dictionary(let values): return .dictionary(document(values))
-        }
-    }
-
-    /// `.`, NUL and a leading `$` are not allowed in field names: replaced by `_`.
-    static func fieldName(_ key: String) -> String {
-        if !key.isEmpty && !key.hasPrefix("$") && !key.utf8.contains(UInt8(ascii: ".")) && !key.utf8.contains(0) {
-            return key
-        }
-        if key.isEmpty { return "_" }
-        var scalars = String.UnicodeScalarView()
-        for (index, scalar) in key.unicodeScalars.enumerated() {
-            scalars.append(scalar == "." || scalar == "\0" || (index == 0 && scalar == "$") ? "_" : scalar)
-        }
-        return String(scalars)
-    }
-
-    /// `Module/File.swift` → `Module`.
-    static func module(ofFileID fileID: String) -> String {
-        guard let slash = fileID.firstIndex(of: "/") else { return fileID }
-        return String(fileID[..<slash])
     }
 
     // MARK: - Helpers

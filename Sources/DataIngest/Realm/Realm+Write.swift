@@ -153,6 +153,25 @@ extension Realm {
         transaction.records.append(EncodedRecord(collection: typeSchema.className, range: start..<encoder.count))
     }
 
+    /// Appends one object of `type` to the open write transaction, encoded
+    /// by `encode` straight into the transaction's buffer (one BSON
+    /// document, the fields of `type`'s schema). For writers that encode
+    /// their own objects on a hot path (the ``LogWriter``); unlike `create`
+    /// it does not check the document or primary keys: `encode` must write
+    /// a valid document with a unique `_id`. Throws like `create` would.
+    func appendEncoded(_ type: ObjectBase.Type, _ encode: (inout BSONRecordEncoder) -> Void) throws(RealmError) {
+        guard transaction.isOpen else {
+            throw RealmError(
+                .notInWriteTransaction, className: type.className(), fileURL: fileURL,
+                message: "\(type) was appended outside a write transaction, so nothing was written; append inside realm.write { }")
+        }
+        guard let typeSchema = writableTypes[ObjectIdentifier(type)] else { throw notWritable(type) }
+        var encoder = self.encoder
+        let start = encoder.count
+        encode(&encoder)
+        transaction.records.append(EncodedRecord(collection: typeSchema.className, range: start..<encoder.count))
+    }
+
     private func notWritable(_ type: ObjectBase.Type) -> RealmError {
         let name = type.className()
         if type._kind == .asymmetric && !isSynced {
