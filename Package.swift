@@ -60,7 +60,7 @@ let package = Package(
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
-            name: "ingest-bench", dependencies: ["IngestCore", "DataIngest", "CSQLite"],
+            name: "ingest-bench", dependencies: ["IngestCore", "DataIngest", "IngestServer", "CSQLite"],
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests

@@ -86,7 +86,8 @@ struct ServerBenchError: Error, CustomStringConvertible {
 
 /// Sealed segments (one store id per set, segment numbers 1…N, one
 /// 1,000-object transaction each) and the objects they hold, as values.
-private struct ServerBenchSegments {
+/// Also used by the sinks group (SinkBenchmarks.swift).
+struct ServerBenchSegments {
     struct Object {
         var id: [UInt8]
         var deviceId: String
@@ -218,7 +219,7 @@ private final class UploadRun: @unchecked Sendable {
 
 /// Uploads every body once over `clients` keep-alive connections; returns the
 /// seconds until the last one is acknowledged with all objects accepted.
-private func uploadAll(_ bodies: [[UInt8]], clients: Int, server: ServerBenchProcess, token: String,
+func uploadAll(_ bodies: [[UInt8]], clients: Int, server: ServerBenchProcess, token: String,
                        expectPerSegment: Int) throws -> Double {
     let run = UploadRun(bodies: bodies)
     let path = "/api/client/v2.0/app/\(server.appId)/ingest"
@@ -371,8 +372,9 @@ final class BenchHTTPConnection {
 
 // MARK: - The server process
 
-/// `ingest-server --port 0 --data-dir DIR` (development mode) started from
-/// the build directory of this binary; stopped by PID.
+/// `ingest-server --port 0 --data-dir DIR` (development mode, or with
+/// `--config FILE` for an app `appId` declared there) started from the
+/// build directory of this binary; stopped by PID.
 final class ServerBenchProcess {
     let process = Process()
     let port: Int
@@ -380,7 +382,7 @@ final class ServerBenchProcess {
     let appId: String
     var pid: Int32 { process.processIdentifier }
 
-    init(directory: String) throws {
+    init(directory: String, config: (path: String, appId: String)? = nil) throws {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let serverURL = exe.deletingLastPathComponent().appendingPathComponent("ingest-server")
         guard FileManager.default.isExecutableFile(atPath: serverURL.path) else {
@@ -388,7 +390,7 @@ final class ServerBenchProcess {
         }
         process.executableURL = serverURL
         dataPath = directory + "/server"
-        process.arguments = ["--port", "0", "--data-dir", dataPath]
+        process.arguments = ["--port", "0", "--data-dir", dataPath] + (config.map { ["--config", $0.path] } ?? [])
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         let out = Pipe()
         process.standardOutput = out
@@ -411,7 +413,7 @@ final class ServerBenchProcess {
             throw ServerBenchError("ingest-server did not start (first line: \"\(text)\")")
         }
         self.port = port
-        appId = ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
+        appId = config?.appId ?? ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
         guard !appId.isEmpty else {
             kill(process.processIdentifier, SIGKILL)

@@ -31,6 +31,10 @@ func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
     let sqliteBig = try measureSQLiteQueue(root + "/queue-big.sqlite", sensor: sensor, objects: bigTransactions, perTransaction: 1_000)
     let sqliteSmall = try measureSQLiteQueue(root + "/queue-small.sqlite", sensor: sensor, objects: count(100_000), perTransaction: 1)
     let (jsonRate, jsonBytesPerObject) = try measureJSONAppend(root + "/events.jsonl", objects: count(200_000))
+    // The same with encryption at rest (AES-256-GCM, Docs/Security.md), next to the unencrypted run above.
+    let key = Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 7) })
+    let (storeBigEncrypted, _) = try measureStoreIngest(root + "/big-aes", sensor: sensor, objects: bigTransactions, perTransaction: 1_000, encryptionKey: key)
+    let (storeSmallEncrypted, _) = try measureStoreIngest(root + "/small-aes", sensor: sensor, objects: smallTransactions, perTransaction: 1, encryptionKey: key)
 
     results.append(Figure(
         group: "store", name: "sustained ingest, 1,000-object transactions, gzip, interval durability",
@@ -43,6 +47,12 @@ func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
         group: "store", name: "sustained ingest, 1-object transactions, gzip, interval durability",
         value: storeSmall, unit: "objects/s", baseline: ("SQLite queue, 1-object transactions", sqliteSmall),
         target: .ratioAtLeast(5)))
+    results.append(Figure(
+        group: "store", name: "sustained ingest, 1,000-object transactions, gzip, interval durability, AES-256-GCM at rest",
+        value: storeBigEncrypted, unit: "objects/s", baseline: ("the same without encryption", storeBig), target: nil))
+    results.append(Figure(
+        group: "store", name: "sustained ingest, 1-object transactions, gzip, interval durability, AES-256-GCM at rest",
+        value: storeSmallEncrypted, unit: "objects/s", baseline: ("the same without encryption", storeSmall), target: nil))
     results.append(Figure(
         group: "store", name: "read back sealed segments (inflate, CRC, records), as the server reads uploads",
         value: readBack.value, unit: "objects/s", baseline: nil, target: nil))
@@ -84,7 +94,7 @@ func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
         ("none", SegmentStore.Durability.none, 20_000, 9),
         ("interval (100 ms)", .interval(milliseconds: 100), 20_000, 9),
         ("full", .full, 100, 5),
-    ] {
+    ] as [(String, SegmentStore.Durability, Int, Int)] {
         let median = try measureCommitLatency(root + "/latency-\(label.prefix(4))", sensor: sensor, durability: durability, iterations: iterations, rounds: rounds)
         switch durability {
         case .full:
@@ -99,6 +109,12 @@ func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
             results.append(Figure(
         group: "store",                 name: "1-object commit latency, no sync (median)", value: median / 1_000, unit: "µs",
                 baseline: nil, target: nil))
+        }
+        if case .interval = durability {
+            let encrypted = try measureCommitLatency(root + "/latency-aes", sensor: sensor, durability: durability, iterations: iterations, rounds: rounds, encryptionKey: key)
+            results.append(Figure(
+                group: "store", name: "1-object commit latency, interval durability, AES-256-GCM at rest (median)",
+                value: encrypted / 1_000, unit: "µs", baseline: ("the same without encryption", median / 1_000), target: nil))
         }
     }
     return results
@@ -193,8 +209,10 @@ private func storeBenchNow() -> UInt64 {
 /// Objects/s until everything is sealed, and sealed bytes per object.
 private final class ReadBackRate { var value = 0.0 }
 
-private func measureStoreIngest(_ path: String, sensor: WeatherSensorBSON, objects: Int, perTransaction: Int, readBack: ReadBackRate? = nil) throws -> (Double, Double) {
+private func measureStoreIngest(_ path: String, sensor: WeatherSensorBSON, objects: Int, perTransaction: Int, readBack: ReadBackRate? = nil,
+                                encryptionKey: Data? = nil) throws -> (Double, Double) {
     var configuration = SegmentStore.Configuration(directory: path)
+    configuration.encryptionKey = encryptionKey
     configuration.durability = .interval(milliseconds: 100)
     configuration.maxPendingBytes = 8 << 30
     let store = try SegmentStore.open(configuration)
@@ -306,8 +324,10 @@ private func measureJSONAppend(_ path: String, objects: Int) throws -> (Double, 
 private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 /// Median nanoseconds of a one-object commit.
-private func measureCommitLatency(_ path: String, sensor: WeatherSensorBSON, durability: SegmentStore.Durability, iterations: Int, rounds: Int) throws -> Double {
+private func measureCommitLatency(_ path: String, sensor: WeatherSensorBSON, durability: SegmentStore.Durability, iterations: Int, rounds: Int,
+                                  encryptionKey: Data? = nil) throws -> Double {
     var configuration = SegmentStore.Configuration(directory: path)
+    configuration.encryptionKey = encryptionKey
     configuration.durability = durability
     configuration.maxPendingBytes = 8 << 30
     let store = try SegmentStore.open(configuration)

@@ -50,6 +50,8 @@ let groups: [(name: String, run: () throws -> [Figure])] = [
     ("store", { try storeBenchmarks() }),
     ("sync", syncBenchmarks),
     ("server", serverBenchmarks),
+    ("sinks", sinkBenchmarks),
+    ("backlog", backlogBenchmarks),
 ]
 
 let options = Options.parse(CommandLine.arguments)

@@ -29,7 +29,15 @@ extension App {
         public var sync: SyncSession.Configuration = .init()
         /// The settings of each user's segment store; `directory` is replaced
         /// by the user's store directory. Default: the store's defaults
-        /// (interval durability, segments sealed after 1 s or 4 MiB).
+        /// (interval durability, segments sealed after 1 s or 4 MiB, no encryption).
+        ///
+        /// Set ``SegmentStore/Configuration/encryptionKey`` (32 bytes) here to
+        /// encrypt every user's pending data at rest: synced realms, `LogWriter`,
+        /// `IngestLogger` and `IngestRecorder` all commit to these stores.
+        ///
+        /// ```swift
+        /// configuration.segmentStore.encryptionKey = keyFromKeychain
+        /// ```
         public var segmentStore: SegmentStore.Configuration = .init(directory: "")
         /// The HTTP transport. Default `nil`: a ``URLSessionTransport`` with
         /// ``SyncSession/Configuration/maxUploadsInFlight`` connections.

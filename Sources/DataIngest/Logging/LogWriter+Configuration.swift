@@ -16,7 +16,9 @@ extension LogWriter {
     }
 
     /// How a ``LogWriter`` queues and commits; every property has a
-    /// documented default.
+    /// documented default. The events are stored in the user's segment
+    /// store, so its settings (durability, disk budget, encryption at rest
+    /// with `encryptionKey`) are `App.Configuration.segmentStore`'s.
     ///
     /// ```swift
     /// var configuration = LogWriter.Configuration()

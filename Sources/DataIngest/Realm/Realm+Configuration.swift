@@ -28,14 +28,38 @@ extension Realm {
         public var objectTypes: [ObjectBase.Type]?
         /// Set for a synced realm. Default: `nil` (a local realm).
         public var syncConfiguration: SyncConfiguration?
+        /// As in the seed SDK, a key that encrypts the realm's data at rest.
+        /// Default: `nil`.
+        ///
+        /// - A synced realm's objects live in the user's segment store, which
+        ///   `App.Configuration.segmentStore.encryptionKey` encrypts (AES-256-GCM,
+        ///   a 32-byte key; see ``SegmentStore/Configuration/encryptionKey``).
+        ///   Leave this `nil`, or set the same 32 bytes: another value fails to
+        ///   open with ``RealmError/Code/encryptionKeyMismatch``, so a realm
+        ///   never writes plaintext while its code asks for encryption.
+        /// - Local realms are not encrypted by this release: a local
+        ///   configuration with a key fails to open with
+        ///   ``RealmError/Code/encryptionNotSupported`` (never stored as plaintext).
+        /// - Keys are 32 bytes; the seed's 64-byte keys fail with
+        ///   ``RealmError/Code/invalidEncryptionKey`` (never truncated).
+        ///
+        /// ```swift
+        /// var appConfig = App.Configuration()
+        /// appConfig.segmentStore.encryptionKey = key          // 32 bytes from the keychain
+        /// ...
+        /// var config = user.flexibleSyncConfiguration()
+        /// config.encryptionKey = key                           // optional: checked against the store's
+        /// ```
+        public var encryptionKey: Data?
 
         /// Creates a configuration; every argument has a default.
         public init(fileURL: URL? = nil, schemaVersion: UInt64 = 0, objectTypes: [ObjectBase.Type]? = nil,
-                    syncConfiguration: SyncConfiguration? = nil) {
+                    syncConfiguration: SyncConfiguration? = nil, encryptionKey: Data? = nil) {
             self.fileURL = fileURL
             self.schemaVersion = schemaVersion
             self.objectTypes = objectTypes
             self.syncConfiguration = syncConfiguration
+            self.encryptionKey = encryptionKey
         }
 
         private static let defaultBox = LockedBox(Configuration())

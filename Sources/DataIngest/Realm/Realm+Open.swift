@@ -18,6 +18,7 @@ extension Realm {
                 .partitionSyncNotSupported,
                 message: "the synced configuration '\(sync.identifier)' is not flexible sync; Data Ingest is a feature of flexible sync: set isFlexibleSync to true")
         }
+        try checkEncryptionKey(configuration)
         let explicit = configuration.objectTypes != nil
         let listed = configuration.objectTypes ?? TypeRegistry.all
 
@@ -85,6 +86,34 @@ extension Realm {
         // Listed types join discovery only once they have opened cleanly.
         if explicit { TypeRegistry.register(listed) }
         return OpenedSchema(schema: schema, sink: sync?.transactionSink, resolver: resolver, writable: writable, byName: byName)
+    }
+
+    /// `encryptionKey`: refused for local realms (not encrypted by this
+    /// release); for synced realms it must be the segment store's key.
+    private static func checkEncryptionKey(_ configuration: Configuration) throws(RealmError) {
+        guard let key = configuration.encryptionKey else { return }
+        let file = configuration.resolvedFileURL
+        guard let sync = configuration.syncConfiguration else {
+            throw RealmError(
+                .encryptionNotSupported, fileURL: file,
+                message: "local (non-synced) realms are not encrypted by this release, and this configuration sets encryptionKey; nothing was stored. Remove encryptionKey from the local configuration, or keep the data in a synced realm (its segment store is encrypted with App.Configuration.segmentStore.encryptionKey)")
+        }
+        do {
+            _ = try SegmentEncryptionKey(bytes: key)
+        } catch {
+            throw RealmError(.invalidEncryptionKey, fileURL: file, message: error.message, underlyingError: error)
+        }
+        guard let session = (sync.transactionSink as? SessionTransactionSink)?.session else {
+            throw RealmError(
+                .encryptionKeyMismatch, fileURL: file,
+                message: "encryptionKey is set, but the synced configuration '\(sync.identifier)' commits to a custom transactionSink, which does its own storage and cannot be encrypted by the realm; remove encryptionKey, or open the realm through user.flexibleSyncConfiguration() with App.Configuration.segmentStore.encryptionKey set")
+        }
+        guard session.app.configuration.segmentStore.encryptionKey == key else {
+            let storeKey = session.app.configuration.segmentStore.encryptionKey == nil ? "no key" : "another key"
+            throw RealmError(
+                .encryptionKeyMismatch, fileURL: file,
+                message: "encryptionKey differs from the key of the user's segment store (App.Configuration.segmentStore.encryptionKey has \(storeKey)); the synced realm's objects are stored there, so set the same 32-byte key in App.Configuration.segmentStore.encryptionKey (or leave this encryptionKey nil)")
+        }
     }
 
     private static func exampleLocalTypes(_ listed: [ObjectBase.Type]) -> String {

@@ -36,6 +36,14 @@ public struct RealmError: Error, CustomStringConvertible {
         public static let missingTransactionSink = Code(rawValue: "missingTransactionSink")
         /// A synced configuration that is not flexible sync.
         public static let partitionSyncNotSupported = Code(rawValue: "partitionSyncNotSupported")
+        /// A local configuration sets `encryptionKey`: local realms are not
+        /// encrypted by this release.
+        public static let encryptionNotSupported = Code(rawValue: "encryptionNotSupported")
+        /// `encryptionKey` is not 32 bytes (the seed's 64-byte keys included).
+        public static let invalidEncryptionKey = Code(rawValue: "invalidEncryptionKey")
+        /// A synced configuration's `encryptionKey` differs from the key of the
+        /// segment store its objects go to.
+        public static let encryptionKeyMismatch = Code(rawValue: "encryptionKeyMismatch")
 
         // Writing
         /// A write (`create`, `commitWrite`) outside `write {}`.

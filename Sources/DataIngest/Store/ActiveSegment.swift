@@ -1,3 +1,4 @@
+import IngestCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,7 @@ final class ActiveSegment: @unchecked Sendable {
     let path: String
     /// Open for appending while active; -1 for a leftover found at open.
     let fd: Int32
-    /// Bytes up to the end of the last committed transaction.
+    /// Bytes (in the file, encrypted or not) up to the end of the last committed transaction.
     var size: Int
     var recordCount: Int
     var transactionCount: Int
@@ -22,12 +23,17 @@ final class ActiveSegment: @unchecked Sendable {
     var dirty = false
     /// The directory entry of this new file is not yet synced.
     var needsDirectorySync = true
+    /// Encrypts the blocks appended to this file (encrypted stores, while
+    /// active); used only by the commit leader.
+    let cipher: SegmentCipher?
 
-    init(number: UInt64, path: String, fd: Int32, size: Int, recordCount: Int = 0, transactionCount: Int = 0) {
+    init(number: UInt64, path: String, fd: Int32, size: Int, recordCount: Int = 0, transactionCount: Int = 0,
+         cipher: SegmentCipher? = nil) {
         self.number = number
         self.path = path
         self.fd = fd
         self.size = size
+        self.cipher = cipher
         self.recordCount = recordCount
         self.transactionCount = transactionCount
     }

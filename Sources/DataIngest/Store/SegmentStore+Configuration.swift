@@ -1,3 +1,4 @@
+import Foundation
 import IngestCore
 
 extension SegmentStore {
@@ -61,6 +62,25 @@ extension SegmentStore {
         public var schema: [UInt8] = SegmentFormat.emptyDocument
         /// The system calls used to change files. Default ``PosixFileSystem``.
         public var fileSystem: any StoreFileSystem = PosixFileSystem()
+        /// A 256-bit key (exactly 32 bytes) that encrypts the store's pending
+        /// data at rest with AES-256-GCM: the active segment, sealed segments
+        /// and the quarantine's object files are never plaintext on disk.
+        /// Uploads are decrypted in memory; the server never sees the key.
+        /// Default `nil` (no encryption).
+        ///
+        /// The app keeps the key (for example in the platform's secret store)
+        /// and passes the same one at every open. Opening with another key
+        /// fails with ``SegmentStoreError/Code/wrongEncryptionKey``, without a
+        /// key with `encryptionKeyRequired`; a key on a store holding
+        /// unencrypted segments fails with `notEncrypted`. A key of another
+        /// size fails with `invalidEncryptionKey` (64-byte Realm keys are
+        /// refused, never truncated). See Docs/Security.md for what it protects.
+        ///
+        /// ```swift
+        /// var configuration = SegmentStore.Configuration(directory: path)
+        /// configuration.encryptionKey = keyFromKeychain   // 32 bytes
+        /// ```
+        public var encryptionKey: Data? = nil
 
         /// A configuration for `directory` with the defaults above.
         public init(directory: String) {

@@ -7,6 +7,7 @@ import Glibc
 extension SegmentStore {
     /// Opens and recovers the store (called by ``open(_:)`` under the registry lock).
     convenience init(configuration: Configuration, canonicalDirectory directory: String) throws {
+        let encryptionKey = try Self.encryptionKey(of: configuration)
         let lockFD = try Self.acquireLock(directory: directory)
         let directoryFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else {
@@ -15,8 +16,10 @@ extension SegmentStore {
             throw SegmentStoreError.io("opening the store directory", path: directory, errno: code)
         }
         do {
+            try Self.checkEncryption(directory: directory, directoryFD: directoryFD, key: encryptionKey, fs: configuration.fileSystem)
             let storeId = try Self.loadOrCreateStoreId(directory: directory, directoryFD: directoryFD, fs: configuration.fileSystem)
-            self.init(configuration: configuration, directory: directory, storeId: storeId, lockFD: lockFD, directoryFD: directoryFD)
+            self.init(configuration: configuration, directory: directory, storeId: storeId, encryptionKey: encryptionKey,
+                      lockFD: lockFD, directoryFD: directoryFD)
         } catch {
             Glibc.close(directoryFD)
             Glibc.close(lockFD)
@@ -109,7 +112,7 @@ extension SegmentStore {
                 unlink(path)  // an interrupted seal or atomic write
             } else if name.hasSuffix(".seg.gz"), let number = UInt64(name.dropLast(7)) {
                 maxSeen = max(maxSeen, number)
-                if let segment = verifySealed(path: path, number: number) { sealedFound.append(segment) }
+                if let segment = try verifySealed(path: path, number: number) { sealedFound.append(segment) }
             } else if name.hasSuffix(".active"), let number = UInt64(name.dropLast(7)) {
                 maxSeen = max(maxSeen, number)
                 activeNames.append((number, path))
@@ -135,10 +138,12 @@ extension SegmentStore {
         }
     }
 
-    /// Reads a sealed segment completely; a corrupt one is quarantined.
-    func verifySealed(path: String, number: UInt64) -> PendingSegment? {
+    /// Reads a sealed segment completely; a corrupt one is quarantined. An
+    /// encrypted segment in a store opened without a key is an error, never
+    /// quarantined (the store-level check normally catches that first).
+    func verifySealed(path: String, number: UInt64) throws -> PendingSegment? {
         do {
-            let reader = try SegmentReader(sealedFileAt: path, limits: SegmentReader.Limits(gzip: .unlimited))
+            let reader = try sealedReader(path: path)
             while try reader.next() != nil {}
             guard reader.header.segmentNumber == number else {
                 throw SegmentError(code: .malformedFrame, message: "the header names segment \(reader.header.segmentNumber), the file name \(number)")
@@ -148,6 +153,8 @@ extension SegmentStore {
             return PendingSegment(
                 number: number, path: path, byteCount: Int(info.st_size),
                 recordCount: reader.recordCount, transactionCount: reader.transactionCount)
+        } catch let error as SegmentError where error.code == .keyRequired {
+            throw SegmentStoreError(code: .encryptionKeyRequired, message: "segment \(number) is encrypted: open the store with its encryption key", path: path)
         } catch {
             quarantineCorrupt(path: path, number: number, error: error)
             return nil
@@ -165,21 +172,33 @@ extension SegmentStore {
         var transactions = 0
         var headerRead = false
         var scanError: Error?
+        var decrypting: DecryptingByteSource?
         do {
-            let reader = try SegmentReader(source: FileByteSource(path: path), requiresEnd: false)
+            var source: SegmentByteSource = try FileByteSource(path: path)
+            if let encryptionKey {
+                // Block ends map the last commit back to a file offset.
+                let decrypter = try DecryptingByteSource(source, key: encryptionKey, kind: .stream, recordBlockEnds: true)
+                decrypting = decrypter
+                source = decrypter
+            }
+            let reader = try SegmentReader(source: source, requiresEnd: false)
             headerRead = true
             defer {
-                validLength = reader.offsetAfterLastCommit
+                validLength = decrypting.map { $0.fileOffset(forPlaintextOffset: reader.offsetAfterLastCommit) }
+                    ?? reader.offsetAfterLastCommit
                 records = reader.recordCount - reader.uncommittedRecordCount
                 transactions = reader.transactionCount
             }
             while try reader.next() != nil {}
+        } catch let error as SegmentError where error.code == .keyRequired {
+            throw SegmentStoreError(code: .encryptionKeyRequired, message: "active segment \(number) is encrypted: open the store with its encryption key", path: path)
         } catch {
             scanError = error
         }
         // A tail cut inside a frame is a torn write: those bytes were never
-        // committed. Anything else (a bad checksum, garbage) is damage that may
-        // hide committed transactions: keep those bytes in quarantine.
+        // committed. Anything else (a bad checksum, garbage, an encrypted block
+        // that fails authentication) is damage that may hide committed
+        // transactions: keep those bytes in quarantine.
         if let scanError, (scanError as? SegmentError)?.code != .truncated, fileSize > validLength {
             saveDamagedTail(path: path, number: number, from: validLength, error: scanError)
         }

@@ -53,7 +53,19 @@ extension SegmentStore {
         do {
             defer { Glibc.close(fd) }
             let deflater = try GzipDeflater(level: configuration.compressionLevel)
-            let source = try FileByteSource(path: segment.path, limit: segment.size)
+            let file = try FileByteSource(path: segment.path, limit: segment.size)
+            // Encrypted: decrypt the active blocks, compress, encrypt the gzip
+            // stream in new blocks; plaintext exists only in memory.
+            let decrypter = try encryptionKey.map { try DecryptingByteSource(file, key: $0, kind: .stream) }
+            let encrypter = try encryptionKey.map { key in
+                try EncryptedFileWriter(
+                    header: EncryptedFileHeader(kind: .sealed, storeId: storeId, segmentNumber: segment.number, key: key),
+                    key: key, blockBytes: 256 << 10) { [fs] bytes in
+                    let rc = fs.writeAll(fd, bytes)
+                    guard rc == 0 else { throw SegmentStoreError.io("writing a sealed segment", path: temporary, errno: Int32(-rc)) }
+                }
+            }
+            let source: SegmentByteSource = decrypter ?? file
             let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
             defer { chunk.deallocate() }
             var output: [UInt8] = []
@@ -61,8 +73,12 @@ extension SegmentStore {
             var total = 0
             func drain(_ force: Bool) throws {
                 guard !output.isEmpty, force || output.count >= 256 << 10 else { return }
-                let rc = output.withUnsafeBytes { fs.writeAll(fd, $0) }
-                guard rc == 0 else { throw SegmentStoreError.io("writing a sealed segment", path: temporary, errno: Int32(-rc)) }
+                if let encrypter {
+                    try encrypter.write(output)
+                } else {
+                    let rc = output.withUnsafeBytes { fs.writeAll(fd, $0) }
+                    guard rc == 0 else { throw SegmentStoreError.io("writing a sealed segment", path: temporary, errno: Int32(-rc)) }
+                }
                 output.removeAll(keepingCapacity: true)
             }
             while true {
@@ -72,14 +88,16 @@ extension SegmentStore {
                 try deflater.compress(UnsafeRawBufferPointer(rebasing: chunk[..<n]), appendingTo: &output)
                 try drain(false)
             }
-            guard total == segment.size else {
-                throw SegmentStoreError(code: .corruptSegment, message: "the active segment holds \(total) bytes, expected \(segment.size)", path: segment.path)
+            let fileBytes = decrypter?.fileOffset ?? total
+            guard fileBytes == segment.size else {
+                throw SegmentStoreError(code: .corruptSegment, message: "the active segment holds \(fileBytes) bytes, expected \(segment.size)", path: segment.path)
             }
             var end: [UInt8] = []
             SegmentFormat.appendEnd(recordCount: segment.recordCount, transactionCount: segment.transactionCount, to: &end)
             try deflater.compress(end, appendingTo: &output)
             try deflater.finish(appendingTo: &output)
             try drain(true)
+            try encrypter?.finish()
             let rc = fs.fsync(fd)
             guard rc == 0 else { throw SegmentStoreError.io("syncing a sealed segment", path: temporary, errno: -rc) }
         }

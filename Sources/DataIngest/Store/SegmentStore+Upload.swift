@@ -12,8 +12,9 @@ extension SegmentStore {
     }
 
     /// A streaming reader over a pending segment (memory stays flat whatever its size).
+    /// Decrypts as it reads when the store is encrypted.
     public func reader(for segment: PendingSegment) throws -> SegmentReader {
-        try SegmentReader(sealedFileAt: segment.path, limits: SegmentReader.Limits(gzip: .unlimited))
+        try sealedReader(path: segment.path)
     }
 
     /// The server has stored the whole segment: delete it.
@@ -99,6 +100,14 @@ extension SegmentStore {
         }
     }
 
+    /// Moves a pending segment that can no longer be read (for example an
+    /// encrypted file changed after open) to quarantine, salvaging what verifies.
+    func quarantineUnreadable(segment number: UInt64, error: Error) {
+        guard let segment = monitor.withLock({ sealed.first { $0.number == number } }) else { return }
+        try? removeSealedLocked(number: number)
+        quarantineCorrupt(path: segment.path, number: number, error: error)
+    }
+
     func removeSealedLocked(number: UInt64) throws {
         monitor.withLock {
             if let index = sealed.firstIndex(where: { $0.number == number }) {
@@ -137,7 +146,7 @@ extension SegmentStore {
             kind: "corrupt", segmentNumber: number, createdAtMillis: Int64(Date().timeIntervalSince1970 * 1000),
             error: "\(error)", originalFile: moved, recordsFile: nil, salvagedRecords: 0, incompleteRecords: 0, rejections: [])
         // Salvage record by record: every frame whose checksum holds, up to the damage.
-        if let reader = try? SegmentReader(sealedFileAt: moved, limits: SegmentReader.Limits(gzip: .unlimited)) {
+        if let reader = try? sealedReader(path: moved) {
             let salvagePath = "\(quarantineDirectory)/\(name).salvaged.seg.gz"
             try? writeSegmentFile(path: salvagePath, header: reader.header) { writer in
                 do {
@@ -178,12 +187,22 @@ extension SegmentStore {
         var failure: Int32 = 0
         let fs = self.fs
         do {
-            let writer = try SegmentWriter(header: header, level: configuration.compressionLevel) { bytes in
+            let writeFile = { (bytes: UnsafeRawBufferPointer) throws -> Void in
                 let rc = fs.writeAll(fd, bytes)
                 if rc < 0 { throw SegmentStoreError.io("writing a quarantine file", path: temporary, errno: Int32(-rc)) }
             }
+            // Quarantined objects stay encrypted in an encrypted store.
+            let encrypter = try encryptionKey.map { key in
+                try EncryptedFileWriter(
+                    header: EncryptedFileHeader(kind: .sealed, storeId: storeId, segmentNumber: header.segmentNumber, key: key),
+                    key: key, output: writeFile)
+            }
+            let writer = try SegmentWriter(header: header, level: configuration.compressionLevel) { bytes in
+                if let encrypter { try encrypter.write(bytes) } else { try writeFile(bytes) }
+            }
             try body(writer)
             try writer.finish()
+            try encrypter?.finish()
             failure = -fs.fsync(fd)
         } catch {
             Glibc.close(fd)

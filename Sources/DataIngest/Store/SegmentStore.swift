@@ -41,6 +41,9 @@ public final class SegmentStore: @unchecked Sendable {
     public let directory: String
     /// The store's identity, written into every segment header (kept in `STORE_ID`).
     public let storeId: SegmentStoreID
+    /// Whether the store's files are encrypted (``Configuration/encryptionKey`` is set).
+    public var isEncrypted: Bool { encryptionKey != nil }
+    let encryptionKey: SegmentEncryptionKey?
 
     let fs: any StoreFileSystem
     let monitor = StoreMonitor()
@@ -68,15 +71,22 @@ public final class SegmentStore: @unchecked Sendable {
 
     // MARK: Owned by the commit leader
     var writeBuffer: [UInt8] = []
+    /// The encrypted blocks of a batch (encrypted stores only).
+    var cipherBuffer: [UInt8] = []
 
     static let registry = LockedBox<[String: SegmentStore]>([:])
     /// Transactions at least this large are written from their own buffer.
     static let directWriteThreshold = 16 << 10
 
-    init(configuration: Configuration, directory: String, storeId: SegmentStoreID, lockFD: Int32, directoryFD: Int32) {
+    /// Plaintext gathered into one encrypted block before a new one starts.
+    static let encryptedBlockTarget = 8 << 20
+
+    init(configuration: Configuration, directory: String, storeId: SegmentStoreID, encryptionKey: SegmentEncryptionKey?,
+         lockFD: Int32, directoryFD: Int32) {
         self.configuration = configuration
         self.directory = directory
         self.storeId = storeId
+        self.encryptionKey = encryptionKey
         self.fs = configuration.fileSystem
         self.lockFD = lockFD
         self.directoryFD = directoryFD
@@ -86,10 +96,13 @@ public final class SegmentStore: @unchecked Sendable {
     /// from any crash: sealed segments are verified (corrupt ones go to
     /// `quarantine/`), torn active segments are cut back to their last complete
     /// transaction and sealed. Opening a directory this process already has open
-    /// returns the same store (the first configuration wins).
+    /// returns the same store (the first configuration wins, but the
+    /// encryption key must be the same).
     ///
     /// - Throws: ``SegmentStoreError`` — `locked` (with the holder's pid) when
-    ///   another process has the store open; `io` when the directory is unusable.
+    ///   another process has the store open; `io` when the directory is unusable;
+    ///   `invalidEncryptionKey`, `wrongEncryptionKey`, `encryptionKeyRequired`,
+    ///   `notEncrypted` (see ``Configuration/encryptionKey``).
     public static func open(_ configuration: Configuration) throws -> SegmentStore {
         do {
             // Pending data is private to the app's user: directory 0700, files 0600.
@@ -106,6 +119,14 @@ public final class SegmentStore: @unchecked Sendable {
         free(resolved)
         return try registry.withLock { stores in
             if let existing = stores[canonical] {
+                if existing.configuration.encryptionKey != configuration.encryptionKey {
+                    let code: SegmentStoreError.Code = !existing.isEncrypted ? .notEncrypted
+                        : configuration.encryptionKey == nil ? .encryptionKeyRequired : .wrongEncryptionKey
+                    throw SegmentStoreError(
+                        code: code,
+                        message: "the store is already open in this process with \(existing.isEncrypted ? "another encryption key" : "no encryption key"); open it with the same configuration's key",
+                        path: canonical)
+                }
                 existing.monitor.withLock { existing.openCount += 1 }
                 return existing
             }
@@ -296,6 +317,9 @@ public final class SegmentStore: @unchecked Sendable {
         }
         outcome.segment = segment
         outcome.firstIndex = segment.transactionCount
+        if let cipher = segment.cipher {
+            return writeEncryptedBatch(batch, segment: segment, cipher: cipher, outcome: outcome)
+        }
         // Small transactions are gathered into one buffer and one write; a large
         // one is written from its own buffer (a copy would cost more than the
         // extra system call). Atomicity of a single write is not needed: recovery
@@ -325,6 +349,13 @@ public final class SegmentStore: @unchecked Sendable {
             rc = writeBuffer.withUnsafeBytes { fs.writeAll(segment.fd, $0) }
             if rc == 0 { written += writeBuffer.count }
         }
+        return finishWrite(rc: rc, written: written, segment: segment, outcome: outcome)
+    }
+
+    /// Syncs (full durability) after a batch's write, or cuts a failed one off.
+    func finishWrite(rc writeResult: Int, written: Int, segment: ActiveSegment, outcome: BatchOutcome) -> BatchOutcome {
+        var outcome = outcome
+        var rc = writeResult
         var what = "appending to the active segment"
         if rc == 0, configuration.durability == .full {
             rc = Int(fs.fdatasync(segment.fd))
@@ -347,7 +378,36 @@ public final class SegmentStore: @unchecked Sendable {
         }
         outcome.written = written
         if writeBuffer.capacity > 8 << 20 { writeBuffer = [] }  // do not keep a huge batch's buffer
+        if cipherBuffer.capacity > 8 << 20 { cipherBuffer = [] }
         return outcome
+    }
+
+    /// The encrypted form of ``writeBatch(_:)``: the batch's frames become one
+    /// AES-256-GCM block (several for a batch over 8 MiB, split only between
+    /// transactions, so every block ends with a commit frame) and one write.
+    func writeEncryptedBatch(_ batch: [PendingCommit], segment: ActiveSegment, cipher: SegmentCipher, outcome: BatchOutcome) -> BatchOutcome {
+        var outcome = outcome
+        writeBuffer.removeAll(keepingCapacity: true)
+        cipherBuffer.removeAll(keepingCapacity: true)
+        do {
+            for (i, pending) in batch.enumerated() {
+                writeBuffer.append(contentsOf: pending.bytes)
+                SegmentFormat.appendCommit(
+                    transactionNumber: segment.number << 32 | UInt64(outcome.firstIndex + i),
+                    recordCount: pending.recordCount, to: &writeBuffer)
+                if writeBuffer.count >= Self.encryptedBlockTarget || i == batch.count - 1 {
+                    try writeBuffer.withUnsafeBytes {
+                        try cipher.appendBlock($0, fileOffset: segment.size + cipherBuffer.count, to: &cipherBuffer)
+                    }
+                    writeBuffer.removeAll(keepingCapacity: true)
+                }
+            }
+        } catch {
+            outcome.error = SegmentStoreError(code: .io, message: "encrypting a transaction failed: \(error)", path: segment.path)
+            return outcome
+        }
+        let rc = cipherBuffer.withUnsafeBytes { fs.writeAll(segment.fd, $0) }
+        return finishWrite(rc: rc, written: cipherBuffer.count, segment: segment, outcome: outcome)
     }
 
     func finishBatchLocked(_ batch: [PendingCommit], _ outcome: BatchOutcome) {
@@ -401,13 +461,29 @@ public final class SegmentStore: @unchecked Sendable {
         SegmentFormat.appendStart(
             SegmentHeader(storeId: storeId, segmentNumber: number, createdAtMillis: millis, schema: configuration.schema),
             to: &header)
+        var cipher: SegmentCipher?
+        if let encryptionKey {
+            // The envelope header, then the segment header as the first block.
+            do {
+                let envelope = try EncryptedFileHeader(kind: .stream, storeId: storeId, segmentNumber: number, key: encryptionKey)
+                let newCipher = try SegmentCipher(header: envelope, key: encryptionKey, encrypting: true)
+                var bytes = envelope.bytes
+                try header.withUnsafeBytes { try newCipher.appendBlock($0, fileOffset: bytes.count, to: &bytes) }
+                header = bytes
+                cipher = newCipher
+            } catch {
+                Glibc.close(fd)
+                unlink(path)
+                throw SegmentStoreError(code: .io, message: "encrypting the active segment's header failed: \(error)", path: path)
+            }
+        }
         let rc = header.withUnsafeBytes { fs.writeAll(fd, $0) }
         guard rc == 0 else {
             Glibc.close(fd)
             unlink(path)
             throw SegmentStoreError.io("writing the active segment's header", path: path, errno: Int32(-rc))
         }
-        let segment = ActiveSegment(number: number, path: path, fd: fd, size: header.count)
+        let segment = ActiveSegment(number: number, path: path, fd: fd, size: header.count, cipher: cipher)
         monitor.withLock { active = segment }
         return segment
     }

@@ -35,6 +35,14 @@ public struct SegmentStoreError: Error, Sendable, CustomStringConvertible {
         public static let unknownSegment = Code("unknownSegment")
         /// A segment file could not be read (the store quarantines it).
         public static let corruptSegment = Code("corruptSegment")
+        /// ``SegmentStore/Configuration/encryptionKey`` is not 32 bytes.
+        public static let invalidEncryptionKey = Code("invalidEncryptionKey")
+        /// The store is encrypted with another key.
+        public static let wrongEncryptionKey = Code("wrongEncryptionKey")
+        /// The store is encrypted and no key was given.
+        public static let encryptionKeyRequired = Code("encryptionKeyRequired")
+        /// A key was given but the store holds segments written without encryption.
+        public static let notEncrypted = Code("notEncrypted")
     }
 
     /// The kind of failure.

@@ -112,7 +112,7 @@ public struct Quarantine: Sendable {
 
     private func objects(of report: QuarantineReport) throws -> [QuarantinedObject] {
         guard let file = report.recordsFile, FileManager.default.fileExists(atPath: file) else { return [] }
-        let reader = try SegmentReader(sealedFileAt: file, limits: SegmentReader.Limits(gzip: .unlimited))
+        let reader = try store.sealedReader(path: file)
         var result: [QuarantinedObject] = []
         var position = 0
         while let event = try reader.next() {

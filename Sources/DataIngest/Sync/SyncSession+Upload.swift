@@ -57,10 +57,16 @@ extension SyncSession {
             }
             let body: Data
             do {
-                body = try Data(contentsOf: URL(fileURLWithPath: segment.path))
+                body = try store.uploadBody(for: segment)  // decrypted in memory when encrypted
             } catch {
                 // Gone: acknowledged by another session of this store meanwhile.
                 if !store.pendingSegments().contains(where: { $0.number == segment.number }) { return }
+                if let damage = error as? SegmentError, damage.code != .io {
+                    // An encrypted file that no longer verifies: never sent, kept in quarantine.
+                    store.quarantineUnreadable(segment: segment.number, error: damage)
+                    report(SyncError(.store, "segment \(segment.number) is damaged and was quarantined: \(damage)", segmentNumber: segment.number))
+                    return
+                }
                 report(SyncError(.store, "cannot read segment \(segment.number) at \(segment.path): \(error.localizedDescription)", segmentNumber: segment.number))
                 await pause(backoff.next())
                 continue

@@ -35,6 +35,15 @@ public struct SegmentError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code("invalidArgument")
         /// Reading or writing a file failed (see ``SegmentError/errno``).
         public static let io = Code("io")
+        /// An encrypted block failed authentication: the file was changed,
+        /// damaged, or its blocks were moved (never decoded into objects).
+        public static let authenticationFailed = Code("authenticationFailed")
+        /// An encrypted file was written with another key.
+        public static let wrongKey = Code("wrongKey")
+        /// An encrypted file was read without a key.
+        public static let keyRequired = Code("keyRequired")
+        /// A plaintext file was read with a key set.
+        public static let notEncrypted = Code("notEncrypted")
     }
 
     /// The kind of failure.

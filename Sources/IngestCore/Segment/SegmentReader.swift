@@ -246,6 +246,9 @@ public final class SegmentReader {
         let available = try fill(minimum, source: source, buffer: &buffer, start: &start, end: &end, sourceDone: &sourceDone)
         let view = UnsafeRawBufferPointer(buffer)
         guard available >= magicCount, view[0..<magicCount].elementsEqual(SegmentFormat.magic) else {
+            if available >= magicCount, view[0..<magicCount].elementsEqual(EncryptedFileHeader.magic) {
+                throw SegmentError(code: .keyRequired, message: "the segment is encrypted: read it with the store's encryption key", offset: 0)
+            }
             if available < magicCount, view[0..<available].elementsEqual(SegmentFormat.magic.prefix(available)) {
                 throw SegmentError(code: .truncated, message: "the segment ends inside its magic bytes", offset: 0)
             }

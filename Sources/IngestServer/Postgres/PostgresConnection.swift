@@ -97,6 +97,36 @@ public final class PostgresConnection {
         return Self.affected(result)
     }
 
+    /// Runs several `;`-separated statements without parameters in one
+    /// round trip; returns the rows each one affected, in order. After a
+    /// failing statement the rest are skipped and its error is thrown.
+    ///
+    /// ```swift
+    /// let counts = try connection.executeEach("BEGIN; INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING; SAVEPOINT s")
+    /// // [0, 1, 0]: the INSERT stored one row
+    /// ```
+    @discardableResult
+    public func executeEach(_ sql: String) throws(PostgresError) -> [Int] {
+        let conn = try handle()
+        guard PQsendQuery(conn, sql) == 1 else { throw failure(nil, Self.message(conn), sql) }
+        var counts: [Int] = []
+        var firstError: PostgresError?
+        // Bounded: libpq returns nil once the query is complete or the connection is gone.
+        while let result = PQgetResult(conn) {
+            if firstError == nil {
+                do throws(PostgresError) {
+                    try check(result, sql)
+                    counts.append(Self.affected(result))
+                } catch {
+                    firstError = error
+                }
+            }
+            PQclear(result)
+        }
+        if let firstError { throw firstError }
+        return counts
+    }
+
     /// Runs one statement with `$1…$n` parameters; returns the number of
     /// rows it affected.
     @discardableResult

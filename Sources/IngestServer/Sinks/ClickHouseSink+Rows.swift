@@ -86,19 +86,30 @@ enum ClickHouseTSV {
         }
     }
 
-    /// The `_id` as a ClickHouse string literal (`'\x..'` for bytes), for `IN (…)`.
-    static func literal(_ value: BSON?, form: ClickHouseColumnForm) -> String? {
+    /// The `_id` as one TabSeparated field of the duplicate check's external
+    /// table (its column type is ``keyType(_:)``): the escaped bytes for
+    /// FixedString and String keys, the text of Int64 and UUID keys.
+    static func keyField(_ value: BSON?, form: ClickHouseColumnForm) -> [UInt8]? {
+        var out: [UInt8] = []
         switch (form, value) {
-        case (.objectId, .objectId(let id)?): return hexLiteral(id.bytes)
-        case (.string, .string(let text)?): return hexLiteral(Array(text.utf8))
-        case (.int64, .int32(let number)?): return String(number)
-        case (.int64, .int64(let number)?): return String(number)
+        case (.objectId, .objectId(let id)?): appendEscaped(id.bytes, to: &out)
+        case (.string, .string(let text)?): appendEscaped(Array(text.utf8), to: &out)
+        case (.int64, .int32(let number)?): out.append(contentsOf: String(number).utf8)
+        case (.int64, .int64(let number)?): out.append(contentsOf: String(number).utf8)
         case (.uuid, .binary(let binary)?) where binary.bytes.count == 16:
-            var out: [UInt8] = []
-            try? append(.binary(binary), form: .uuid, json: false, to: &out)
             // 18.16 refuses toUUID(…) in IN: the sink compares toString(_id) for UUID keys.
-            return "'" + String(decoding: out, as: UTF8.self) + "'"
+            try? append(.binary(binary), form: .uuid, json: false, to: &out)
         default: return nil
+        }
+        return out
+    }
+
+    /// The external table's column type for keys of `form`.
+    static func keyType(_ form: ClickHouseColumnForm) -> String {
+        switch form {
+        case .objectId: "FixedString(12)"
+        case .int64: "Int64"
+        default: "String"
         }
     }
 
@@ -121,17 +132,6 @@ enum ClickHouseTSV {
         let upper = Array("0123456789ABCDEF".utf8)
         var out: [UInt8] = []
         for byte in bytes { out.append(upper[Int(byte >> 4)]); out.append(upper[Int(byte & 0xF)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func hexLiteral(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = [0x27]
-        for byte in bytes {
-            out.append(contentsOf: [0x5C, 0x78])
-            out.append(hexDigits[Int(byte >> 4)])
-            out.append(hexDigits[Int(byte & 0xF)])
-        }
-        out.append(0x27)
         return String(decoding: out, as: UTF8.self)
     }
 

@@ -204,48 +204,75 @@ public final class PostgresSink: Sink, @unchecked Sendable {
         do throws(PostgresError) {
             outcome = try withRetry { (db: PostgresConnection) throws(PostgresError) -> (SinkWriteResult, [String: Int]) in
                 for group in groups { try ensureStage(group.table, on: db) }
-                try db.execute("BEGIN")
-                let claimed = try db.execute("""
+                // One round trip: open the transaction, claim the receipt, set a
+                // savepoint before the objects (literals: hex bytes and integers only).
+                let keyCondition = "store_id = \(Self.byteaLiteral(key.storeId.bytes)) AND segment_number = \(Int64(bitPattern: key.segmentNumber))"
+                let claim = try db.executeEach("""
+                    BEGIN;
                     INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, object_count, response)
-                    VALUES ($1, $2, $3, '') ON CONFLICT DO NOTHING
-                    """, Self.keyParameters(key) + [.text(String(objects.count))])
-                if claimed == 0 {
+                    VALUES (\(Self.byteaLiteral(key.storeId.bytes)), \(Int64(bitPattern: key.segmentNumber)), \(objects.count), '')
+                    ON CONFLICT DO NOTHING;
+                    SAVEPOINT dataingest_direct
+                    """)
+                if claim.count == 3 && claim[1] == 0 {
                     // Another upload of this segment committed first (it held the row until then).
-                    let rows = try db.query("SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = $1 AND segment_number = $2",
-                                            Self.keyParameters(key))
+                    let rows = try db.query("SELECT response FROM \"\(Self.receiptsTable)\" WHERE \(keyCondition)")
                     try db.execute("COMMIT")
                     return (.alreadyReceived(response: rows.first?.first.flatMap { $0 } ?? []), [:])
                 }
-                var duplicates = [Bool](repeating: true, count: objects.count)
+                var duplicates = [Bool](repeating: false, count: objects.count)
                 var added: [String: Int] = [:]
-                for group in groups {
-                    let columns = group.table.columns.map { quoted($0.name) }.joined(separator: ", ")
-                    try db.copyIn("COPY pg_temp.\(quoted(group.table.stageName)) (\(columns)) FROM STDIN", data: group.data)
-                    let inserted = try db.queryText("""
-                        INSERT INTO \(quoted(group.table.name)) (\(columns))
-                        SELECT \(columns) FROM pg_temp.\(quoted(group.table.stageName))
-                        ON CONFLICT ("_id") DO NOTHING RETURNING "_id"::text
-                        """)
-                    added[group.table.name] = inserted.count
-                    let keyForm = group.table.columns[0].form
-                    if inserted.count == group.indices.count {
-                        for index in group.indices { duplicates[index] = false }
-                    } else {
-                        // The first object with each returned _id was inserted; the rest are duplicates.
-                        var fresh: [String: Int] = [:]
-                        for row in inserted { if let text = row.first ?? nil { fresh[text, default: 0] += 1 } }
-                        for index in group.indices {
-                            guard let text = PostgresCopyText.keyText(objects[index].document["_id"], form: keyForm),
-                                  let left = fresh[text], left > 0 else { continue }
-                            fresh[text] = left - 1
-                            duplicates[index] = false
+                // The usual case, no object stored before: COPY straight into
+                // the tables. A duplicate _id fails the COPY (unique violation,
+                // 23505): back to the savepoint and through the staging tables.
+                var direct = true
+                do throws(PostgresError) {
+                    for group in groups {
+                        let columns = group.table.columns.map { quoted($0.name) }.joined(separator: ", ")
+                        try db.copyIn("COPY \(quoted(group.table.name)) (\(columns)) FROM STDIN", data: group.data)
+                        added[group.table.name] = group.indices.count
+                    }
+                } catch where error.sqlState == "23505" {
+                    direct = false
+                    added = [:]
+                    try db.execute("ROLLBACK TO SAVEPOINT dataingest_direct")
+                }
+                if !direct {
+                    duplicates = [Bool](repeating: true, count: objects.count)
+                    for group in groups {
+                        let columns = group.table.columns.map { quoted($0.name) }.joined(separator: ", ")
+                        try db.copyIn("COPY pg_temp.\(quoted(group.table.stageName)) (\(columns)) FROM STDIN", data: group.data)
+                        let inserted = try db.queryText("""
+                            INSERT INTO \(quoted(group.table.name)) (\(columns))
+                            SELECT \(columns) FROM pg_temp.\(quoted(group.table.stageName))
+                            ON CONFLICT ("_id") DO NOTHING RETURNING "_id"::text
+                            """)
+                        added[group.table.name] = inserted.count
+                        let keyForm = group.table.columns[0].form
+                        if inserted.count == group.indices.count {
+                            for index in group.indices { duplicates[index] = false }
+                        } else {
+                            // The first object with each returned _id was inserted; the rest are duplicates.
+                            var fresh: [String: Int] = [:]
+                            for row in inserted { if let text = row.first ?? nil { fresh[text, default: 0] += 1 } }
+                            for index in group.indices {
+                                guard let text = PostgresCopyText.keyText(objects[index].document["_id"], form: keyForm),
+                                      let left = fresh[text], left > 0 else { continue }
+                                fresh[text] = left - 1
+                                duplicates[index] = false
+                            }
                         }
                     }
                 }
                 let body = response(duplicates)
-                try db.execute("UPDATE \"\(Self.receiptsTable)\" SET response = $3 WHERE store_id = $1 AND segment_number = $2",
-                               Self.keyParameters(key) + [.text(String(decoding: body, as: UTF8.self))])
-                try db.execute("COMMIT")
+                // One round trip: the response into the receipt, and COMMIT.
+                if let literal = Self.textLiteral(body) {
+                    try db.executeEach("UPDATE \"\(Self.receiptsTable)\" SET response = \(literal) WHERE \(keyCondition); COMMIT")
+                } else {
+                    try db.execute("UPDATE \"\(Self.receiptsTable)\" SET response = $3 WHERE store_id = $1 AND segment_number = $2",
+                                   Self.keyParameters(key) + [.text(String(decoding: body, as: UTF8.self))])
+                    try db.execute("COMMIT")
+                }
                 return (.written(duplicates: duplicates, response: body), added)
             }
         } catch {
@@ -308,6 +335,23 @@ public final class PostgresSink: Sink, @unchecked Sendable {
             CREATE TEMPORARY TABLE \(quoted(table.stageName)) (\(columns)) ON COMMIT DELETE ROWS
             """)
         db.sessionState[table.stageName] = table.signature
+    }
+
+    /// `E'\\\\x…'::bytea`: hex digits only, safe to inline.
+    private static func byteaLiteral(_ bytes: [UInt8]) -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        var out = Array("E'\\\\x".utf8)
+        for byte in bytes { out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 0xF)]) }
+        out += Array("'::bytea".utf8)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An escape-string literal `E'…'` of UTF-8 `text` (backslash and quote
+    /// doubled), or nil if it is not valid UTF-8 or holds a NUL (then the
+    /// caller binds it as a parameter).
+    private static func textLiteral(_ text: [UInt8]) -> String? {
+        guard !text.contains(0), let string = String(validating: text, as: UTF8.self) else { return nil }
+        return "E'" + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     private static func keyParameters(_ key: SegmentKey) -> [PostgresConnection.Value] {

@@ -5,10 +5,12 @@
 //   ("torn" splits every write into 16-byte pieces so kills tear transactions)
 //   store-crash-child hold <directory>      (opens the store, prints "ready", sleeps)
 //   store-crash-child read <directory>      (reads every pending segment, reports memory)
+//   With STORE_CRASH_KEY=<64 hex digits> in the environment the store is encrypted.
 //
 // Transaction `id` holds `id % 3 + 1` records `{t: Int64 id, k: Int32 index, n: Int32 count}`
 // in collection "Tx".
 import DataIngest
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,6 +74,16 @@ if arguments.count > 3 {
         configuration.fileSystem = TearingFileSystem()
     default: configuration.durability = .interval(milliseconds: 5)
     }
+}
+if let hex = ProcessInfo.processInfo.environment["STORE_CRASH_KEY"] {
+    let digits = Array(hex.utf8)
+    var key: [UInt8] = []
+    var i = 0
+    while i + 1 < digits.count, let byte = UInt8(String(decoding: digits[i...(i + 1)], as: UTF8.self), radix: 16) {
+        key.append(byte)
+        i += 2
+    }
+    configuration.encryptionKey = Data(key)
 }
 do {
     let store = try SegmentStore.open(configuration)
