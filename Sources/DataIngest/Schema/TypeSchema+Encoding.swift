@@ -21,8 +21,9 @@ extension TypeSchema {
         // Failing casts between a dictionary and a class are slow (the
         // runtime looks for bridging conformances), so the value's dynamic
         // type picks which cast to try.
-        // The usual dictionary first, by an exact type match (no runtime cast).
-        if let dictionary = exactly(value, as: [String: Any].self) {
+        // The usual dictionary first, by an exact type match (no runtime
+        // cast); the metatype comparison keeps this cheap for instances.
+        if Swift.type(of: value) == [String: Any].self, let dictionary = exactly(value, as: [String: Any].self) {
             return try encodeDocument(dictionary: dictionary, path: path, into: &encoder)
         }
         let isClass = Swift.type(of: value) is AnyClass
