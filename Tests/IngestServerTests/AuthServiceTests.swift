@@ -84,7 +84,13 @@ import Testing
         let clock = AuthTestClock()
         let auth = try makeService(directory, clock: clock)
         let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
-        clock.advance(1800 + 31)
+        // Verified tokens are remembered, but only their signature and claims: the times are checked every time.
+        #expect(try auth.verifyAccessToken(login.accessToken, appId: "app-one").userId == login.userId)
+        let otherApp = #expect(throws: AuthError.self) { try auth.verifyAccessToken(login.accessToken, appId: "app-two") }
+        #expect(otherApp?.code == .wrongApp)
+        clock.advance(1800 + 30)
+        #expect(try auth.verifyAccessToken(login.accessToken, appId: "app-one").userId == login.userId)
+        clock.advance(1)
         let error = #expect(throws: AuthError.self) { try auth.verifyAccessToken(login.accessToken, appId: "app-one") }
         #expect(error?.code == .expiredToken)
         // The refresh token still works and gives a fresh access token.
@@ -132,10 +138,44 @@ import Testing
         let replacement = try #require(first.refreshToken)
         #expect(replacement != login.refreshToken)
         #expect((try StrictJSON(parsing: first.jsonBody))["refresh_token"]?.stringValue == replacement)
-        #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
-            == .invalidToken)
         let second = try auth.refresh(refreshToken: replacement)
         #expect(second.refreshToken != nil && second.refreshToken != replacement)
+        // Its replacement was used: the first token is refused from now on.
+        #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
+            == .invalidToken)
+    }
+
+    /// A client that lost the answer to a rotating refresh (killed before it
+    /// saved the new token, or its disk was full) presents the old token
+    /// again and gets the same replacement, until that replacement is used.
+    /// Found by the soak test: the client was locked out, its data stuck on
+    /// the device (the server had revoked the only refresh token it kept).
+    @Test func aRotatedTokenWhoseAnswerWasLostWorksUntilItsReplacementIsUsed() throws {
+        let directory = try AuthTempDirectory()
+        let auth = try makeService(directory, clock: AuthTestClock(), rotate: true)
+        let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
+        let lost = try auth.refresh(refreshToken: login.refreshToken)  // never saved by the client
+        let again = try auth.refresh(refreshToken: login.refreshToken)
+        let replacement = try #require(again.refreshToken)
+        #expect(replacement == lost.refreshToken)
+        #expect(try auth.verifyAccessToken(again.accessToken, appId: "app-one").userId == login.userId)
+        // The replacement is used: the old token is refused from then on.
+        let next = try auth.refresh(refreshToken: replacement)
+        let current = try #require(next.refreshToken)
+        #expect(current != replacement)
+        #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
+            == .invalidToken)
+        // A logout revokes the current token, and so ends the grace of the one before it.
+        try auth.logout(refreshToken: current)
+        for token in [current, replacement, login.refreshToken] {
+            #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: token) })?.code == .invalidToken)
+        }
+        // Without rotation a revoked token is never accepted again.
+        let plain = try makeService(try AuthTempDirectory(), clock: AuthTestClock())
+        let other = try plain.login(appId: "app-one", provider: "anon-user", body: [])
+        try plain.logout(refreshToken: other.refreshToken)
+        #expect((#expect(throws: AuthError.self) { try plain.refresh(refreshToken: other.refreshToken) })?.code
+            == .invalidToken)
     }
 
     @Test func stateSurvivesARestart() throws {

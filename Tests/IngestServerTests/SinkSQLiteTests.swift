@@ -92,6 +92,64 @@ struct SinkSQLiteTests {
         #expect(columns.contains(["_id", "BLOB"]))
     }
 
+    @Test("every BSON form is bound from the object's bytes into its column; invalid bytes write nothing")
+    func bindsEveryFormFromBytes() throws {
+        let directory = try TempDirectory()
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        try sink.migrate(to: try Self.schema(extra: [
+            IngestCore.Property(name: "name", type: .string, isOptional: true),
+            IngestCore.Property(name: "count", type: .int, isOptional: true),
+            IngestCore.Property(name: "flag", type: .bool, isOptional: true),
+            IngestCore.Property(name: "at", type: .date, isOptional: true),
+            IngestCore.Property(name: "price", type: .decimal128, isOptional: true),
+            IngestCore.Property(name: "ref", type: .objectId, isOptional: true),
+            IngestCore.Property(name: "blob", type: .data, isOptional: true),
+            IngestCore.Property(name: "serial", type: .uuid, isOptional: true),
+            IngestCore.Property(name: "where", type: .object, isOptional: true, objectClassName: "Point"),
+            IngestCore.Property(name: "any", type: .mixed, isOptional: true),
+        ]))
+        let id = ObjectId.generate()
+        let ref = ObjectId.generate()
+        // Fields out of column order, an unknown field, a repeated field (the first wins) and
+        // the old binary subtype (stored without its inner length).
+        let document: BSONDocument = [
+            "value": .double(-2.5), "_id": .objectId(id), "name": "grüße", "count": .int32(-7), "flag": .bool(true),
+            "at": .datetime(1_700_000_000_123), "price": .decimal128(try Decimal128(parsing: "12.50")), "ref": .objectId(ref),
+            "blob": .binary(BSONBinary(subtype: BSONBinary.Subtype.binaryOld, bytes: [0xAB, 0xCD])),
+            "serial": .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: Array(0..<16))),
+            "where": .document(["x": .int64(4)]), "any": .array([.int32(1), "two"]), "tags": .array([]),
+            "unknown": "ignored", "name": "second",
+        ]
+        let emptyId = ObjectId.generate()
+        let empty: BSONDocument = ["_id": .objectId(emptyId), "value": .double(0), "name": "", "blob": .binary(BSONBinary(bytes: [])),
+                                   "count": .null, "any": .null]
+        _ = try sink.write([SinkObject(collection: "Reading", document: document), SinkObject(collection: "Reading", document: empty)],
+                           receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
+        let rows = try sqliteRows(path, """
+            SELECT hex(_id), value, name, count, flag, at, price, hex(ref), hex(blob), hex(serial), "where", "any", tags,
+                   typeof(name), typeof(blob), typeof(count), typeof("any") FROM Reading ORDER BY _id
+            """)
+        #expect(rows == [
+            [id.hex.uppercased(), "-2.5", "grüße", "-7", "1", "1700000000123", try Decimal128(parsing: "12.50").description, ref.hex.uppercased(), "ABCD",
+             "000102030405060708090A0B0C0D0E0F", #"{"x":4}"#, #"[1,"two"]"#, "[]", "text", "blob", "integer", "text"],
+            [emptyId.hex.uppercased(), "0.0", "", "nil", "nil", "nil", "nil", "", "", "", "nil", "null", "nil",
+             "text", "blob", "null", "text"],
+        ])
+
+        // Bytes that are not one BSON document fail the write, which leaves nothing behind.
+        var broken = (["_id": .objectId(.generate()), "value": .double(1)] as BSONDocument).bsonBytes()
+        broken[broken.count - 1] = 7
+        let key = SegmentKey(storeId: .random(), segmentNumber: 2)
+        #expect(throws: SinkError.self) {
+            try sink.write([SinkObject(collection: "Reading", document: ["_id": .objectId(.generate()), "value": .double(3)]),
+                            SinkObject(collection: "Reading", bson: broken)], receipt: key) { _ in [] }
+        }
+        #expect(try sink.receipt(for: key) == nil)
+        #expect(try sqliteRows(path, "SELECT count(*) FROM Reading") == [["2"]])
+    }
+
     @Test("a closed sink throws closed; an unwritable path throws open")
     func errors() throws {
         let directory = try TempDirectory()

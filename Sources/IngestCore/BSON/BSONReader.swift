@@ -114,6 +114,36 @@ public struct BSONElement {
     /// Whether the value is BSON null.
     public var isNull: Bool { type == .null }
 
+    /// The subtype byte if the value is binary data, else nil.
+    public var binarySubtype: UInt8? { type == .binary ? bytes[valueOffset + 4] : nil }
+
+    /// The length the binary value declares (for the old subtype 0x02 it
+    /// includes the repeated inner length), else nil.
+    public var binaryDeclaredLength: Int? { type == .binary ? Int(load(Int32.self)) : nil }
+
+    /// The payload of a binary value as ``BSONBinary/bytes`` holds it (for the
+    /// old subtype 0x02 without the inner length), else nil. Valid only inside
+    /// the closure.
+    public var binaryPayload: UnsafeRawBufferPointer? {
+        guard type == .binary else { return nil }
+        // Validated during iteration: the length fits and subtype 0x02's inner length matches.
+        let skip = bytes[valueOffset + 4] == BSONBinary.Subtype.binaryOld ? 4 : 0
+        return UnsafeRawBufferPointer(rebasing: bytes[(valueOffset + 5 + skip)..<valueEnd])
+    }
+
+    /// The UTF-8 bytes of a string value without its NUL, else nil. Valid
+    /// only inside the closure.
+    public var stringBytes: UnsafeRawBufferPointer? {
+        guard type == .string else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[(valueOffset + 4)..<(valueEnd - 1)])
+    }
+
+    /// The 12 bytes of an ObjectId value, else nil. Valid only inside the closure.
+    public var objectIdBytes: UnsafeRawBufferPointer? {
+        guard type == .objectId else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[valueOffset..<(valueOffset + 12)])
+    }
+
     /// The value decoded as a ``BSON`` (documents and arrays included).
     public func value() throws(BSONError) -> BSON {
         let decoder = BSONDecoder(bytes, maxDepth: maxDepth)
@@ -241,5 +271,55 @@ extension BSONDecoder {
             throw BSONError(code: .invalidUTF8, offset: start, message: "a string is not valid UTF-8")
         }
         offset = nul + 1
+    }
+}
+
+/// A fixed list of keys laid out in one buffer, matched against the keys of
+/// ``BSONElement``s byte for byte, without building or comparing Strings:
+/// the hot loop of reading typed records from their bytes.
+///
+/// ```swift
+/// let keys = BSONKeyTable(["_id", "deviceId", "temperatureInFahrenheit"])
+/// var position = 0
+/// try BSONDocument.forEachElement(in: raw) { element in
+///     defer { position += 1 }
+///     if let index = keys.index(of: element, hint: position) { print(index) }
+/// }
+/// ```
+public struct BSONKeyTable: Sendable {
+    private let bytes: [UInt8]
+    /// `starts[i]..<starts[i + 1]` holds key `i`.
+    private let starts: [Int]
+
+    /// The number of keys.
+    public var count: Int { starts.count - 1 }
+
+    /// A table of `keys`, in order.
+    public init(_ keys: [String]) {
+        var bytes: [UInt8] = []
+        var starts = [0]
+        for key in keys {
+            bytes.append(contentsOf: key.utf8)
+            starts.append(bytes.count)
+        }
+        self.bytes = bytes
+        self.starts = starts
+    }
+
+    /// The index of a key equal to the element's key (`hint` if it matches,
+    /// since records usually list their fields in schema order; else the
+    /// first that does), or nil.
+    public func index(of element: BSONElement, hint: Int) -> Int? {
+        bytes.withUnsafeBytes { raw -> Int? in
+            let count = starts.count - 1
+            if hint >= 0 && hint < count && element.keyEquals(key(hint, in: raw)) { return hint }
+            for index in 0..<count where index != hint && element.keyEquals(key(index, in: raw)) { return index }
+            return nil
+        }
+    }
+
+    @inline(__always)
+    private func key(_ index: Int, in raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: raw[starts[index]..<starts[index + 1]])
     }
 }

@@ -21,6 +21,10 @@ public final class AuthService: Sendable {
     public let store: StateStore
     private let apps: [String: AppAuth]
     private let clock: @Sendable () -> Date
+    /// Access tokens that passed ``verifyAccessToken(_:appId:)``, with their claims.
+    private let verifiedTokens = LockedBox<[String: AccessClaims]>([:])
+    /// The most tokens kept in `verifiedTokens`.
+    static let verifiedTokenCacheSize = 4096
 
     /// Per-app auth state resolved at start-up.
     private struct AppAuth: Sendable {
@@ -230,14 +234,24 @@ public final class AuthService: Sendable {
     /// When the app rotates refresh tokens, the old one is revoked and the
     /// response carries its replacement.
     ///
+    /// A rotated token stays usable until its replacement is first used: the
+    /// replacement is derived from it (HMAC with the app's signing secret), so
+    /// presenting it again returns the same replacement. A client that lost
+    /// the answer (killed before it saved the new token, or its disk was full)
+    /// is not locked out with its data still on the device; once the
+    /// replacement has been used (or revoked), the old token is refused.
+    ///
     /// - Throws: ``AuthError`` 401 `.invalidToken` (unknown, revoked, app no
     ///   longer configured) or `.expiredToken`; 403 `.userDisabled`.
     public func refresh(refreshToken: String) throws(AuthError) -> SessionResponse {
         let hash = Crypto.sha256(Array(refreshToken.utf8))
         let now = self.now
         let record = try storage(nil) { () throws(StorageError) in try store.refreshToken(hash: hash) }
-        guard let record, record.revokedAt == nil, let app = apps[record.appId] else {
+        guard let record, let app = apps[record.appId] else {
             throw AuthError(.invalidToken, "the refresh token is unknown or revoked; log in again")
+        }
+        guard record.revokedAt == nil else {
+            return try refreshWithRotatedToken(refreshToken, record: record, app: app, now: now)
         }
         guard now <= record.expiresAt else {
             throw AuthError(.expiredToken, "the refresh token expired; log in again", appId: record.appId)
@@ -248,7 +262,7 @@ public final class AuthService: Sendable {
         }
         let accessToken = app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now)
         guard app.configuration.rotateRefreshTokens else { return SessionResponse(accessToken: accessToken) }
-        let replacement = try randomToken(appId: record.appId)
+        let replacement = Self.replacementToken(for: refreshToken, app: app)
         let newRecord = RefreshTokenRecord(tokenHash: Crypto.sha256(Array(replacement.utf8)), appId: record.appId,
                                            userId: record.userId, deviceId: record.deviceId, createdAt: now,
                                            expiresAt: now + app.configuration.refreshTokenLifetimeSeconds, revokedAt: nil)
@@ -256,9 +270,35 @@ public final class AuthService: Sendable {
             try store.rotateRefreshToken(oldHash: hash, replacement: newRecord, now: now)
         }
         guard rotated else {
-            throw AuthError(.invalidToken, "the refresh token was already used; log in again", appId: record.appId)
+            // A concurrent refresh rotated it first: answer as it did.
+            return try refreshWithRotatedToken(refreshToken, record: record, app: app, now: now)
         }
         return SessionResponse(accessToken: accessToken, refreshToken: replacement)
+    }
+
+    /// The replacement of `refreshToken` when it is rotated: derived from it,
+    /// so the same old token always maps to the same replacement.
+    private static func replacementToken(for refreshToken: String, app: AppAuth) -> String {
+        Base64URL.encode(Crypto.hmacSHA256(key: app.codec.secret, message: Array(("refresh-rotation\u{0}" + refreshToken).utf8)))
+    }
+
+    /// A revoked refresh token: accepted again only if it was rotated and its
+    /// replacement was never used (nor revoked, nor expired); the answer
+    /// carries that same replacement.
+    private func refreshWithRotatedToken(_ refreshToken: String, record: RefreshTokenRecord, app: AppAuth,
+                                         now: Int64) throws(AuthError) -> SessionResponse {
+        let refused = AuthError(.invalidToken, "the refresh token is unknown or revoked; log in again", appId: record.appId)
+        guard app.configuration.rotateRefreshTokens else { throw refused }
+        let replacement = Self.replacementToken(for: refreshToken, app: app)
+        let replacementHash = Crypto.sha256(Array(replacement.utf8))
+        let next = try storage(record.appId) { () throws(StorageError) in try store.refreshToken(hash: replacementHash) }
+        guard let next, next.revokedAt == nil, next.userId == record.userId, now <= next.expiresAt else { throw refused }
+        let user = try storage(record.appId) { () throws(StorageError) in try store.user(id: record.userId) }
+        guard let user, !user.isDisabled else {
+            throw AuthError(.userDisabled, "this user is disabled", appId: record.appId)
+        }
+        return SessionResponse(accessToken: app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now),
+                               refreshToken: replacement)
     }
 
     /// Revokes a refresh token (`DELETE /api/client/v2.0/auth/session`).
@@ -279,7 +319,24 @@ public final class AuthService: Sendable {
     /// - Throws: ``AuthError`` 404 unknown app; 401 `.invalidToken` or
     ///   `.expiredToken` (refresh and retry); 403 `.wrongApp`.
     public func verifyAccessToken(_ token: String, appId: String) throws(AuthError) -> AccessClaims {
-        try app(appId).codec.verify(token, now: now)
+        let app = try app(appId)
+        let now = self.now
+        // The signature and the claims depend on the token alone (and the app's
+        // fixed secret): a token verified before needs only its times checked
+        // again. Uploads send the same token for many segments, and parsing and
+        // HMAC-checking it cost as much as storing dozens of objects.
+        if let claims = verifiedTokens.withLock({ $0[token] }), claims.appId == appId,
+           now <= claims.expiresAt.saturatingAdd(app.codec.leewaySeconds),
+           claims.issuedAt <= now.saturatingAdd(app.codec.leewaySeconds) {
+            return claims
+        }
+        let claims = try app.codec.verify(token, now: now)
+        verifiedTokens.withLock { cache in
+            // Bounded: forgetting everything now and then costs one verification per token.
+            if cache.count >= Self.verifiedTokenCacheSize { cache.removeAll(keepingCapacity: true) }
+            cache[token] = claims
+        }
+        return claims
     }
 
     // MARK: - Registration and API keys

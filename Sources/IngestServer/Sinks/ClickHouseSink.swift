@@ -247,17 +247,23 @@ public final class ClickHouseSink: Sink, @unchecked Sendable {
             guard let table = known[object.collection] else {
                 throw ClickHouseError(.usage, "no table for collection \(object.collection); the schema was not migrated")
             }
+            let document: BSONDocument
+            do {
+                document = try object.document
+            } catch {
+                throw ClickHouseError(.usage, "object \(index) of \(object.collection) is not a valid BSON document: \(error.message)")
+            }
             var row: [UInt8] = []
             for (position, column) in table.columns.enumerated() {
                 if position > 0 { row.append(0x09) }
                 do throws(ClickHouseError) {
-                    try ClickHouseTSV.append(object.document[column.name], form: column.form, json: column.json, to: &row)
+                    try ClickHouseTSV.append(document[column.name], form: column.form, json: column.json, to: &row)
                 } catch {
                     throw ClickHouseError(.usage, "object \(index) of \(object.collection), property \(column.name): \(error.message)")
                 }
             }
             row.append(0x0A)
-            let id = object.document["_id"]
+            let id = document["_id"]
             groups[object.collection, default: ([], [], [], [])].rows.append(row)
             groups[object.collection]!.indices.append(index)
             groups[object.collection]!.keys.append(ClickHouseTSV.keyHex(id, form: table.columns[0].form))

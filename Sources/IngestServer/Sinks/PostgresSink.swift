@@ -185,11 +185,17 @@ public final class PostgresSink: Sink, @unchecked Sendable {
                     groups.append((table, [], []))
                 }
                 groups[group].indices.append(index)
+                let document: BSONDocument
+                do {
+                    document = try object.document
+                } catch {
+                    throw PostgresError(.usage, "object \(index) of \(object.collection) is not a valid BSON document: \(error.message)")
+                }
                 let columns = groups[group].table.columns
                 for (position, column) in columns.enumerated() {
                     if position > 0 { groups[group].data.append(0x09) }
                     do throws(PostgresError) {
-                        try PostgresCopyText.append(object.document[column.name], form: column.form, to: &groups[group].data)
+                        try PostgresCopyText.append(document[column.name], form: column.form, to: &groups[group].data)
                     } catch {
                         throw PostgresError(.usage, "object \(index) of \(object.collection), property \(column.name): \(error.message)")
                     }
@@ -256,7 +262,7 @@ public final class PostgresSink: Sink, @unchecked Sendable {
                             var fresh: [String: Int] = [:]
                             for row in inserted { if let text = row.first ?? nil { fresh[text, default: 0] += 1 } }
                             for index in group.indices {
-                                guard let text = PostgresCopyText.keyText(objects[index].document["_id"], form: keyForm),
+                                guard let text = PostgresCopyText.keyText((try? objects[index].document)?["_id"], form: keyForm),
                                       let left = fresh[text], left > 0 else { continue }
                                 fresh[text] = left - 1
                                 duplicates[index] = false

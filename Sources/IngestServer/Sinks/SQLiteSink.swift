@@ -58,6 +58,19 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
         var columns: [(name: String, form: ColumnForm)]
         var count: Int
         var insertSQL: String
+        /// The column names, matched against BSON keys without Strings.
+        var keys: BSONKeyTable
+        /// `columns[i].form`, without the names.
+        var forms: [ColumnForm]
+
+        init(name: String, columns: [(name: String, form: ColumnForm)], count: Int, insertSQL: String) {
+            self.name = name
+            self.columns = columns
+            self.count = count
+            self.insertSQL = insertSQL
+            keys = BSONKeyTable(columns.map(\.name))
+            forms = columns.map(\.form)
+        }
     }
 
     /// Opens (creating if needed) the database at `path` in WAL mode and
@@ -147,18 +160,22 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
                 var duplicates = [Bool](repeating: false, count: objects.count)
                 // Consecutive objects mostly share a collection: look its table up once per run.
                 var current: (name: String, table: Table, statement: OpaquePointer)?
+                var run = 0   // objects inserted into `current` since it was looked up
                 for (index, object) in objects.enumerated() {
                     if current?.name != object.collection {
+                        if let current { added[current.name, default: 0] += run }
+                        run = 0
                         guard let table = tables[object.collection] else {
                             throw SinkError(.migration, "no table for collection \(object.collection); the schema was not migrated",
                                             location: path)
                         }
                         current = (object.collection, table, try prepared(table.insertSQL))
                     }
-                    let inserted = try insertLocked(object.document, into: current!.table, with: current!.statement, now: now)
+                    let inserted = try insertLocked(object, into: current!.table, with: current!.statement, now: now)
                     duplicates[index] = !inserted
-                    if inserted { added[object.collection, default: 0] += 1 }
+                    if inserted { run += 1 }
                 }
+                if let current { added[current.name, default: 0] += run }
                 let body = response(duplicates)
                 let statement = try prepared("""
                     INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, received_at, object_count, response)
@@ -242,47 +259,70 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
 
     // MARK: - Writing
 
-    /// Inserts one object; returns false if its `_id` was already stored.
-    private func insertLocked(_ document: BSONDocument, into table: Table, with statement: OpaquePointer,
+    /// Inserts one object, bound straight from its BSON bytes; returns false
+    /// if its `_id` was already stored.
+    private func insertLocked(_ object: SinkObject, into table: Table, with statement: OpaquePointer,
                               now: Int64) throws(SinkError) -> Bool {
         defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
-        let fields = document.fields
-        for (offset, column) in table.columns.enumerated() {
-            // Parameter 1 is _id, 2 is _ingested_at, then the properties.
-            let index = Int32(offset == 0 ? 1 : offset + 2)
-            // Clients write fields in schema order: try the same position first.
-            let value: BSON
-            if offset < fields.count && fields[offset].key == column.name {
-                value = fields[offset].value
-            } else if let found = document[column.name] {
-                value = found
-            } else {
-                continue   // absent: NULL
+        let keys = table.keys
+        let forms = table.forms
+        // Texts and blobs are bound SQLITE_STATIC from the object's bytes: the
+        // statement is stepped inside this closure, and reset (unbound) after it.
+        let outcome = object.bson.withUnsafeBytes { raw -> Result<Void, SinkError> in
+            var bound = BoundColumns()
+            var position = 0
+            do {
+                try BSONDocument.forEachElement(in: raw) { element in
+                    defer { position += 1 }
+                    // Clients write fields in schema order: the same position is tried first.
+                    guard let offset = keys.index(of: element, hint: position) else { return }   // not a column: ignored
+                    // The first field of a name wins, as `document[name]` finds it.
+                    guard bound.insert(offset) else { return }
+                    // Parameter 1 is _id, 2 is _ingested_at, then the properties.
+                    try bind(element, form: forms[offset], to: statement, at: Int32(offset == 0 ? 1 : offset + 2))
+                }
+            } catch let error as BSONError {
+                return .failure(SinkError(.statement, "an object of \(object.collection) is not a valid BSON document: \(error.message)",
+                                          location: path))
+            } catch {
+                return .failure(SinkError(.statement, "an object of \(object.collection) cannot be bound: \(error)", location: path))
             }
-            bind(value, form: column.form, to: statement, at: index)
+            sqlite3_bind_int64(statement, 2, now)
+            return Result { () throws(SinkError) in try step(statement, "INSERT INTO \(table.name)") }
         }
-        sqlite3_bind_int64(statement, 2, now)
-        try step(statement, "INSERT INTO \(table.name)")
+        try outcome.get()
         return sqlite3_changes(db) > 0
     }
 
-    private func bind(_ value: BSON, form: ColumnForm, to statement: OpaquePointer, at index: Int32) {
+    /// Binds one element (absent columns stay NULL).
+    private func bind(_ element: BSONElement, form: ColumnForm, to statement: OpaquePointer, at index: Int32) throws(BSONError) {
         if form == .json {
-            bindText(statement, index, value.extendedJSON(.relaxed))
+            bindText(statement, index, try element.value().extendedJSON(.relaxed))
             return
         }
-        switch value {
+        switch element.type {
         case .null, .undefined: sqlite3_bind_null(statement, index)
-        case .bool(let flag): sqlite3_bind_int64(statement, index, flag ? 1 : 0)
-        case .int32(let number): sqlite3_bind_int64(statement, index, Int64(number))
-        case .int64(let number): sqlite3_bind_int64(statement, index, number)
-        case .double(let number): sqlite3_bind_double(statement, index, number)
-        case .string(let text): bindText(statement, index, text)
-        case .datetime(let millis): sqlite3_bind_int64(statement, index, millis)
-        case .decimal128(let decimal): bindText(statement, index, decimal.description)
-        case .objectId(let id): bindBlob(statement, index, id.bytes)
-        case .binary(let binary): bindBlob(statement, index, binary.bytes)
-        default: bindText(statement, index, value.extendedJSON(.relaxed))
+        case .bool: sqlite3_bind_int64(statement, index, element.bool == true ? 1 : 0)
+        case .int32, .int64: sqlite3_bind_int64(statement, index, element.integer ?? 0)
+        case .double: sqlite3_bind_double(statement, index, element.double ?? 0)
+        case .datetime: sqlite3_bind_int64(statement, index, element.datetime ?? 0)
+        case .string: bindStatic(statement, index, element.stringBytes, text: true)
+        case .objectId: bindStatic(statement, index, element.objectIdBytes, text: false)
+        case .binary: bindStatic(statement, index, element.binaryPayload, text: false)
+        case .decimal128: bindText(statement, index, element.decimal128?.description ?? "")
+        default: bindText(statement, index, try element.value().extendedJSON(.relaxed))
+        }
+    }
+
+    /// Binds bytes that stay valid until the statement is reset (SQLITE_STATIC).
+    private func bindStatic(_ statement: OpaquePointer, _ index: Int32, _ bytes: UnsafeRawBufferPointer?, text: Bool) {
+        guard let bytes else { return }
+        // SQLite reads a NULL pointer as NULL: an empty value needs a valid address.
+        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+        if text {
+            sqlite3_bind_text(statement, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
+        } else {
+            sqlite3_bind_blob(statement, index, base, Int32(bytes.count), nil)
         }
     }
 
@@ -419,6 +459,31 @@ enum ColumnForm: Equatable {
         case .real: "REAL"
         case .text, .json: "TEXT"
         case .blob: "BLOB"
+        }
+    }
+}
+
+/// Which columns of one insert are bound already: a bit set, without
+/// allocating for tables of up to 128 columns.
+struct BoundColumns {
+    private var low: UInt64 = 0
+    private var high: UInt64 = 0
+    private var rest: Set<Int> = []
+
+
+    /// Marks `column`; false if it was marked before.
+    mutating func insert(_ column: Int) -> Bool {
+        switch column {
+        case 0..<64:
+            let bit: UInt64 = 1 << UInt64(column)
+            defer { low |= bit }
+            return low & bit == 0
+        case 64..<128:
+            let bit: UInt64 = 1 << UInt64(column - 64)
+            defer { high |= bit }
+            return high & bit == 0
+        default:
+            return rest.insert(column).inserted
         }
     }
 }

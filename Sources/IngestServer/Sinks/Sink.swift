@@ -69,17 +69,38 @@ public struct SegmentKey: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(storeId.uuidString)/\(segmentNumber)" }
 }
 
-/// One validated object to store.
+/// One validated object to store, kept as its encoded BSON document: the
+/// upload handler validates records straight from their bytes and sinks that
+/// can bind from bytes (SQLite) never build a ``BSONDocument``.
+///
+/// ```swift
+/// let object = SinkObject(collection: "WeatherSensor", document: ["_id": .objectId(.generate())])
+/// let id = try object.document["_id"]
+/// ```
 public struct SinkObject: Sendable {
     /// The collection (class name).
     public var collection: String
-    /// The object; its `_id` is the primary key.
-    public var document: BSONDocument
+    /// The object as one encoded BSON document; its `_id` is the primary key.
+    public var bson: [UInt8]
 
-    /// Creates an object.
+    /// Creates an object from a document (encoded once here).
     public init(collection: String, document: BSONDocument) {
         self.collection = collection
-        self.document = document
+        self.bson = document.bsonBytes()
+    }
+
+    /// Creates an object from the bytes of one BSON document (as a segment
+    /// record holds it). They are checked when a sink reads them: invalid
+    /// bytes make the write fail, never read out of bounds.
+    public init(collection: String, bson: [UInt8]) {
+        self.collection = collection
+        self.bson = bson
+    }
+
+    /// The object decoded (for sinks that work on documents).
+    /// - Throws: ``BSONError`` if the bytes are not one valid BSON document.
+    public var document: BSONDocument {
+        get throws(BSONError) { try BSONDocument(bson: bson) }
     }
 }
 

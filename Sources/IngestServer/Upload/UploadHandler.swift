@@ -126,32 +126,51 @@ public final class UploadHandler: Sendable {
     }
 
     private func ingest(_ segment: ParsedSegment, key: SegmentKey, into app: IngestApp) throws(UploadError) -> HTTPResponse {
-        // Decode every record; an undecodable one is rejected, not fatal.
-        var decoded: [BSONDocument?] = []
+        let records = segment.records
+        // Most records are proven valid straight from their bytes against the
+        // current schema, without building a document. The others are decoded
+        // and go through development-mode growth and the full validation,
+        // which words the violations. Growth is additive, so a record proven
+        // valid stays valid against a grown schema, and needs nothing added.
+        let current = app.schema
+        var proven = [Bool](repeating: false, count: records.count)
+        // Consecutive records mostly share a collection: prepare its check once per run.
+        var lookedUp: (collection: String, check: ObjectSchema.QuickCheck?)?
+        for (position, record) in records.enumerated() {
+            let check: ObjectSchema.QuickCheck?
+            if let lookedUp, lookedUp.collection == record.collection {
+                check = lookedUp.check
+            } else {
+                check = current[record.collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
+                lookedUp = (record.collection, check)
+            }
+            guard let check else { continue }
+            proven[position] = check.isCertainlyValid(bson: record.document)
+        }
+
+        // Decode the rest; an undecodable one is rejected, not fatal.
+        var decoded: [(position: Int, document: BSONDocument)] = []
         var rejections: [Int: UploadReport.Rejection] = [:]
-        decoded.reserveCapacity(segment.records.count)
-        for (position, record) in segment.records.enumerated() {
+        for (position, record) in records.enumerated() where !proven[position] {
             do {
-                decoded.append(try BSONDocument(bson: record.document))
+                decoded.append((position, try BSONDocument(bson: record.document)))
             } catch {
-                decoded.append(nil)
                 rejections[position] = UploadReport.Rejection(
                     index: record.index, transaction: segment.transactionNumbers[position], collection: record.collection,
                     id: nil, code: "invalidBSON", reason: "the record is not a valid BSON document: \(error.description)")
             }
         }
-
-        var valid: [(collection: String, document: BSONDocument)] = []
-        for (position, document) in decoded.enumerated() {
-            if let document { valid.append((segment.records[position].collection, document)) }
+        let schema: Schema
+        if decoded.isEmpty {
+            schema = current
+        } else {
+            let valid = decoded.map { (collection: records[$0.position].collection, document: $0.document) }
+            schema = try sinkCall(app, { () throws(SinkError) in
+                try app.schemaForUpload(records: valid, clientSchema: segment.clientSchema, log: log)
+            })
         }
-        let schema = try sinkCall(app, { () throws(SinkError) in
-            try app.schemaForUpload(records: valid, clientSchema: segment.clientSchema, log: log)
-        })
-
-        for (position, document) in decoded.enumerated() {
-            guard let document else { continue }
-            let record = segment.records[position]
+        for (position, document) in decoded {
+            let record = records[position]
             if let reason = Self.check(document, collection: record.collection, schema: schema, app: app) {
                 rejections[position] = UploadReport.Rejection(
                     index: record.index, transaction: segment.transactionNumbers[position], collection: record.collection,
@@ -159,26 +178,34 @@ public final class UploadHandler: Sendable {
             }
         }
 
-        // A transaction is all or nothing: one rejected object rejects the rest of it.
-        var rejectedTransactions: [UInt64: Int] = [:]
-        for (_, rejection) in rejections where rejectedTransactions[rejection.transaction] == nil {
-            rejectedTransactions[rejection.transaction] = rejection.index
-        }
         var objects: [SinkObject] = []
-        objects.reserveCapacity(decoded.count - rejections.count)
+        objects.reserveCapacity(records.count - rejections.count)
         var allRejections: [UploadReport.Rejection] = []
-        for (position, document) in decoded.enumerated() {
-            let record = segment.records[position]
-            let transaction = segment.transactionNumbers[position]
-            if let rejection = rejections[position] {
-                allRejections.append(rejection)
-            } else if let culprit = rejectedTransactions[transaction] {
-                allRejections.append(UploadReport.Rejection(
-                    index: record.index, transaction: transaction, collection: record.collection, id: document?["_id"],
-                    code: "transactionRejected",
-                    reason: "object \(culprit) of the same write transaction was rejected; a transaction is stored whole or not at all"))
-            } else if let document {
-                objects.append(SinkObject(collection: record.collection, document: document))
+        if rejections.isEmpty {
+            for record in records { objects.append(SinkObject(collection: record.collection, bson: record.document)) }
+        } else {
+            // A transaction is all or nothing: one rejected object rejects the rest of it.
+            var rejectedTransactions: [UInt64: Int] = [:]
+            for position in rejections.keys.sorted() {
+                let rejection = rejections[position]!
+                if rejectedTransactions[rejection.transaction] == nil { rejectedTransactions[rejection.transaction] = rejection.index }
+            }
+            var documents: [Int: BSONDocument] = [:]
+            for (position, document) in decoded { documents[position] = document }
+            for (position, record) in records.enumerated() {
+                let transaction = segment.transactionNumbers[position]
+                if let rejection = rejections[position] {
+                    allRejections.append(rejection)
+                } else if let culprit = rejectedTransactions[transaction] {
+                    // Proven records were not decoded: decode for the `_id` of the report.
+                    let id = documents[position]?["_id"] ?? (try? BSONDocument(bson: record.document))?["_id"]
+                    allRejections.append(UploadReport.Rejection(
+                        index: record.index, transaction: transaction, collection: record.collection, id: id,
+                        code: "transactionRejected",
+                        reason: "object \(culprit) of the same write transaction was rejected; a transaction is stored whole or not at all"))
+                } else {
+                    objects.append(SinkObject(collection: record.collection, bson: record.document))
+                }
             }
         }
 

@@ -7,6 +7,8 @@
 //   sync-client-child backlog N       logs in, prints "logged-in", waits for a line on stdin, commits N
 //                                     readings, then prints "rss <KiB>" every 0.25 s for 3 s while the
 //                                     session retries (the test stops the server first)
+//   sync-client-child soak S D        the soak test's client (Soak.swift): commits numbered
+//                                     transactions from seq S with durability D until told to stop
 //
 // The app id comes from $APP_ID, the server from $DATAINGEST_BASE_URL and the
 // metadata directory from the current directory (App.Configuration's defaults).
@@ -158,6 +160,11 @@ case "backlog":
         print("failed: \(error)")
         finish(1)
     }
+
+case "soak":
+    let firstSeq = Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 0
+    let durability = CommandLine.arguments.dropFirst(3).first ?? "interval"
+    finish(await runSoak(appId: INSERT_APP_ID_HERE, firstSeq: firstSeq, durability: durability))
 
 case "drain":
     guard let user = app.currentUser else {

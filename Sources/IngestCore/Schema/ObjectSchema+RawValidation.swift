@@ -1,0 +1,128 @@
+extension ObjectSchema {
+    /// The server's fast path: whether the encoded document `bson` is
+    /// certainly a valid object of this class, checked straight from the
+    /// bytes without decoding it into a ``BSONDocument``.
+    ///
+    /// True means two things: the bytes are one valid BSON document (checked
+    /// exactly as `BSONDocument(bson:)` checks them), and every field is a
+    /// distinct property of this class holding a single scalar value of its
+    /// type (or null where optional) with every required property present, so
+    /// that ``validate(_:in:)`` would report no violations. False means only
+    /// "not proven": decode the document and validate it fully to learn
+    /// whether it is valid and why not. The answer never depends on the path.
+    /// For many documents, prepare a ``QuickCheck`` once instead.
+    ///
+    /// ```swift
+    /// if !sensorSchema.isCertainlyValid(bson: raw) {
+    ///     let violations = sensorSchema.validate(try BSONDocument(bson: raw), in: schema)
+    /// }
+    /// ```
+    public func isCertainlyValid(bson: UnsafeRawBufferPointer) -> Bool {
+        QuickCheck(self).isCertainlyValid(bson: bson)
+    }
+
+    /// ``isCertainlyValid(bson:)`` over an array of bytes.
+    public func isCertainlyValid(bson: [UInt8]) -> Bool {
+        bson.withUnsafeBytes { isCertainlyValid(bson: $0) }
+    }
+
+    /// ``ObjectSchema/isCertainlyValid(bson:)`` prepared once for a class:
+    /// property names in one buffer, types as plain values, the required set
+    /// as a bit mask, so that checking a document allocates nothing.
+    ///
+    /// ```swift
+    /// let check = ObjectSchema.QuickCheck(sensorSchema)
+    /// let proven = records.map { check.isCertainlyValid(bson: $0) }
+    /// ```
+    public struct QuickCheck: Sendable {
+        private struct Slot: Sendable {
+            var type: PropertyType
+            /// A single scalar (not an object, not mixed): the quick pass can judge it.
+            var judged: Bool
+            var isOptional: Bool
+        }
+
+        private let keys: BSONKeyTable
+        private let slots: [Slot]
+        /// Bit i: property i is a required single value.
+        private let required: UInt64
+        /// More than 64 properties: never proven (the full check decides).
+        private let tooMany: Bool
+
+        /// Prepares the check for `object`.
+        public init(_ object: ObjectSchema) {
+            let properties = object.properties
+            keys = BSONKeyTable(properties.map(\.name))
+            slots = properties.map {
+                Slot(type: $0.type, judged: $0.collection == .single && $0.type != .object && $0.type != .mixed,
+                     isOptional: $0.isOptional)
+            }
+            tooMany = properties.count > 64
+            var required: UInt64 = 0
+            for (index, property) in properties.enumerated().prefix(64)
+            where property.collection == .single && !property.isOptional {
+                required |= 1 << UInt64(index)
+            }
+            self.required = required
+        }
+
+        /// See ``ObjectSchema/isCertainlyValid(bson:)``.
+        public func isCertainlyValid(bson: UnsafeRawBufferPointer) -> Bool {
+            guard !tooMany else { return false }
+            var seen: UInt64 = 0
+            var valid = true
+            var position = 0
+            do {
+                try BSONDocument.forEachElement(in: bson) { element in
+                    defer { position += 1 }
+                    guard valid else { return }   // keep iterating: the bytes must still be checked whole
+                    guard let index = keys.index(of: element, hint: position) else {
+                        valid = false
+                        return
+                    }
+                    let bit: UInt64 = 1 << UInt64(index)
+                    let slot = slots[index]
+                    guard seen & bit == 0, slot.judged else {
+                        valid = false
+                        return
+                    }
+                    seen |= bit
+                    if element.type == .null {
+                        if !slot.isOptional { valid = false }
+                        return
+                    }
+                    if !Self.matches(element, slot.type) { valid = false }
+                }
+            } catch {
+                return false
+            }
+            return valid && seen & required == required
+        }
+
+        /// ``isCertainlyValid(bson:)`` over an array of bytes.
+        public func isCertainlyValid(bson: [UInt8]) -> Bool {
+            bson.withUnsafeBytes { isCertainlyValid(bson: $0) }
+        }
+
+        /// Whether a non-null element is an accepted form of the scalar `type`
+        /// (the rules of the validator's `matches`, read from the bytes), with
+        /// floats in range.
+        private static func matches(_ element: BSONElement, _ type: PropertyType) -> Bool {
+            switch (type, element.type) {
+            case (.bool, .bool), (.int, .int64), (.int, .int32), (.double, .double),
+                 (.string, .string), (.date, .datetime), (.decimal128, .decimal128), (.objectId, .objectId):
+                return true
+            case (.float, .double):
+                guard let number = element.double else { return false }
+                return !(number.isFinite && abs(number) > Double(Float.greatestFiniteMagnitude))
+            case (.data, .binary):
+                return element.binarySubtype == BSONBinary.Subtype.generic
+            case (.uuid, .binary):
+                // The declared length is the payload's: subtype 4 has no inner length.
+                return element.binarySubtype == BSONBinary.Subtype.uuid && element.binaryDeclaredLength == 16
+            default:
+                return false
+            }
+        }
+    }
+}
