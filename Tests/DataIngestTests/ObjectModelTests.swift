@@ -177,6 +177,25 @@ private let expectedFullReading: BSONDocument = [
         #expect(transactions[0].bytes == transactions[2].bytes)
     }
 
+    @Test func aDictionaryMayNameAPropertyByItsStoredNameAndTheSwiftNameWins() throws {
+        let directory = try TemporaryDirectory()
+        let sink = MemorySink()
+        let realm = try Realm(configuration: syncedConfiguration([FullReading.self], in: directory, sink: sink))
+        let otherId = ObjectId.generate()
+        var byStoredName = makeFullReadingDictionary()
+        byStoredName["id"] = nil
+        byStoredName["_id"] = fixedId
+        var byBothNames = makeFullReadingDictionary()
+        byBothNames["_id"] = otherId
+        // Two transactions: both objects get the primary key fixedId.
+        try realm.write { realm.create(FullReading.self, value: byStoredName) }
+        try realm.write { realm.create(FullReading.self, value: byBothNames) }
+        let documents = try sink.documents()
+        #expect(documents.count == 2)
+        #expect(documents.first?.document == expectedFullReading)
+        #expect(documents.last?.document == expectedFullReading)
+    }
+
     @Test func missingValuesTakeDefaultsNilsEmptyCollectionsAndANewId() throws {
         let directory = try TemporaryDirectory()
         let sink = MemorySink()

@@ -65,6 +65,25 @@ public final class Realm {
     struct TransactionKey: Hashable {
         var type: ObjectIdentifier
         var key: PrimaryKeyValue
+
+        /// One combined word for the common keys instead of one `combine`
+        /// per part (type, case, each word of the value): the set is
+        /// checked once per created object.
+        func hash(into hasher: inout Hasher) {
+            let type = UInt64(UInt(bitPattern: self.type))
+            switch key {
+            case .objectId(let id):
+                let word = id.withBytes { raw in
+                    raw.loadUnaligned(as: UInt64.self) ^ UInt64(raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) &* 0x9E37_79B9_7F4A_7C15
+                }
+                hasher.combine(word ^ type)
+            case .int(let value):
+                hasher.combine(UInt64(bitPattern: value) ^ type)
+            case .string, .uuid:
+                hasher.combine(type)
+                hasher.combine(key)
+            }
+        }
     }
 
     /// Opens a realm, checking the configuration rules and the schema.

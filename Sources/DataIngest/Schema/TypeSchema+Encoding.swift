@@ -21,6 +21,11 @@ extension TypeSchema {
         // Failing casts between a dictionary and a class are slow (the
         // runtime looks for bridging conformances), so the value's dynamic
         // type picks which cast to try.
+        // The usual dictionary first, by an exact type match (no runtime
+        // cast); the metatype comparison keeps this cheap for instances.
+        if Swift.type(of: value) == [String: Any].self, let dictionary = exactly(value, as: [String: Any].self) {
+            return try encodeDocument(dictionary: dictionary, path: path, into: &encoder)
+        }
         let isClass = Swift.type(of: value) is AnyClass
         if isClass, let object = value as? ObjectBase,
            Swift.type(of: object) == self.type || isSubclass(Swift.type(of: object)) {
@@ -47,6 +52,85 @@ extension TypeSchema {
     }
 
     private func encodeDocument(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
+        guard codecs.count <= 64 else { return try encodeDocumentByLookup(dictionary: dictionary, path: path, into: &encoder) }
+        // One pass over the dictionary matches each key to its property
+        // (by length, then bytes: no hashing), remembering where the value
+        // is; a second pass encodes in property order. Hashed lookups of
+        // every property name cost more than the rest of create together.
+        typealias Slot = Dictionary<String, Any>.Index
+        return try withUnsafeTemporaryAllocation(of: Slot.self, capacity: codecs.count) { (slots) throws(RealmError) -> PrimaryKeyValue? in
+            var given: UInt64 = 0    // bit n: property n has a value in slots[n]
+            var bySwiftName: UInt64 = 0 // bit n: that value was given under the Swift name
+            var unknown: String?
+            var index = dictionary.startIndex
+            while index != dictionary.endIndex {
+                let key = dictionary.keys[index]
+                if let match = createKeyMatch(key) {
+                    let bit = UInt64(1) << UInt64(match.codec)
+                    // The Swift name wins when both names are given, as with lookups by name.
+                    if given & bit == 0 {
+                        (slots.baseAddress.unsafelyUnwrapped + match.codec).initialize(to: index)
+                        given |= bit
+                        if match.isSwiftName { bySwiftName |= bit }
+                    } else if match.isSwiftName && bySwiftName & bit == 0 {
+                        slots[match.codec] = index
+                        bySwiftName |= bit
+                    }
+                } else if unknown == nil {
+                    unknown = key
+                }
+                dictionary.formIndex(after: &index)
+            }
+            // Indices are trivial values: the slots need no deinitialization.
+            let start = encoder.beginDocument()
+            let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+            var primaryKey: PrimaryKeyValue?
+            for position in codecs.indices {
+                let codec = codecs[position]
+                if given & (UInt64(1) << UInt64(position)) != 0 {
+                    let value = dictionary.values[slots[position]]
+                    try codec.encode(createValue: value, path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
+                    if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: value) }
+                } else {
+                    try codec.encodeMissing(prototype: prototypeBase, className: className, into: &encoder)
+                }
+            }
+            if let unknown {
+                throw RealmError.unknownProperty(className: className, path: path(), property: unknown, known: codecs.map(\.swiftName))
+            }
+            encoder.endDocument(start)
+            return primaryKey
+        }
+    }
+
+    /// The property a `create` dictionary key names: a linear scan over the
+    /// names of the (few) properties, comparing lengths before bytes.
+    @inline(__always)
+    private func createKeyMatch(_ key: String) -> (codec: Int, isSwiftName: Bool)? {
+        let length = key.utf8.count
+        // Through the buffer's pointee (a borrow): iterating the array
+        // would copy each entry, retaining its name. Bytes are compared
+        // directly: `==` on strings goes through Unicode-aware comparison.
+        let found = key.utf8.withContiguousStorageIfAvailable { keyBytes in
+            createKeys.withUnsafeBufferPointer { candidates -> (codec: Int, isSwiftName: Bool)? in
+                guard let first = candidates.baseAddress else { return nil }
+                for offset in 0..<candidates.count {
+                    let candidate = first + offset
+                    if candidate.pointee.length == length && candidate.pointee.hasBytes(keyBytes) {
+                        return (candidate.pointee.codec, candidate.pointee.isSwiftName)
+                    }
+                }
+                return nil
+            }
+        }
+        if let found { return found }
+        // Strings without contiguous UTF-8 (bridged ones): compare as strings.
+        return createKeys.first { $0.name == key }.map { ($0.codec, $0.isSwiftName) }
+    }
+
+    /// The general path of ``encodeDocument(dictionary:path:into:)``, for
+    /// types with more than 64 properties: one hashed lookup per property.
+    private func encodeDocumentByLookup(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
         let start = encoder.beginDocument()
         let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var matched = 0

@@ -15,6 +15,8 @@ final class TypeSchema {
     let codecs: [PropertyCodec]
     /// Swift names and stored names to codec index.
     let codecIndex: [String: Int]
+    /// The same names as a list, for matching `create` dictionary keys.
+    let createKeys: [CreateKey]
     let primaryKeyIndex: Int?
     /// Holds the declared default values.
     let prototype: ObjectBase
@@ -70,6 +72,14 @@ final class TypeSchema {
         if let failure { throw failure }
         self.codecs = codecs
         codecIndex = index
+        var createKeys: [CreateKey] = []
+        for (position, codec) in codecs.enumerated() {
+            createKeys.append(CreateKey(name: codec.swiftName, codec: position, isSwiftName: true))
+            if codec.storedName != codec.swiftName {
+                createKeys.append(CreateKey(name: codec.storedName, codec: position, isSwiftName: false))
+            }
+        }
+        self.createKeys = createKeys
         primaryKeyIndex = codecs.firstIndex(where: { $0.options.contains(.primaryKey) })
         referencedTypes = referenced
         objectSchema = ObjectSchema(className: className, kind: kind, properties: properties)
@@ -91,6 +101,48 @@ final class TypeSchema {
             if let raced = cache[key] { return raced }
             cache[key] = derived
             return derived
+        }
+    }
+}
+
+/// A name `create(_:value:)` accepts for a property: its Swift name or its
+/// stored name, with the UTF-8 length to compare first.
+struct CreateKey {
+    let name: String
+    let length: Int
+    /// The name's UTF-8.
+    let bytes: [UInt8]
+    /// The property's index in ``TypeSchema/codecs``.
+    let codec: Int
+    let isSwiftName: Bool
+
+    init(name: String, codec: Int, isSwiftName: Bool) {
+        self.name = name
+        self.bytes = Array(name.utf8)
+        self.length = bytes.count
+        self.codec = codec
+        self.isSwiftName = isSwiftName
+    }
+
+    /// Whether `other` (of the same length) holds the name's UTF-8: eight
+    /// bytes at a time, then the rest.
+    @inline(__always)
+    func hasBytes(_ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.withUnsafeBytes { mine in
+            guard mine.count == other.count else { return false }
+            guard let theirs = other.baseAddress, let base = mine.baseAddress else { return mine.count == 0 }
+            let raw = UnsafeRawPointer(theirs)
+            var index = 0
+            while index + 8 <= mine.count {
+                if base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    != raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) { return false }
+                index += 8
+            }
+            while index < mine.count {
+                if base.load(fromByteOffset: index, as: UInt8.self) != raw.load(fromByteOffset: index, as: UInt8.self) { return false }
+                index += 1
+            }
+            return true
         }
     }
 }

@@ -332,6 +332,13 @@ struct BSONDecoder {
             throw BSONError(code: .missingTerminator, offset: nul,
                             message: "\(what()) is not NUL-terminated where its length says it ends")
         }
+        // Usually no NUL inside: one validating pass up to the terminator.
+        // With embedded NULs (valid in BSON strings) the C string stops
+        // early; then the whole range is validated on its own.
+        if let text = cStringText(at: start), text.utf8.count == nul - start {
+            offset = nul + 1
+            return text
+        }
         let text = try utf8(from: start, to: nul, what: what())
         offset = nul + 1
         return text
@@ -342,9 +349,23 @@ struct BSONDecoder {
     func cString(at offset: inout Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
         let start = offset
         let nul = try findNul(from: start, limit: limit, what: what())
-        let text = try utf8(from: start, to: nul, what: what())
+        guard let text = cStringText(at: start) else {
+            throw BSONError(code: .invalidUTF8, offset: start, message: "\(what()) is not valid UTF-8")
+        }
         offset = nul + 1
         return text
+    }
+
+    /// The validated UTF-8 text from `start` up to the first NUL, which the
+    /// caller has found before the end of `bytes`; nil if it is not valid
+    /// UTF-8. One pass: the standard library validates (strictly: no
+    /// overlong forms, surrogates or values above U+10FFFF) while it builds
+    /// the string, where checking first and then calling `String(decoding:)`
+    /// validates twice. (`String(validating:as:)` would do the same but is
+    /// generic and runs unspecialized.)
+    @inline(__always)
+    func cStringText(at start: Int) -> String? {
+        String(validatingCString: (bytes.baseAddress.unsafelyUnwrapped + start).assumingMemoryBound(to: CChar.self))
     }
 
     @inline(__always)

@@ -275,12 +275,16 @@ struct UncheckedBSONEncoder {
     var position: Int
     let limit: Int
     var error: BSONError?
+    /// Added to `position` in error offsets, when `base` is not the start
+    /// of the caller's buffer.
+    let origin: Int
 
-    init(base: UnsafeMutableRawPointer, position: Int, limit: Int) {
+    init(base: UnsafeMutableRawPointer, position: Int, limit: Int, origin: Int = 0) {
         self.base = base
         self.position = position
         self.limit = limit
         self.error = nil
+        self.origin = origin
     }
 
     @inline(__always) mutating func byte(_ value: UInt8) {
@@ -326,34 +330,101 @@ struct UncheckedBSONEncoder {
     }
 
     /// int32 length (with the NUL), UTF-8, NUL.
-    @inline(__always) mutating func string(_ value: String) {
+    @inline(__always) mutating func string(_ value: borrowing String) {
         withUTF8(value) { utf8 in
-            int32(Int32(truncatingIfNeeded: utf8.count + 1))
-            bytes(UnsafeRawBufferPointer(utf8))
+            let count = utf8.count
+            int32(Int32(truncatingIfNeeded: count + 1))
+            assert(position + count + 1 <= limit, "BSON size computed too small")
+            if let source = utf8.baseAddress {
+                if count <= 64 {
+                    _ = Self.copyShort(from: UnsafeRawPointer(source), to: base + position, count: count)
+                } else {
+                    (base + position).copyMemory(from: source, byteCount: count)
+                }
+            }
+            position += count
         }
         byte(0)
     }
 
-    mutating func cString(_ text: String) {
+    /// Keys and regular expressions: the UTF-8 and a NUL. A NUL inside
+    /// cannot be encoded: the text is cut there and ``error`` records it.
+    @inline(__always) mutating func cString(_ text: borrowing String) {
         withUTF8(text) { utf8 in
-            guard let start = utf8.baseAddress else { return }
-            if let nul = BSONDecoder.firstNul(in: UnsafeRawPointer(start), count: utf8.count) {
-                if error == nil {
-                    error = BSONError(code: .nulInCString, offset: position,
-                                      message: "the key or regular expression \(String(decoding: utf8, as: UTF8.self).debugDescription) contains a NUL byte, which BSON cannot encode; it was cut at the NUL")
-                }
-                bytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[..<nul])))
+            let count = utf8.count
+            guard let source = utf8.baseAddress else { return }
+            assert(position + count + 1 <= limit, "BSON size computed too small")
+            if Self.copyShort(from: UnsafeRawPointer(source), to: base + position, count: count) {
+                cutAtNul(utf8)
             } else {
-                bytes(UnsafeRawBufferPointer(utf8))
+                position += count
             }
         }
         byte(0)
     }
 
+    /// The rare path of ``cString(_:)``: writes `utf8` up to its first NUL
+    /// and records the problem.
+    @inline(never)
+    mutating func cutAtNul(_ utf8: UnsafeBufferPointer<UInt8>) {
+        let nul = BSONDecoder.firstNul(in: UnsafeRawPointer(utf8.baseAddress.unsafelyUnwrapped), count: utf8.count) ?? utf8.count
+        if error == nil {
+            error = BSONError(code: .nulInCString, offset: origin + position,
+                              message: "the key or regular expression \(String(decoding: utf8, as: UTF8.self).debugDescription) contains a NUL byte, which BSON cannot encode; it was cut at the NUL")
+        }
+        bytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[..<nul])))
+    }
+
+    /// Copies `count` bytes eight at a time (overlapping the last word
+    /// instead of finishing byte by byte): keys and short strings are
+    /// cheaper to copy inline than through a `memcpy` call. Returns whether
+    /// the bytes contain a NUL, which it finds on the way.
+    @inline(__always)
+    static func copyShort(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int) -> Bool {
+        @inline(__always) func zeroBytes(_ word: UInt64) -> UInt64 {
+            // A high bit for each zero byte (and none if there is none).
+            (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+        }
+        if count >= 8 {
+            if count > 64 {
+                destination.copyMemory(from: source, byteCount: count)
+                return BSONDecoder.firstNul(in: source, count: count) != nil
+            }
+            var found: UInt64 = 0
+            var index = 0
+            while index + 8 <= count {
+                let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                destination.storeBytes(of: word, toByteOffset: index, as: UInt64.self)
+                found |= zeroBytes(word)
+                index += 8
+            }
+            if index < count {
+                let word = source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                destination.storeBytes(of: word, toByteOffset: count - 8, as: UInt64.self)
+                found |= zeroBytes(word)
+            }
+            return found != 0
+        }
+        if count >= 4 {
+            let first = source.loadUnaligned(as: UInt32.self)
+            let last = source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            destination.storeBytes(of: first, as: UInt32.self)
+            destination.storeBytes(of: last, toByteOffset: count - 4, as: UInt32.self)
+            return zeroBytes(UInt64(first) << 32 | UInt64(last)) != 0
+        }
+        var found = false
+        for index in 0..<count {
+            let byte = source.load(fromByteOffset: index, as: UInt8.self)
+            destination.storeBytes(of: byte, toByteOffset: index, as: UInt8.self)
+            found = found || byte == 0
+        }
+        return found
+    }
+
     /// The UTF-8 of `text`, without copying native strings.
-    @inline(__always) func withUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    @inline(__always) func withUTF8<R>(_ text: borrowing String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-        var copy = text
+        var copy = copy text
         return copy.withUTF8(body)
     }
 
@@ -380,12 +451,17 @@ struct UncheckedBSONEncoder {
         byte(0)
     }
 
-    mutating func document(_ document: BSONDocument) {
+    mutating func document(_ document: borrowing BSONDocument) {
         let start = position
         int32(0)
+        // Through `pointee`, which borrows: subscripting the buffer would
+        // copy each field (retains and an outlined copy of the enum).
         document.fields.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                element(fields[index].key, fields[index].value)
+            guard var field = fields.baseAddress else { return }
+            let end = field + fields.count
+            while field < end {
+                element(field.pointee.key, field.pointee.value)
+                field += 1
             }
         }
         byte(0)
@@ -407,10 +483,13 @@ struct UncheckedBSONEncoder {
         case .array(let values):
             let start = position
             int32(0)
-            for index in values.indices {
-                byte(values[index].type.rawValue)
-                indexKey(index)
-                body(values[index])
+            values.withUnsafeBufferPointer { values in
+                guard let first = values.baseAddress else { return }
+                for index in values.indices {
+                    byte((first + index).pointee.type.rawValue)
+                    indexKey(index)
+                    body((first + index).pointee)
+                }
             }
             byte(0)
             patchInt32(Int32(truncatingIfNeeded: position - start), at: start)
@@ -473,21 +552,35 @@ extension BSONDocument {
     /// doc.appendBSON(to: &buffer)
     /// ```
     public func appendBSON(to buffer: inout [UInt8]) {
-        BSONWriter.withWriter(appendingTo: &buffer) { writer in
-            writer.appendDocumentBody(self)
-        }
+        _ = encode(appendingTo: &buffer)
     }
 
     /// The BSON encoding of this document, or an error if a key or regular
     /// expression contains a NUL byte (which BSON cannot represent).
     public func checkedBSONBytes() throws(BSONError) -> [UInt8] {
         var buffer: [UInt8] = []
-        let error = BSONWriter.withWriter(appendingTo: &buffer) { writer in
-            writer.appendDocumentBody(self)
-            return writer.error
-        }
-        if let error { throw error }
+        if let error = encode(appendingTo: &buffer) { throw error }
         return buffer
+    }
+
+    /// Appends the encoding to `buffer`: the exact size first, then plain
+    /// stores into the array's new (uninitialized) capacity, so the array
+    /// is neither zero-filled nor checked per byte. Returns the first key
+    /// or regular expression that had to be cut at a NUL.
+    func encode(appendingTo buffer: inout [UInt8]) -> BSONError? {
+        let size = encodedSize
+        let origin = buffer.count
+        var problem: BSONError?
+        buffer.append(addingCapacity: size) { span in
+            span.withUnsafeMutableBufferPointer { memory, initialized in
+                var encoder = UncheckedBSONEncoder(base: UnsafeMutableRawPointer(memory.baseAddress.unsafelyUnwrapped),
+                                                   position: 0, limit: size, origin: origin)
+                encoder.document(self)
+                initialized = encoder.position
+                problem = encoder.error
+            }
+        }
+        return problem
     }
 
     /// The size of this document's encoding in bytes (an upper bound if a
@@ -496,8 +589,11 @@ extension BSONDocument {
         // Through the buffer: reading `fields[i]` would copy each value.
         fields.withUnsafeBufferPointer { fields in
             var size = 5
-            for index in fields.indices {
-                size += 2 + fields[index].key.utf8.count + fields[index].value.encodedBodySize
+            guard var field = fields.baseAddress else { return size }
+            let end = field + fields.count
+            while field < end {
+                size += 2 + field.pointee.key.utf8.count + field.pointee.value.encodedBodySize
+                field += 1
             }
             return size
         }
@@ -512,8 +608,11 @@ extension BSON {
         case .string(let value), .javascript(let value), .symbol(let value): 5 + value.utf8.count
         case .document(let value): value.encodedSize
         case .array(let values):
-            values.indices.reduce(5) { size, index in
-                size + 2 + Self.decimalDigits(index) + values[index].encodedBodySize
+            values.withUnsafeBufferPointer { values in
+                guard let first = values.baseAddress else { return 5 }
+                return values.indices.reduce(5) { size, index in
+                    size + 2 + Self.decimalDigits(index) + (first + index).pointee.encodedBodySize
+                }
             }
         case .binary(let value): 5 + value.bytes.count + (value.subtype == BSONBinary.Subtype.binaryOld ? 4 : 0)
         case .undefined, .null, .minKey, .maxKey: 0
