@@ -125,6 +125,8 @@ fi
 # Swift's own crash backtracer would take SIGILL (a Swift runtime trap)
 # before libFuzzer's handler, which then saves no input.
 export SWIFT_BACKTRACE=enable=no
+# Leaks made inside the toolchain's own libraries, each explained in the file.
+export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan-suppressions.txt ${LSAN_OPTIONS:-}"
 
 failed=()
 for target in "${targets[@]}"; do

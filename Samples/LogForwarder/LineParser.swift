@@ -75,7 +75,10 @@ enum LineParser {
     }
 
     static func iso8601(_ text: String) -> Date? {
-        formatters.withLock { formatters in
+        // Timestamps are ASCII; Foundation's formatters trap on some non-ASCII
+        // text (a combining mark: "Incorrect range CFRange"), found by fuzzing.
+        guard isASCII(text) else { return nil }
+        return formatters.withLock { formatters in
             formatters.iso8601WithFraction.date(from: text) ?? formatters.iso8601.date(from: text)
         }
     }
@@ -197,8 +200,13 @@ enum LineParser {
                           level: severities[severity], fields: .dictionary(fields))
     }
 
+    static func isASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 < 0x80 }
+    }
+
     /// `Mmm dd hh:mm:ss` in the current year, UTC.
     static func bsdDate(_ text: String) -> Date? {
+        guard isASCII(text) else { return nil }   // see iso8601(_:)
         let normalized = text.replacingOccurrences(of: "  ", with: " ")
         return formatters.withLock { formatters in
             let year = formatters.calendar.component(.year, from: Date())
