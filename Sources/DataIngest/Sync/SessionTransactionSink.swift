@@ -3,11 +3,13 @@ import IngestCore
 /// The glue between a synced `Realm` and the user's segment store: each
 /// committed write transaction is appended to the store as one unit (all
 /// records or none) before `write {}` returns.
-// @unchecked Sendable: holds only a weak reference; the session is thread-safe.
+// @unchecked Sendable: holds only a weak reference, set once by the session's
+// init before the session is shared; the session is thread-safe.
 final class SessionTransactionSink: TransactionSink, @unchecked Sendable {
     weak var session: SyncSession?
 
-    init(session: SyncSession) { self.session = session }
+    /// A sink not yet attached: `SyncSession.init` sets `session`.
+    init() {}
 
     func commit(_ transaction: EncodedTransaction) throws {
         guard let session else {

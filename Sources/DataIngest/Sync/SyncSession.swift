@@ -48,12 +48,17 @@ public final class SyncSession: @unchecked Sendable {
     weak var user: User?
     let box = LockedBox(Mutable())
     private let openLock = Lock()
-    private(set) lazy var sink = SessionTransactionSink(session: self)
+    /// Made in `init`, not lazily: the first access of a lazy property from
+    /// two threads at once is a data race (ThreadSanitizer found it when four
+    /// threads opened realms of one user).
+    let sink: SessionTransactionSink
     var configuration: Configuration { app.configuration.sync }
 
     init(app: App, storeDirectory: String) {
         self.app = app
         self.storeDirectory = storeDirectory
+        self.sink = SessionTransactionSink()
+        sink.session = self
     }
 
     // MARK: - State
