@@ -131,23 +131,17 @@ private func readLinesPerSecond(_ path: String, expected: Int) throws -> Double 
 /// the sink's ForwardedLine table (text `_id` primary key, WITHOUT ROWID),
 /// `batch` rows per `BEGIN IMMEDIATE … COMMIT`, WAL, synchronous=FULL.
 private func directForwardedLineInserts(_ path: String, expected: Int, batch: Int, database: String) throws -> Double {
-    var db: OpaquePointer?
-    guard sqlite3_open_v2(database, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db else {
-        throw ServerBenchError("cannot open \(database)")
-    }
+    let db = try openBaselineDatabase(database, creating: """
+        CREATE TABLE "ForwardedLine" ("_id" TEXT NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
+          "source" TEXT, "offset" INTEGER, "host" TEXT, "receivedAt" INTEGER, "format" TEXT, "message" TEXT,
+          "timestamp" INTEGER, "level" TEXT, "fields" TEXT) WITHOUT ROWID
+        """)
     defer { sqlite3_close_v2(db) }
     func exec(_ sql: String) throws {
         guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
             throw ServerBenchError("sqlite: \(String(cString: sqlite3_errmsg(db))) in \(sql)")
         }
     }
-    try exec("PRAGMA journal_mode=WAL")
-    try exec("PRAGMA synchronous=FULL")
-    try exec("""
-        CREATE TABLE "ForwardedLine" ("_id" TEXT NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
-          "source" TEXT, "offset" INTEGER, "host" TEXT, "receivedAt" INTEGER, "format" TEXT, "message" TEXT,
-          "timestamp" INTEGER, "level" TEXT, "fields" TEXT) WITHOUT ROWID
-        """)
     var insert: OpaquePointer?
     guard sqlite3_prepare_v2(db, """
         INSERT INTO "ForwardedLine" ("_id", "_ingested_at", "source", "offset", "host", "receivedAt", "format", "message",

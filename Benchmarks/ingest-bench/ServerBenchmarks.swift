@@ -82,6 +82,22 @@ struct ServerBenchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// A database for a direct-insert baseline, set up as the server's SQLite sink
+/// is (WAL, synchronous=FULL), with `schema` created. The caller closes it.
+func openBaselineDatabase(_ path: String, creating schema: String) throws -> OpaquePointer {
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db else {
+        throw ServerBenchError("cannot open \(path)")
+    }
+    for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", schema]
+    where sqlite3_exec(db, sql, nil, nil, nil) != SQLITE_OK {
+        let message = String(cString: sqlite3_errmsg(db))
+        sqlite3_close_v2(db)
+        throw ServerBenchError("sqlite: \(message) in \(sql)")
+    }
+    return db
+}
+
 // MARK: - Segments
 
 /// Sealed segments (one store id per set, segment numbers 1…N, one
@@ -134,22 +150,11 @@ struct ServerBenchSegments {
 /// properties; WAL; synchronous=FULL as the sink's default), `batch` rows per
 /// `BEGIN IMMEDIATE … COMMIT`.
 private func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
-    var db: OpaquePointer?
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db else {
-        throw ServerBenchError("cannot open \(path)")
-    }
-    defer { sqlite3_close_v2(db) }
-    func exec(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw ServerBenchError("sqlite: \(String(cString: sqlite3_errmsg(db))) in \(sql)")
-        }
-    }
-    try exec("PRAGMA journal_mode=WAL")
-    try exec("PRAGMA synchronous=FULL")
-    try exec("""
+    let db = try openBaselineDatabase(path, creating: """
         CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
           "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
         """)
+    defer { sqlite3_close_v2(db) }
     var insert: OpaquePointer?
     var begin: OpaquePointer?
     var commit: OpaquePointer?
