@@ -161,18 +161,7 @@ private func backlogClient(role: String, environment: [String: String]) -> Never
             user.session.suspend()
             var config = user.flexibleSyncConfiguration()
             config.objectTypes = [SyncBenchSensor.self]
-            let realm = try Realm(configuration: config)
-            var written = 0
-            while written < count {
-                try realm.write {
-                    for _ in 0..<1000 {
-                        realm.create(SyncBenchSensor.self, value: ["_id": ObjectId.generate(), "deviceId": "WX1278UIT",
-                                                                   "temperatureInFahrenheit": 66.7, "barometricPressureInHg": 29.65,
-                                                                   "windSpeedInMph": 2])
-                    }
-                }
-                written += 1000
-            }
+            try commitWeatherSensors(count, into: Realm(configuration: config))
             finish("committed \(count) \(Double(nowNanoseconds() - start) / 1e9)", 0)
         case "drain":
             guard let user = app.currentUser else { finish("failed: no logged-in user in \(directory)", 1) }
