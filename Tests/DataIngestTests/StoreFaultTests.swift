@@ -15,10 +15,12 @@ import Glibc
         return try SegmentStore.open(configuration)
     }
 
+    /// Appending with write(2) (`preallocationBytes = 0`): ENOSPC after part
+    /// of a transaction was written.
     @Test func diskFullMidWriteFailsTheCommitAndKeepsTheStoreConsistent() throws {
         let dir = try StoreTempDirectory()
         let fs = FaultyFileSystem()
-        var store = try Self.open(dir, fs)
+        var store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
         var committed: [Int64] = []
         for id in 0..<10 {
             try TxDocument.commit(store, id: Int64(id))
@@ -39,8 +41,81 @@ import Glibc
         }
         #expect(store.counters.failedCommits == 4)
         try store.close()
-        store = try Self.open(dir, fs)
+        store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
         #expect(try StoreCheck.transactions(in: store) == committed)
+        try store.close()
+    }
+
+    /// A preallocated, memory-mapped active segment: a full disk fails the
+    /// commit that needs the file extended, with ENOSPC from `commit` (never a
+    /// SIGBUS on a store into the mapping); a whole preallocation step that
+    /// does not fit shrinks to what the commit needs first. Nothing of a failed
+    /// commit is recovered; the store continues when space returns.
+    @Test func diskFullAtPreallocationFailsTheCommitThatNeedsSpace() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        let step = 64 << 10
+        var store = try Self.open(dir, fs) { $0.preallocationBytes = step }
+        guard store.mapsActiveSegments else {
+            try store.close()
+            print("diskFullAtPreallocationFailsTheCommitThatNeedsSpace: this file system gets write(2) appends; skipped")
+            return
+        }
+        var committed: [Int64] = []
+        for id in 0..<10 {
+            try TxDocument.commit(store, id: Int64(id))
+            committed.append(Int64(id))
+        }
+        // Room for less than a step: the next extension takes a page at a time.
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        fs.faults.withLock { $0.bytesUntilFull = 2 * page }
+        var id: Int64 = 10
+        var failure: SegmentStoreError?
+        while failure == nil && id < 10_000 {
+            do {
+                try TxDocument.commit(store, id: id)
+                committed.append(id)
+            } catch let error as SegmentStoreError {
+                failure = error
+            }
+            id += 1
+        }
+        #expect(failure?.code == .io && failure?.errno == ENOSPC, "\(String(describing: failure))")
+        // The step's worth of content fitted, plus the two pages, and no more.
+        let content = store.counters.pendingBytes
+        #expect(content > step + 2 * page - 200 && content <= step + 2 * page, "\(content) bytes")
+        #expect(fs.faults.withLock { $0.bytesUntilFull } == 0)
+        #expect { try TxDocument.commit(store, id: 20_000) } throws: { ($0 as? SegmentStoreError)?.errno == ENOSPC }
+        #expect(store.counters.failedCommits == 2)
+        fs.faults.withLock { $0.bytesUntilFull = nil }
+        for id in 30_000..<30_010 {
+            try TxDocument.commit(store, id: Int64(id))
+            committed.append(Int64(id))
+        }
+        try store.close()
+        store = try Self.open(dir, fs) { $0.preallocationBytes = step }
+        #expect(try StoreCheck.transactions(in: store) == committed)
+        try store.close()
+    }
+
+    /// A store closed while its active segment cannot be sealed (a full disk)
+    /// keeps it, cut back to its content, for the next open.
+    @Test func closingWithAnUnsealableActiveSegmentTrimsItsPreallocation() throws {
+        let dir = try StoreTempDirectory()
+        let fs = FaultyFileSystem()
+        var store = try Self.open(dir, fs) { $0.preallocationBytes = 64 << 10 }
+        for id in 0..<20 { try TxDocument.commit(store, id: Int64(id)) }
+        let size = store.counters.pendingBytes
+        fs.faults.withLock { $0.bytesUntilFull = 0 }
+        #expect { try store.close() } throws: { ($0 as? SegmentStoreError)?.errno == ENOSPC }
+        fs.faults.withLock { $0.bytesUntilFull = nil }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.sub("store"))
+        let activeName = try #require(names.first { $0.hasSuffix(".active") })
+        var info = stat()
+        #expect(stat(dir.sub("store/" + activeName), &info) == 0 && Int(info.st_size) == size)
+        store = try Self.open(dir, fs)
+        #expect(try StoreCheck.transactions(in: store) == (0..<20).map(Int64.init))
+        #expect(store.quarantineReports().isEmpty)
         try store.close()
     }
 
@@ -49,7 +124,7 @@ import Glibc
     @Test func diskFullInsideALargeTransaction() throws {
         let dir = try StoreTempDirectory()
         let fs = FaultyFileSystem()
-        var store = try Self.open(dir, fs)
+        var store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
         func bigCommit(_ id: Int64) throws {
             try store.commit { tx in
                 for k in 0..<1_000 { try tx.append(collection: "Tx", document: TxDocument.make(id: id, k: Int32(k), n: 1_000)) }
@@ -79,7 +154,7 @@ import Glibc
         let dir = try StoreTempDirectory()
         let fs = FaultyFileSystem()
         fs.faults.withLock { $0.maxWriteSize = 7 }
-        let store = try Self.open(dir, fs)
+        let store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
         for id in 0..<50 { try TxDocument.commit(store, id: Int64(id)) }
         #expect(try StoreCheck.transactions(in: store) == (0..<50).map(Int64.init))
         #expect(fs.faults.withLock { $0.writes } > 100)
@@ -89,7 +164,7 @@ import Glibc
     @Test func failedTruncateAfterAFailedWriteStillRecovers() throws {
         let dir = try StoreTempDirectory()
         let fs = FaultyFileSystem()
-        var store = try Self.open(dir, fs)
+        var store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
         for id in 0..<5 { try TxDocument.commit(store, id: Int64(id)) }
         fs.faults.withLock {
             $0.bytesUntilFull = 25

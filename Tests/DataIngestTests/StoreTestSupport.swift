@@ -111,6 +111,7 @@ final class FaultyFileSystem: StoreFileSystem, @unchecked Sendable {  // state i
         var failSync = false
         var failTruncate = false
         var writes = 0
+        var allocations = 0
     }
     let faults = LockedBox(Faults())
     let real = PosixFileSystem()
@@ -143,4 +144,16 @@ final class FaultyFileSystem: StoreFileSystem, @unchecked Sendable {  // state i
     }
 
     func rename(_ from: String, _ to: String) -> Int32 { real.rename(from, to) }
+
+    /// Preallocation takes room like a write, all or nothing (as `posix_fallocate`).
+    func allocate(_ fd: Int32, offset: Int, length: Int) -> Int32 {
+        let allowed: Bool = faults.withLock { f in
+            f.allocations += 1
+            guard let left = f.bytesUntilFull else { return true }
+            guard length <= left else { return false }
+            f.bytesUntilFull = left - length
+            return true
+        }
+        return allowed ? real.allocate(fd, offset: offset, length: length) : -ENOSPC
+    }
 }

@@ -105,7 +105,7 @@ import Glibc
         let source = try SegmentStore.open(Self.configuration(dir))
         for id in 0..<2 { try TxDocument.commit(source, id: Int64(id)) }  // the last has 2 records
         let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
-        let bytes = [UInt8](FileManager.default.contents(atPath: dir.sub("store/" + activeName))!)
+        var bytes = [UInt8](FileManager.default.contents(atPath: dir.sub("store/" + activeName))!)
         try source.close()
         // Where transaction 2 starts: after the commit frame of transaction 1.
         let reader = try SegmentReader(source: MemoryByteSource(bytes), requiresEnd: false)
@@ -113,6 +113,8 @@ import Glibc
         while let event = try reader.next() {
             if case .commit(let c) = event, c.recordCount == 1 { lastStart = reader.offsetAfterLastCommit }
         }
+        // The stream ends at the preallocated, unwritten space after its last commit.
+        bytes = Array(bytes[..<reader.offsetAfterLastCommit])
         #expect(lastStart > 0 && lastStart < bytes.count)
         for cut in lastStart...bytes.count {
             let caseDir = dir.sub("cut-\(cut)")
@@ -126,6 +128,94 @@ import Glibc
             try store.close()
             try FileManager.default.removeItem(atPath: caseDir)
         }
+    }
+
+    /// What `kill -9` can leave in a preallocated, memory-mapped active
+    /// segment: the last group partly or wholly copied but not published (its
+    /// first byte, stored last, still 0), in any order of the copy, followed
+    /// by the preallocated zeros. Recovery cuts it back to the transaction
+    /// before it, reports no damage, and the file's zero tail is removed.
+    @Test func preallocatedActiveSegmentTornMidTransactionRecovers() throws {
+        let dir = try StoreTempDirectory()
+        let source = try SegmentStore.open(Self.configuration(dir) { $0.preallocationBytes = 64 << 10 })
+        guard source.mapsActiveSegments else {
+            try source.close()
+            print("preallocatedActiveSegmentTornMidTransactionRecovers: this file system gets write(2) appends; skipped")
+            return
+        }
+        for id in 0..<2 { try TxDocument.commit(source, id: Int64(id)) }  // the last has 2 records
+        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
+        let bytes = [UInt8](FileManager.default.contents(atPath: dir.sub("store/" + activeName))!)
+        try source.close()
+        let reader = try SegmentReader(source: MemoryByteSource(bytes), requiresEnd: false)
+        var lastStart = 0
+        while let event = try reader.next() {
+            if case .commit(let c) = event, c.recordCount == 1 { lastStart = reader.offsetAfterLastCommit }
+        }
+        let end = reader.offsetAfterLastCommit
+        // The file was extended ahead of its content, with zeros.
+        #expect(reader.endedAtUnwrittenSpace)
+        #expect(bytes.count >= 64 << 10 && end < bytes.count && bytes[end...].allSatisfy { $0 == 0 })
+        #expect(bytes[lastStart] == SegmentFormat.FrameType.record)
+
+        func recover(_ file: [UInt8], _ label: String) throws -> [Int64] {
+            let caseDir = dir.sub("case")
+            try FileManager.default.createDirectory(atPath: caseDir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: caseDir) }
+            try Data(file).write(to: URL(fileURLWithPath: caseDir + "/" + activeName))
+            var configuration = SegmentStore.Configuration(directory: caseDir)
+            configuration.durability = .none
+            let store = try SegmentStore.open(configuration)
+            defer { try? store.close() }
+            var info = stat()
+            #expect(stat(caseDir + "/" + activeName, &info) == 0 && Int(info.st_size) <= end, "\(label): the zero tail was not cut")
+            #expect(store.quarantineReports().isEmpty, "\(label): an unpublished group was reported as damage")
+            return try StoreCheck.transactions(in: store)
+        }
+        #expect(try recover(bytes, "published") == [0, 1])
+        for cut in (lastStart + 1)...end {
+            // Copied from the front up to `cut`, the first byte not yet stored.
+            var front = bytes
+            front[lastStart] = 0
+            for i in cut..<end { front[i] = 0 }
+            #expect(try recover(front, "front \(cut)") == [0], "front to \(cut)")
+            // Copied from the back (memcpy may store in any order).
+            if cut % 4 == 0 {
+                var back = bytes
+                for i in lastStart..<cut { back[i] = 0 }
+                #expect(try recover(back, "back \(cut)") == [0], "back from \(cut)")
+            }
+        }
+    }
+
+    /// A mapped store's active file is preallocated ahead of its content; the
+    /// counters count the content.
+    @Test func activeSegmentIsPreallocatedAheadOfItsContent() throws {
+        let dir = try StoreTempDirectory()
+        let store = try SegmentStore.open(Self.configuration(dir) { $0.preallocationBytes = 128 << 10 })
+        guard store.mapsActiveSegments else {
+            try store.close()
+            print("activeSegmentIsPreallocatedAheadOfItsContent: this file system gets write(2) appends; skipped")
+            return
+        }
+        for id in 0..<50 { try TxDocument.commit(store, id: Int64(id)) }
+        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
+        var info = stat()
+        #expect(stat(dir.sub("store/" + activeName), &info) == 0)
+        #expect(Int(info.st_size) == 128 << 10)
+        #expect(store.counters.pendingBytes < 16 << 10)  // content, not the reservation
+        #expect(try StoreCheck.transactions(in: store) == (0..<50).map(Int64.init))
+        // preallocationBytes 0: one write(2) per group, the file is exactly its content.
+        var plainConfiguration = SegmentStore.Configuration(directory: dir.sub("plain"))
+        plainConfiguration.preallocationBytes = 0
+        let plain = try SegmentStore.open(plainConfiguration)
+        defer { try? plain.close() }
+        try TxDocument.commit(plain, id: 1)
+        #expect(!plain.mapsActiveSegments)
+        let plainName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("plain")).first { $0.hasSuffix(".active") })
+        #expect(stat(dir.sub("plain/" + plainName), &info) == 0)
+        #expect(Int(info.st_size) == plain.counters.pendingBytes)
+        try store.close()
     }
 
     @Test func damagedActiveSegmentKeepsItsPrefixAndQuarantinesTheRest() throws {

@@ -191,6 +191,36 @@ final class ByteSink: @unchecked Sendable {  // used by one test thread only
         #expect(reader2.offsetAfterLastCommit == plain.count)
     }
 
+    /// The client store preallocates its active segment: a zero byte where a
+    /// frame type belongs ends an active stream (whatever follows: an
+    /// unpublished, partly copied group), but is still an error in a sealed one.
+    @Test func aZeroFrameTypeEndsAnActiveStreamOnly() throws {
+        let (bytes, _) = try Self.sealed(transactions: 3)
+        var plain = try Gzip.decompress(bytes)
+        plain.removeLast(SegmentFormat.frameOverhead + 16)  // drop the end frame
+        var unpublished: [UInt8] = []
+        try SegmentFormat.appendRecord(collection: "WeatherSensor", document: HandBSON.sensor(9), to: &unpublished)
+        SegmentFormat.appendCommit(transactionNumber: 999, recordCount: 1, to: &unpublished)
+        unpublished[0] = 0
+        for tail in [[UInt8](repeating: 0, count: 4096), [0], unpublished + [UInt8](repeating: 0, count: 100)] {
+            let reader = try SegmentReader(source: MemoryByteSource(plain + tail), requiresEnd: false)
+            _ = try Self.readAll(reader)
+            #expect(reader.endedAtUnwrittenSpace)
+            #expect(reader.transactionCount == 3 && reader.offsetAfterLastCommit == plain.count)
+            #expect(try reader.next() == nil)
+        }
+        // A commit frame written with storeCommit is the same bytes as appendCommit's.
+        var appended: [UInt8] = []
+        SegmentFormat.appendCommit(transactionNumber: 0x1234_5678_9ABC, recordCount: 7, to: &appended)
+        var stored = [UInt8](repeating: 0, count: SegmentFormat.commitFrameSize)
+        stored.withUnsafeMutableBytes { SegmentFormat.storeCommit(transactionNumber: 0x1234_5678_9ABC, recordCount: 7, at: $0.baseAddress!) }
+        #expect(stored == appended)
+        // In a sealed stream a zero type is malformed.
+        var sealedPlain = try Gzip.decompress(bytes)
+        sealedPlain.insert(0, at: plain.count)
+        #expect(throws: SegmentError.self) { _ = try Self.readAll(try SegmentReader(source: MemoryByteSource(sealedPlain))) }
+    }
+
     @Test func flippedAndRandomBytesAreErrorsNeverCrashes() throws {
         let (bytes, _) = try Self.sealed(transactions: 10)
         let plain = try Gzip.decompress(bytes)

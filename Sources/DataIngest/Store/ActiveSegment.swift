@@ -26,6 +26,15 @@ final class ActiveSegment: @unchecked Sendable {
     /// Encrypts the blocks appended to this file (encrypted stores, while
     /// active); used only by the commit leader.
     let cipher: SegmentCipher?
+    /// A shared, writable memory mapping of the file while it is active in a
+    /// store that preallocates (nil: commits use `write(2)`). Commits are copied
+    /// here by the leader, or by a committer holding the monitor while no
+    /// leader is active; the sealer unmaps it after rotation.
+    var mapping: UnsafeMutableRawPointer?
+    /// Bytes mapped at `mapping` (may exceed `allocated`; only `..<allocated` is touched).
+    var mappedLength = 0
+    /// File bytes reserved with `allocate` (zeros after `size`).
+    var allocated = 0
 
     init(number: UInt64, path: String, fd: Int32, size: Int, recordCount: Int = 0, transactionCount: Int = 0,
          cipher: SegmentCipher? = nil) {
@@ -38,7 +47,15 @@ final class ActiveSegment: @unchecked Sendable {
         self.transactionCount = transactionCount
     }
 
+    /// Removes the memory mapping (once no commit can reach this segment).
+    func unmap() {
+        if let mapping { munmap(mapping, mappedLength) }
+        mapping = nil
+        mappedLength = 0
+    }
+
     deinit {
+        unmap()
         if fd >= 0 { close(fd) }
     }
 }

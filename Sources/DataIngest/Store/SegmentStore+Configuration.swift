@@ -50,6 +50,18 @@ extension SegmentStore {
         /// The active segment is sealed this long after its first commit, bounding
         /// upload latency. Default 1,000 ms.
         public var maxSegmentAgeMilliseconds: Int = 1_000
+        /// How far ahead of its content the active segment file is extended
+        /// (with `posix_fallocate`, so a full disk fails a commit with ENOSPC)
+        /// and memory-mapped: a commit is then a copy into the shared mapping,
+        /// which is in the kernel's page cache at once (`kill -9` cannot lose
+        /// it), instead of a `write(2)` system call. The extension is cut to
+        /// what a commit needs when the disk cannot hold a whole step, and never
+        /// reaches much past ``maxSegmentBytes``. `0` appends with one
+        /// `write(2)` per commit group instead. Encrypted stores, and file
+        /// systems where a store into a preallocated mapping could still need
+        /// space (copy-on-write ones such as btrfs), always use `write(2)`.
+        /// Default 1 MiB.
+        public var preallocationBytes: Int = 1 << 20
         /// gzip level for sealed segments. Default ``Gzip/defaultLevel`` (1).
         public var compressionLevel: Int = Gzip.defaultLevel
         /// The most bytes on disk (sealed segments plus active data) awaiting

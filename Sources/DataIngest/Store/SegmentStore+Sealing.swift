@@ -41,6 +41,13 @@ extension SegmentStore {
     /// Compresses `segment` into `N.seg.gz.tmp`, syncs it, renames it to
     /// `N.seg.gz`, syncs the directory, and only then deletes the active file.
     func seal(_ segment: ActiveSegment) throws -> PendingSegment {
+        // Rotated: no commit reaches it any more. Cut the preallocated zeros
+        // off, so that a segment that cannot be sealed now (a full disk) stays
+        // on disk at its size (only `size` bytes are read either way).
+        segment.unmap()
+        if segment.fd >= 0 && segment.allocated > segment.size && fs.ftruncate(segment.fd, segment.size) == 0 {
+            segment.allocated = segment.size
+        }
         let finalPath = "\(directory)/\(Self.fileName(segment.number)).seg.gz"
         let temporary = finalPath + ".tmp"
         unlink(temporary)

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,9 +8,11 @@ import Glibc
 /// Keeps every committed object on disk, gzip-compressed, until the server
 /// has acknowledged it.
 ///
-/// A commit appends the transaction's checksummed frames to the *active*
-/// segment with one `write` (concurrent commits are grouped into one write by
-/// a leader), so `kill -9` never loses a committed transaction; the
+/// A commit copies the transaction's checksummed frames into a shared memory
+/// mapping of the preallocated *active* segment file (or appends them with one
+/// `write`, see ``Configuration/preallocationBytes``); either way they are in
+/// the kernel's page cache when `commit` returns, so `kill -9` never loses a
+/// committed transaction. Concurrent commits are grouped by a leader; the
 /// ``Durability`` setting decides what power loss can lose. The active
 /// segment is sealed by size, age or ``flush()`` into a `.seg.gz` file by a
 /// background thread. Uploads read sealed segments oldest first
@@ -33,7 +36,9 @@ import Glibc
 /// same instance. Background threads keep the store alive until ``close()``.
 // @unchecked Sendable: all mutable state is guarded by `monitor`, except what
 // only the current commit leader touches (`writeBuffer`, appending to the
-// active file), which the `leaderActive` flag makes exclusive.
+// active file or its mapping), which the `leaderActive` flag makes exclusive;
+// a committer copies into the mapping itself only while it holds the monitor
+// and no leader is active.
 public final class SegmentStore: @unchecked Sendable {
     /// The configuration the store was opened with.
     public let configuration: Configuration
@@ -47,6 +52,12 @@ public final class SegmentStore: @unchecked Sendable {
 
     let fs: any StoreFileSystem
     let monitor = StoreMonitor()
+    /// Whether active segments are preallocated and memory-mapped (see
+    /// ``Configuration/preallocationBytes``); decided at open.
+    let mapsActiveSegments: Bool
+    /// ``Configuration/preallocationBytes`` rounded up to whole pages.
+    let preallocationStep: Int
+    let fullDurability: Bool
     let lockFD: Int32
     let directoryFD: Int32
     var quarantineDirectory: String { directory + "/quarantine" }
@@ -90,6 +101,10 @@ public final class SegmentStore: @unchecked Sendable {
         self.fs = configuration.fileSystem
         self.lockFD = lockFD
         self.directoryFD = directoryFD
+        self.fullDurability = configuration.durability == .full
+        self.preallocationStep = Self.roundUpToPage(max(configuration.preallocationBytes, 0))
+        self.mapsActiveSegments = configuration.preallocationBytes > 0 && encryptionKey == nil
+            && Self.preallocationIsReliable(directory: directory)
     }
 
     /// Opens (or creates) the store in `configuration.directory`, recovering
@@ -239,8 +254,13 @@ public final class SegmentStore: @unchecked Sendable {
             while leaderActive || !queue.isEmpty { monitor.wait(.leader) }
             while threadsRunning > 0 { monitor.wait(.state) }
         }
-        // Whatever is still active (a failed flush) stays durable for the next open.
-        if let active { _ = fs.fdatasync(active.fd) }
+        // Whatever is still active (a failed flush) stays durable for the next
+        // open, without its preallocated tail.
+        if let active {
+            active.unmap()
+            if active.allocated > active.size { _ = fs.ftruncate(active.fd, active.size) }
+            _ = fs.fdatasync(active.fd)
+        }
         Glibc.close(directoryFD)
         flock(lockFD, LOCK_UN)
         Glibc.close(lockFD)
@@ -250,7 +270,6 @@ public final class SegmentStore: @unchecked Sendable {
     // MARK: - Commit path
 
     func submit(bytes: [UInt8], recordCount: Int) throws -> CommitReceipt {
-        let pending = PendingCommit(bytes: bytes, recordCount: recordCount)
         monitor.lock()
         defer { monitor.unlock() }
         guard !closed else { throw SegmentStoreError(code: .closed, message: "the store is closed; open it again to commit") }
@@ -260,6 +279,10 @@ public final class SegmentStore: @unchecked Sendable {
             countersSinceOpen.failedCommits += 1
             throw error
         }
+        if !leaderActive && queue.isEmpty, let receipt = copyIntoMappingLocked(bytes, recordCount: recordCount) {
+            return receipt
+        }
+        let pending = PendingCommit(bytes: bytes, recordCount: recordCount)
         queue.append(pending)
         queuedBytes += bytes.count + SegmentFormat.commitFrameSize
         while !pending.done {
@@ -280,6 +303,51 @@ public final class SegmentStore: @unchecked Sendable {
         }
         if let error = pending.error { throw error }
         return pending.receipt!
+    }
+
+    /// The common case, without a system call, a lock hand-over or an
+    /// allocation: no leader is active and the transaction fits into the active
+    /// segment's preallocated space, so the committer copies it into the
+    /// mapping itself while it holds the monitor. Returns `nil` when the
+    /// leader's path is needed (no mapped segment yet, an extension, a rotation
+    /// by size, full durability's sync).
+    @inline(__always)
+    func copyIntoMappingLocked(_ bytes: [UInt8], recordCount: Int) -> CommitReceipt? {
+        guard !fullDurability, let segment = active, let mapping = segment.mapping else { return nil }
+        let start = segment.size
+        let end = start + bytes.count + SegmentFormat.commitFrameSize
+        let index = segment.transactionCount
+        guard end <= segment.allocated, index == 0 || end <= configuration.maxSegmentBytes else { return nil }
+        let transactionNumber = segment.number << 32 | UInt64(index)
+        bytes.withUnsafeBytes { source in
+            Self.copyGroup(to: mapping + start, firstByte: source[0]) { destination in
+                (destination + 1).copyMemory(from: source.baseAddress! + 1, byteCount: source.count - 1)
+                SegmentFormat.storeCommit(transactionNumber: transactionNumber, recordCount: recordCount, at: destination + source.count)
+            }
+        }
+        segment.size = end
+        segment.recordCount += recordCount
+        segment.transactionCount = index + 1
+        segment.dirty = true
+        if segment.firstCommitAt == nil { segment.firstCommitAt = StoreMonitor.now() }
+        countersSinceOpen.recordCommits(transactions: 1, objects: recordCount, bytes: bytes.count)
+        return CommitReceipt(transactionNumber: transactionNumber, segmentNumber: segment.number, recordCount: recordCount)
+    }
+
+    /// Copies a group of transactions into mapped memory (still zero there)
+    /// so that `kill -9` at any instant leaves either all of it or a stream
+    /// that ends before it: `writeRest` fills in everything but the group's
+    /// first byte, which is stored last. That byte is the type of the first
+    /// record frame, never 0; until it is stored, a reader finds a 0 where the
+    /// next frame's type belongs, which ends an active stream
+    /// (Docs/SegmentFormat.md), whatever part of the rest was copied.
+    @inline(__always)
+    static func copyGroup(to destination: UnsafeMutableRawPointer, firstByte: UInt8,
+                          _ writeRest: (UnsafeMutableRawPointer) -> Void) {
+        writeRest(destination)
+        // Keeps the compiler from moving the publishing store before the copy.
+        atomicMemoryFence(ordering: .releasing)
+        destination.storeBytes(of: firstByte, as: UInt8.self)
     }
 
     struct BatchOutcome {
@@ -306,7 +374,7 @@ public final class SegmentStore: @unchecked Sendable {
             segment = current
         } else {
             do {
-                segment = try createActiveSegment()
+                segment = try createActiveSegment(firstBatchBytes: batchBytes)
             } catch let error as SegmentStoreError {
                 outcome.error = error
                 return outcome
@@ -319,6 +387,9 @@ public final class SegmentStore: @unchecked Sendable {
         outcome.firstIndex = segment.transactionCount
         if let cipher = segment.cipher {
             return writeEncryptedBatch(batch, segment: segment, cipher: cipher, outcome: outcome)
+        }
+        if segment.mapping != nil {
+            return copyBatchIntoMapping(batch, batchBytes: batchBytes, segment: segment, outcome: outcome)
         }
         // Small transactions are gathered into one buffer and one write; a large
         // one is written from its own buffer (a copy would cost more than the
@@ -352,6 +423,105 @@ public final class SegmentStore: @unchecked Sendable {
         return finishWrite(rc: rc, written: written, segment: segment, outcome: outcome)
     }
 
+    /// The mapped form of ``writeBatch(_:)``: extends the file and its mapping
+    /// when the batch does not fit (a full disk fails the batch here, with
+    /// nothing written), then copies every transaction and its commit frame
+    /// as one group.
+    func copyBatchIntoMapping(_ batch: [PendingCommit], batchBytes: Int, segment: ActiveSegment, outcome: BatchOutcome) -> BatchOutcome {
+        var outcome = outcome
+        do {
+            try reserveMapped(segment, through: segment.size + batchBytes)
+        } catch let error as SegmentStoreError {
+            outcome.error = error
+            return outcome
+        } catch {
+            outcome.error = SegmentStoreError(code: .io, message: "\(error)", path: segment.path)
+            return outcome
+        }
+        let destination = segment.mapping! + segment.size
+        let firstIndex = outcome.firstIndex
+        Self.copyGroup(to: destination, firstByte: batch[0].bytes[0]) { destination in
+            var offset = 0
+            for (i, pending) in batch.enumerated() {
+                pending.bytes.withUnsafeBytes { source in
+                    let skip = offset == 0 ? 1 : 0  // the group's first byte is stored last
+                    (destination + offset + skip).copyMemory(from: source.baseAddress! + skip, byteCount: source.count - skip)
+                }
+                offset += pending.bytes.count
+                SegmentFormat.storeCommit(
+                    transactionNumber: segment.number << 32 | UInt64(firstIndex + i),
+                    recordCount: pending.recordCount, at: destination + offset)
+                offset += SegmentFormat.commitFrameSize
+            }
+        }
+        return finishWrite(rc: 0, written: batchBytes, segment: segment, outcome: outcome)
+    }
+
+    /// Makes the mapped `segment` hold bytes up to `end`: extends the file with
+    /// `allocate` (by ``Configuration/preallocationBytes``, or only as far as
+    /// needed when the disk cannot hold that) and maps more when needed. The
+    /// leader's, or the creator's, only.
+    func reserveMapped(_ segment: ActiveSegment, through end: Int) throws {
+        if end > segment.allocated {
+            let needed = Self.roundUpToPage(end)
+            let step = max(preallocationStep, Self.pageSize)
+            var target = min((end + step - 1) / step * step, max(needed, Self.roundUpToPage(configuration.maxSegmentBytes)))
+            target = max(target, needed)
+            var rc = fs.allocate(segment.fd, offset: segment.allocated, length: target - segment.allocated)
+            if rc == -ENOSPC && target > needed {
+                // The disk cannot hold a whole step: reserve what this group needs.
+                target = needed
+                rc = fs.allocate(segment.fd, offset: segment.allocated, length: target - segment.allocated)
+            }
+            guard rc == 0 else { throw SegmentStoreError.io("extending the active segment", path: segment.path, errno: -rc) }
+            segment.allocated = target
+        }
+        guard segment.allocated > segment.mappedLength else { return }
+        // Map ahead (address space only; pages past `allocated` are never touched):
+        // a segment normally never needs a second mapping.
+        let length = max(segment.allocated, 2 * segment.mappedLength,
+                         Self.roundUpToPage(configuration.maxSegmentBytes) + max(preallocationStep, Self.pageSize))
+        guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, segment.fd, 0),
+              address != UnsafeMutableRawPointer(bitPattern: -1) else {
+            throw SegmentStoreError.io("mapping the active segment into memory", path: segment.path, errno: errno)
+        }
+        segment.unmap()
+        segment.mapping = address
+        segment.mappedLength = length
+    }
+
+    static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    static func roundUpToPage(_ bytes: Int) -> Int { (bytes + pageSize - 1) / pageSize * pageSize }
+
+    /// Whether a store into a shared mapping of a file extended with
+    /// `posix_fallocate` can never need disk space (and so never fail with
+    /// `SIGBUS` on a full disk): true on file systems that write preallocated
+    /// blocks in place. Copy-on-write ones (btrfs, ZFS, bcachefs) allocate on
+    /// every write, so they, and any file system not known here, use `write(2)`.
+    static func preallocationIsReliable(directory: String) -> Bool {
+        #if os(Linux)
+        // statfs(2) is not in the Glibc module: look it up. `f_type` (a C
+        // `long`) is the first field of `struct statfs` (120 bytes on x86_64).
+        typealias StatFS = @convention(c) (UnsafePointer<CChar>, UnsafeMutableRawPointer) -> Int32
+        guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "statfs") else { return false }
+        let call = unsafeBitCast(symbol, to: StatFS.self)
+        let info = UnsafeMutableRawPointer.allocate(byteCount: 512, alignment: 16)
+        defer { info.deallocate() }
+        guard call(directory, info) == 0 else { return false }
+        let type = info.load(as: Int.self)
+        let inPlace: Set<Int> = [
+            0xEF53,  // ext2, ext3, ext4
+            0x5846_5342,  // XFS
+            0x0102_1994,  // tmpfs
+            0x794C_7630,  // overlayfs (container roots; the upper layer is usually ext4 or XFS)
+        ]
+        return inPlace.contains(type)
+        #else
+        return false
+        #endif
+    }
+
     /// Syncs (full durability) after a batch's write, or cuts a failed one off.
     func finishWrite(rc writeResult: Int, written: Int, segment: ActiveSegment, outcome: BatchOutcome) -> BatchOutcome {
         var outcome = outcome
@@ -365,6 +535,16 @@ public final class SegmentStore: @unchecked Sendable {
                 what = "syncing the store directory"
                 if rc == 0 { monitor.withLock { segment.needsDirectorySync = false } }
             }
+        }
+        if rc < 0, let mapping = segment.mapping {
+            // Unpublish the group (its first byte first) and zero the rest, so
+            // the stream ends at the last commit again and no stale frame can
+            // follow a later, shorter group copied over it.
+            (mapping + segment.size).storeBytes(of: 0, as: UInt8.self)
+            atomicMemoryFence(ordering: .releasing)
+            (mapping + segment.size).initializeMemory(as: UInt8.self, repeating: 0, count: written)
+            outcome.error = .io(what, path: segment.path, errno: Int32(-rc))
+            return outcome
         }
         if rc < 0 {
             // Cut the partial write off so the file ends at the last commit.
@@ -425,17 +605,19 @@ public final class SegmentStore: @unchecked Sendable {
         segment.size += outcome.written
         segment.dirty = true
         if segment.firstCommitAt == nil { segment.firstCommitAt = StoreMonitor.now() }
+        var objects = 0
+        var bytes = 0
         for (i, pending) in batch.enumerated() {
             pending.receipt = CommitReceipt(
                 transactionNumber: segment.number << 32 | UInt64(outcome.firstIndex + i),
                 segmentNumber: segment.number, recordCount: pending.recordCount)
             pending.done = true
-            segment.recordCount += pending.recordCount
-            countersSinceOpen.committedObjects += pending.recordCount
-            countersSinceOpen.committedBytes += pending.bytes.count
+            objects += pending.recordCount
+            bytes += pending.bytes.count
         }
+        segment.recordCount += objects
         segment.transactionCount += batch.count
-        countersSinceOpen.committedTransactions += batch.count
+        countersSinceOpen.recordCommits(transactions: batch.count, objects: objects, bytes: bytes)
     }
 
     /// Hands the active segment (if it holds anything) to the sealer.
@@ -450,11 +632,13 @@ public final class SegmentStore: @unchecked Sendable {
         monitor.broadcast(.sealer)
     }
 
-    /// Creates the next active segment file and writes its header (the leader).
-    func createActiveSegment() throws -> ActiveSegment {
+    /// Creates the next active segment file and writes its header (the
+    /// leader); a mapped one is extended and mapped for the first batch.
+    func createActiveSegment(firstBatchBytes: Int) throws -> ActiveSegment {
         let number = try allocateSegmentNumber()
         let path = "\(directory)/\(Self.fileName(number)).active"
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
+        // Read access too: a shared writable mapping needs it.
+        let fd = Glibc.open(path, (mapsActiveSegments ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating the active segment", path: path, errno: errno) }
         var header: [UInt8] = []
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
@@ -484,6 +668,15 @@ public final class SegmentStore: @unchecked Sendable {
             throw SegmentStoreError.io("writing the active segment's header", path: path, errno: Int32(-rc))
         }
         let segment = ActiveSegment(number: number, path: path, fd: fd, size: header.count, cipher: cipher)
+        if mapsActiveSegments && cipher == nil {
+            segment.allocated = header.count
+            do {
+                try reserveMapped(segment, through: header.count + firstBatchBytes)
+            } catch {
+                unlink(path)  // the segment's deinit closes the descriptor
+                throw error
+            }
+        }
         monitor.withLock { active = segment }
         return segment
     }

@@ -51,6 +51,16 @@ public struct StoreCounters: Sendable, Hashable, Codable {
     public init() {}
 }
 
+extension StoreCounters {
+    /// Counts committed transactions (one exclusive access for all three counters).
+    @inline(__always)
+    mutating func recordCommits(transactions: Int, objects: Int, bytes: Int) {
+        committedTransactions += transactions
+        committedObjects += objects
+        committedBytes += bytes
+    }
+}
+
 /// A sealed segment awaiting upload, as listed by ``SegmentStore/pendingSegments()``.
 public struct PendingSegment: Sendable, Hashable {
     /// The segment's number (upload order).

@@ -24,6 +24,20 @@ public protocol StoreFileSystem: Sendable {
     func ftruncate(_ fd: Int32, _ length: Int) -> Int32
     /// `rename(2)`; returns 0 or `-errno`.
     func rename(_ from: String, _ to: String) -> Int32
+    /// Reserves disk space for bytes `offset..<offset + length` of the file,
+    /// extending it with zeros (`posix_fallocate(3)`); returns 0 or `-errno`
+    /// (`ENOSPC` on a full disk). The store extends its active segment this way
+    /// before copying commits into the file's memory mapping, so a full disk
+    /// fails a commit here and never a store into the mapping. A default
+    /// implementation calls `posix_fallocate`.
+    func allocate(_ fd: Int32, offset: Int, length: Int) -> Int32
+}
+
+extension StoreFileSystem {
+    /// `posix_fallocate(3)`, retried on `EINTR`; returns 0 or `-errno`.
+    public func allocate(_ fd: Int32, offset: Int, length: Int) -> Int32 {
+        PosixFileSystem.posixAllocate(fd, offset: offset, length: length)
+    }
 }
 
 /// The real file system (POSIX calls, retried on `EINTR`).
@@ -53,6 +67,18 @@ public struct PosixFileSystem: StoreFileSystem {
 
     public func rename(_ from: String, _ to: String) -> Int32 {
         Glibc.rename(from, to) == 0 ? 0 : -errno
+    }
+
+    public func allocate(_ fd: Int32, offset: Int, length: Int) -> Int32 {
+        Self.posixAllocate(fd, offset: offset, length: length)
+    }
+
+    static func posixAllocate(_ fd: Int32, offset: Int, length: Int) -> Int32 {
+        while true {
+            // posix_fallocate returns the error number itself (errno is not set).
+            let rc = posix_fallocate(fd, off_t(offset), off_t(length))
+            if rc != EINTR { return -rc }
+        }
     }
 }
 

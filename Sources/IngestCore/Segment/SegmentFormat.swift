@@ -112,6 +112,19 @@ public enum SegmentFormat {
         endFrame(start: start, to: &buffer)
     }
 
+    /// Stores a commit frame (``commitFrameSize`` bytes) at `destination`: the
+    /// same bytes as ``appendCommit(transactionNumber:recordCount:to:)``, for
+    /// the client store, which copies transactions into a memory mapping of
+    /// its active segment.
+    public static func storeCommit(transactionNumber: UInt64, recordCount: Int, at destination: UnsafeMutableRawPointer) {
+        destination.storeBytes(of: FrameType.commit, as: UInt8.self)
+        destination.storeBytes(of: UInt32(12).littleEndian, toByteOffset: 1, as: UInt32.self)
+        destination.storeBytes(of: transactionNumber.littleEndian, toByteOffset: 5, as: UInt64.self)
+        destination.storeBytes(of: UInt32(truncatingIfNeeded: recordCount).littleEndian, toByteOffset: 13, as: UInt32.self)
+        let crc = CRC32.update(0, UnsafeRawBufferPointer(start: destination, count: commitFrameSize - 4))
+        destination.storeBytes(of: crc.littleEndian, toByteOffset: commitFrameSize - 4, as: UInt32.self)
+    }
+
     /// Appends the end frame that closes a sealed segment.
     public static func appendEnd(recordCount: Int, transactionCount: Int, to buffer: inout [UInt8]) {
         let start = beginFrame(FrameType.end, to: &buffer)

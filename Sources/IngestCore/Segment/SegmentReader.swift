@@ -48,6 +48,10 @@ public final class SegmentReader {
     public private(set) var lastTransactionNumber: UInt64?
     /// Whether the end frame has been read.
     public private(set) var sawEnd = false
+    /// Whether an active stream (`requiresEnd == false`) ended at a zero byte
+    /// where a frame type was expected: the client store's preallocated, still
+    /// unwritten space (Docs/SegmentFormat.md). `offset` is where it starts.
+    public private(set) var endedAtUnwrittenSpace = false
 
     private let source: SegmentByteSource
     private let limits: Limits
@@ -91,6 +95,7 @@ public final class SegmentReader {
     /// The next event, or `nil` after the end frame (sealed) or at the end of
     /// the stream at a frame boundary (active segment).
     public func next() throws -> SegmentEvent? {
+        if endedAtUnwrittenSpace { return nil }
         while true {
             if sawEnd {
                 if try fill(1) > 0 {
@@ -103,6 +108,12 @@ public final class SegmentReader {
                 if requiresEnd {
                     throw SegmentError(code: .truncated, message: "the segment ends without its end frame", offset: offset)
                 }
+                return nil
+            }
+            if !requiresEnd && UnsafeRawBufferPointer(buffer)[start] == 0 {
+                // No frame type is 0: this is preallocated space no transaction
+                // was published into; whatever follows is not part of the stream.
+                endedAtUnwrittenSpace = true
                 return nil
             }
             guard available >= SegmentFormat.frameHeaderSize else {

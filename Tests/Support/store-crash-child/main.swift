@@ -2,7 +2,8 @@
 // loop and prints each number after `commit` returns, until it is killed.
 //
 //   store-crash-child commit <directory> <full|interval|none|torn> <first-id>
-//   ("torn" splits every write into 16-byte pieces so kills tear transactions)
+//   ("torn" appends with write(2) and splits every write into 16-byte pieces
+//   so kills tear transactions; the others copy into a mapped, preallocated file)
 //   store-crash-child hold <directory>      (opens the store, prints "ready", sleeps)
 //   store-crash-child read <directory>      (reads every pending segment, reports memory)
 //   With STORE_CRASH_KEY=<64 hex digits> in the environment the store is encrypted.
@@ -70,7 +71,10 @@ if arguments.count > 3 {
     case "full": configuration.durability = .full
     case "none": configuration.durability = .none
     case "torn":
+        // Tears write(2) appends; the other modes copy into a preallocated
+        // mapping, where a kill tears a group only inside one copy.
         configuration.durability = .none
+        configuration.preallocationBytes = 0
         configuration.fileSystem = TearingFileSystem()
     default: configuration.durability = .interval(milliseconds: 5)
     }
