@@ -167,8 +167,9 @@ import Glibc
             configuration.durability = .none
             let store = try SegmentStore.open(configuration)
             defer { try? store.close() }
+            // Recovery cut the file back (the sealer may already have sealed and removed it).
             var info = stat()
-            #expect(stat(caseDir + "/" + activeName, &info) == 0 && Int(info.st_size) <= end, "\(label): the zero tail was not cut")
+            #expect(stat(caseDir + "/" + activeName, &info) != 0 || Int(info.st_size) <= end, "\(label): the zero tail was not cut")
             #expect(store.quarantineReports().isEmpty, "\(label): an unpublished group was reported as damage")
             return try StoreCheck.transactions(in: store)
         }
