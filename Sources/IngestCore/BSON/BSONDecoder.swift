@@ -178,6 +178,9 @@ struct BSONDecoder {
 
     // MARK: Values
 
+    // Inlined into the element loops: returned through memory, the 41-byte
+    // enum costs a copy per value.
+    @inline(__always)
     func value(type: UInt8, at offset: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSON {
         switch type {
         case 0x01:
