@@ -44,6 +44,25 @@ public struct BSONRecordEncoder {
         key.bytes.withUnsafeBytes { buffer.append($0) }
     }
 
+    /// Writes the element header: type byte and key, given as its UTF-8
+    /// with the NUL (one capacity check for both).
+    @inline(__always)
+    func header(_ type: UInt8, _ key: UnsafeRawBufferPointer) {
+        let target = buffer.claim(1 + key.count)
+        target.storeBytes(of: type, as: UInt8.self)
+        (target + 1).copyMemory(from: key.baseAddress.unsafelyUnwrapped, byteCount: key.count)
+    }
+
+    /// Writes a whole fixed-size element: type byte, key (UTF-8 with the
+    /// NUL) and the little-endian value, with one capacity check.
+    @inline(__always)
+    func element<T: FixedWidthInteger>(_ type: UInt8, _ key: UnsafeRawBufferPointer, littleEndian value: T) {
+        let target = buffer.claim(1 + key.count + MemoryLayout<T>.size)
+        target.storeBytes(of: type, as: UInt8.self)
+        (target + 1).copyMemory(from: key.baseAddress.unsafelyUnwrapped, byteCount: key.count)
+        (target + 1 + key.count).storeBytes(of: value.littleEndian, as: T.self)
+    }
+
     /// Writes the element header with a key given as a string (its UTF-8
     /// bytes and a NUL); the caller makes sure it is a valid field name.
     @inline(__always)
