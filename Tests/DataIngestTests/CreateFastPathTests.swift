@@ -21,6 +21,18 @@ final class KeyedReading: AsymmetricObject {
     @Persisted var count: Int
 }
 
+/// Names of many lengths, for matching dictionary keys by bytes.
+final class LongNamedReading: AsymmetricObject {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var a: Int
+    @Persisted var abcd: Int
+    @Persisted var abcdefg: Int
+    @Persisted var abcdefgh: Int
+    @Persisted var abcdefghijklmno: Int
+    @Persisted var abcdefghijklmnop: Int
+    @Persisted var abcdefghijklmnopqrstuvwxyz: Int
+}
+
 class BaseSensor: AsymmetricObject {
     @Persisted(primaryKey: true) var _id: ObjectId
     @Persisted var level: Double
@@ -41,7 +53,7 @@ private let ref = ObjectId(high: 0x65A1_F0C2_E4B0_A1B2, low: 0xC3D4_E5F6)
     init() throws {
         directory = try TemporaryDirectory()
         realm = try Realm(configuration: syncedConfiguration(
-            [ScalarReading.self, KeyedReading.self, BaseSensor.self, DerivedSensor.self], in: directory, sink: sink))
+            [ScalarReading.self, KeyedReading.self, LongNamedReading.self, BaseSensor.self], in: directory, sink: sink))
     }
 
     private let expected: BSONDocument = [
@@ -137,6 +149,32 @@ private let ref = ObjectId(high: 0x65A1_F0C2_E4B0_A1B2, low: 0xC3D4_E5F6)
             #expect(error?.message.hasPrefix("ScalarReading.\(key): \(message)") == true, "\(error?.message ?? "")")
         }
         #expect(sink.transactions.isEmpty)
+    }
+
+    @Test func keysOfEveryLengthMatchWhetherInlineOrNot() throws {
+        let names = ["a", "abcd", "abcdefg", "abcdefgh", "abcdefghijklmno", "abcdefghijklmnop", "abcdefghijklmnopqrstuvwxyz"]
+        // Keys built at run time (not literals), so long ones are separate
+        // heap strings and are matched by their bytes.
+        var dictionary: [String: Any] = ["_id": ref]
+        for (index, name) in names.enumerated() { dictionary[String(decoding: Array(name.utf8), as: UTF8.self)] = index }
+        try realm.write { realm.create(LongNamedReading.self, value: dictionary) }
+        let document = try #require(try sink.documents().first?.document)
+        #expect(document.keys == ["_id"] + names)
+        for (index, name) in names.enumerated() { #expect(document[name] == .int64(Int64(index))) }
+        // A key one byte off in any position is unknown.
+        for name in names {
+            for position in [0, name.utf8.count - 1] {
+                var bytes = Array(name.utf8)
+                bytes[position] = UInt8(ascii: "Z")
+                var wrong = dictionary
+                let misspelt = String(decoding: bytes, as: UTF8.self)
+                wrong[misspelt] = 1
+                let error = expectRealmError(.unknownProperty) {
+                    try realm.write { realm.create(LongNamedReading.self, value: wrong) }
+                }
+                #expect(error?.message.contains("has no property '\(misspelt)'") == true)
+            }
+        }
     }
 
     @Test func duplicateKeysAreFoundAmongManyOfEachKind() throws {

@@ -56,22 +56,37 @@ struct FastKey {
     /// The property's index in ``TypeSchema/codecs``.
     var codec: Int
     var isSwiftName: Bool
+    /// The two words of a `String` holding the name, kept alive by the
+    /// table. A key with the same words is the same string: names of up to
+    /// 15 bytes are stored inline in those words, so every such key
+    /// matches here without reading its UTF-8.
+    var words: (UInt64, UInt64)
 
-    /// Whether `other` holds exactly this name's bytes.
+    /// Whether `other` holds exactly this name's bytes: whole words, the
+    /// last one overlapping, so no byte loop.
     @inline(__always)
     func matches(_ other: UnsafeRawPointer, count: Int) -> Bool {
         guard count == length else { return false }
-        var index = 0
-        while index + 8 <= count {
-            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                != other.loadUnaligned(fromByteOffset: index, as: UInt64.self) { return false }
-            index += 8
+        func same<T: FixedWidthInteger>(_ offset: Int, _ type: T.Type) -> Bool {
+            bytes.loadUnaligned(fromByteOffset: offset, as: T.self) == other.loadUnaligned(fromByteOffset: offset, as: T.self)
         }
-        while index < count {
-            if bytes.load(fromByteOffset: index, as: UInt8.self) != other.load(fromByteOffset: index, as: UInt8.self) { return false }
-            index += 1
+        if count >= 8 {
+            var index = 0
+            while index + 8 < count {
+                if !same(index, UInt64.self) { return false }
+                index += 8
+            }
+            return same(count - 8, UInt64.self)
         }
-        return true
+        if count >= 4 { return same(0, UInt32.self) && same(count - 4, UInt32.self) }
+        if count >= 2 { return same(0, UInt16.self) && same(count - 2, UInt16.self) }
+        return count == 0 || same(0, UInt8.self)
+    }
+
+    /// The two words of `string`.
+    @inline(__always)
+    static func words(of string: String) -> (UInt64, UInt64) {
+        unsafeBitCast(string, to: (UInt64, UInt64).self)
     }
 }
 
@@ -81,6 +96,8 @@ final class FastPropertyTable {
     let properties: UnsafeMutableBufferPointer<FastProperty>
     let keys: UnsafeMutableBufferPointer<FastKey>
     private let names: UnsafeMutableRawPointer
+    /// The strings whose words the keys hold.
+    private let strings: [String]
 
     init(codecs: [PropertyCodec]) {
         var size = 0
@@ -105,6 +122,13 @@ final class FastPropertyTable {
             }
             return UnsafeRawBufferPointer(start: start, count: cursor - start)
         }
+        // Built from UTF-8, so that names that fit are inline (small) strings.
+        var strings: [String] = []
+        func words(_ name: String) -> (UInt64, UInt64) {
+            let string = String(decoding: Array(name.utf8), as: UTF8.self)
+            strings.append(string)
+            return FastKey.words(of: string)
+        }
         var keyIndex = 0
         for (position, codec) in codecs.enumerated() {
             let stored = store(codec.storedName, terminated: true)
@@ -112,15 +136,19 @@ final class FastPropertyTable {
                 to: FastProperty(kind: ScalarKind(codec), offset: codec.offset, key: stored))
             // Swift name first: it wins when a dictionary gives both names.
             if codec.storedName == codec.swiftName {
-                keys[keyIndex] = FastKey(bytes: stored.baseAddress!, length: stored.count - 1, codec: position, isSwiftName: true)
+                keys[keyIndex] = FastKey(bytes: stored.baseAddress!, length: stored.count - 1, codec: position,
+                                         isSwiftName: true, words: words(codec.swiftName))
                 keyIndex += 1
             } else {
                 let swift = store(codec.swiftName, terminated: false)
-                keys[keyIndex] = FastKey(bytes: swift.baseAddress!, length: swift.count, codec: position, isSwiftName: true)
-                keys[keyIndex + 1] = FastKey(bytes: stored.baseAddress!, length: stored.count - 1, codec: position, isSwiftName: false)
+                keys[keyIndex] = FastKey(bytes: swift.baseAddress!, length: swift.count, codec: position,
+                                         isSwiftName: true, words: words(codec.swiftName))
+                keys[keyIndex + 1] = FastKey(bytes: stored.baseAddress!, length: stored.count - 1, codec: position,
+                                             isSwiftName: false, words: words(codec.storedName))
                 keyIndex += 2
             }
         }
+        self.strings = strings
     }
 
     deinit {

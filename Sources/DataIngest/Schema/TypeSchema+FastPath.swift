@@ -118,10 +118,15 @@ extension TypeSchema {
     }
 
     /// The property a `create` dictionary key names: a linear scan over the
-    /// (few) names, comparing lengths, then bytes.
+    /// (few) names comparing the string's two words (enough for names of up
+    /// to 15 bytes), then one comparing lengths and bytes.
     @inline(__always)
     func fastKeyMatch(_ key: String) -> (codec: Int, isSwiftName: Bool)? {
         let keys = fastKeys
+        let words = FastKey.words(of: key)
+        for index in 0..<keys.count where keys[index].words == words {
+            return (keys[index].codec, keys[index].isSwiftName)
+        }
         let found = key.utf8.withContiguousStorageIfAvailable { utf8 -> (codec: Int, isSwiftName: Bool)? in
             guard let base = utf8.baseAddress else { return nil }
             let raw = UnsafeRawPointer(base)
