@@ -28,10 +28,13 @@ enum ExistentialPayload {
     /// its inline buffer. The value is borrowed, not copied.
     @inline(__always)
     static func peek<R>(_ value: borrowing Any, _ body: (_ typeWord: UnsafeRawPointer, _ buffer: UnsafeRawPointer) -> R) -> R {
-        withUnsafePointer(to: value) { container in
-            let raw = UnsafeRawPointer(container)
-            return body(raw.load(fromByteOffset: metadataOffset, as: UnsafeRawPointer.self), raw)
-        }
+        withUnsafePointer(to: value) { container in peek(at: UnsafeRawPointer(container), body) }
+    }
+
+    /// ``peek(_:_:)`` for the `Any` at `container`.
+    @inline(__always)
+    static func peek<R>(at container: UnsafeRawPointer, _ body: (_ typeWord: UnsafeRawPointer, _ buffer: UnsafeRawPointer) -> R) -> R {
+        body(container.load(fromByteOffset: metadataOffset, as: UnsafeRawPointer.self), container)
     }
 
     /// The instance inside `value` when it was boxed with static type

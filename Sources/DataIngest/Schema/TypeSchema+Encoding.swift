@@ -68,49 +68,52 @@ extension TypeSchema {
     private func encodeDocument(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
         guard codecs.count <= 64 else { return try encodeDocumentByLookup(dictionary: dictionary, path: path, into: &encoder) }
         // One pass over the dictionary matches each key to its property
-        // (by length, then bytes: no hashing), remembering where the value
-        // is; a second pass encodes in property order. Hashed lookups of
-        // every property name cost more than the rest of create together.
-        typealias Slot = Dictionary<String, Any>.Index
-        return try withUnsafeTemporaryAllocation(of: Slot.self, capacity: codecs.count) { (slots) throws(RealmError) -> PrimaryKeyValue? in
-            var given: UInt64 = 0    // bit n: property n has a value in slots[n]
+        // (no hashing) and moves the value into that property's slot; a
+        // second pass encodes the slots in property order. Hashed lookups
+        // of every property name cost more than the rest of create
+        // together, and revisiting the dictionary by index costs an index
+        // check and a copy per value.
+        return try withUnsafeTemporaryAllocation(of: Any.self, capacity: codecs.count) { (slots) throws(RealmError) -> PrimaryKeyValue? in
+            let slot = slots.baseAddress.unsafelyUnwrapped
+            var given: UInt64 = 0    // bit n: property n has a value in slot n
             var bySwiftName: UInt64 = 0 // bit n: that value was given under the Swift name
+            defer {
+                for position in 0..<codecs.count where given & (UInt64(1) << UInt64(position)) != 0 {
+                    (slot + position).deinitialize(count: 1)
+                }
+            }
             var unknown: String?
-            var index = dictionary.startIndex
-            while index != dictionary.endIndex {
-                let key = dictionary.keys[index]
+            for (key, value) in dictionary {
                 if let match = fastKeyMatch(key) {
                     let bit = UInt64(1) << UInt64(match.codec)
                     // The Swift name wins when both names are given, as with lookups by name.
                     if given & bit == 0 {
-                        (slots.baseAddress.unsafelyUnwrapped + match.codec).initialize(to: index)
+                        (slot + match.codec).initialize(to: value)
                         given |= bit
                         if match.isSwiftName { bySwiftName |= bit }
                     } else if match.isSwiftName && bySwiftName & bit == 0 {
-                        slots[match.codec] = index
+                        (slot + match.codec).pointee = value
                         bySwiftName |= bit
                     }
                 } else if unknown == nil {
                     unknown = key
                 }
-                dictionary.formIndex(after: &index)
             }
-            // Indices are trivial values: the slots need no deinitialization.
             let start = encoder.beginDocument()
             var primaryKey: PrimaryKeyValue?
             for position in 0..<fastProperties.count {
                 let property = fastProperties[position]
                 if given & (UInt64(1) << UInt64(position)) != 0 {
-                    let value = dictionary.values[slots[position]]
-                    if readsExistentials && encodeFast(value, kind: property.kind, key: property.key, into: &encoder) {
+                    let container = UnsafeRawPointer(slot + position)
+                    if readsExistentials && encodeFast(at: container, kind: property.kind, key: property.key, into: &encoder) {
                         if position == primaryKeyIndex {
-                            primaryKey = fastPrimaryKey(value, kind: property.kind) ?? codecs[position].primaryKey(createValue: value)
+                            primaryKey = fastPrimaryKey(at: container, kind: property.kind) ?? codecs[position].primaryKey(createValue: slot[position])
                         }
                         continue
                     }
                     let codec = codecs[position]
-                    try codec.encode(createValue: value, path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
-                    if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: value) }
+                    try codec.encode(createValue: slot[position], path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
+                    if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: slot[position]) }
                 } else {
                     let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
                     try codecs[position].encodeMissing(prototype: prototypeBase, className: className, into: &encoder)

@@ -49,7 +49,13 @@ extension TypeSchema {
     /// which converts or throws naming the property.
     @inline(__always)
     func encodeFast(_ value: borrowing Any, kind: ScalarKind, key: UnsafeRawBufferPointer, into encoder: inout BSONRecordEncoder) -> Bool {
-        ExistentialPayload.peek(value) { type, buffer in
+        withUnsafePointer(to: value) { encodeFast(at: UnsafeRawPointer($0), kind: kind, key: key, into: &encoder) }
+    }
+
+    /// ``encodeFast(_:kind:key:into:)`` for the `Any` at `container`.
+    @inline(__always)
+    func encodeFast(at container: UnsafeRawPointer, kind: ScalarKind, key: UnsafeRawBufferPointer, into encoder: inout BSONRecordEncoder) -> Bool {
+        ExistentialPayload.peek(at: container) { type, buffer in
             switch kind {
             case .double:
                 let number: Double
@@ -106,7 +112,13 @@ extension TypeSchema {
     /// The primary key a `create` value gives, when ``encodeFast`` took it.
     @inline(__always)
     func fastPrimaryKey(_ value: borrowing Any, kind: ScalarKind) -> PrimaryKeyValue? {
-        ExistentialPayload.peek(value) { type, buffer in
+        withUnsafePointer(to: value) { fastPrimaryKey(at: UnsafeRawPointer($0), kind: kind) }
+    }
+
+    /// ``fastPrimaryKey(_:kind:)`` for the `Any` at `container`.
+    @inline(__always)
+    func fastPrimaryKey(at container: UnsafeRawPointer, kind: ScalarKind) -> PrimaryKeyValue? {
+        ExistentialPayload.peek(at: container) { type, buffer in
             switch kind {
             case .objectId where type == Words.objectId: return .objectId(buffer.load(as: ObjectId.self))
             case .int where type == Words.int || type == Words.int64, .int64 where type == Words.int || type == Words.int64:
