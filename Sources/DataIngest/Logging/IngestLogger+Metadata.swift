@@ -71,13 +71,116 @@ extension IngestLogger {
     }
 
     /// A log message; a string literal or interpolation, as in swift-log.
+    ///
+    /// An interpolation is not formatted on the caller's thread: the
+    /// literal parts, strings and integers are kept as they are and the
+    /// writer thread makes the text. Any other value is turned into text at
+    /// the call, exactly as `String(describing:)` (and so `"\(value)"` in a
+    /// `String`) does, so the text is the one the value had at the call.
+    ///
+    /// ```swift
+    /// logger.info("request \(id) handled in \(ms) ms by \(worker)")
+    /// ```
     public struct Message: Sendable, Hashable, CustomStringConvertible,
         ExpressibleByStringLiteral, ExpressibleByStringInterpolation
     {
-        /// The text.
-        public var description: String
+        /// One part of a message: text, or an integer kept as a number
+        /// until the text is made.
+        @usableFromInline
+        enum Piece: Sendable {
+            case text(String)
+            case int(Int64)
+            case uint(UInt64)
+        }
+
+        @usableFromInline
+        enum Storage: Sendable {
+            case text(String)
+            case pieces([Piece])
+        }
+
+        @usableFromInline var storage: Storage
+
+        /// The text (made from the parts on first use of an interpolation).
+        public var description: String {
+            get {
+                switch storage {
+                case .text(let text): return text
+                case .pieces(let pieces):
+                    var text = ""
+                    var capacity = 0
+                    for piece in pieces {
+                        if case .text(let part) = piece { capacity += part.utf8.count } else { capacity += 20 }
+                    }
+                    text.reserveCapacity(capacity)
+                    for piece in pieces {
+                        switch piece {
+                        case .text(let part): text += part
+                        case .int(let value): text += String(value)
+                        case .uint(let value): text += String(value)
+                        }
+                    }
+                    return text
+                }
+            }
+            set { storage = .text(newValue) }
+        }
+
         /// A message with `text`.
-        public init(_ text: String) { description = text }
-        public init(stringLiteral value: String) { description = value }
+        public init(_ text: String) { storage = .text(text) }
+        public init(stringLiteral value: String) { storage = .text(value) }
+        @inlinable
+        public init(stringInterpolation: StringInterpolation) { storage = .pieces(stringInterpolation.pieces) }
+
+        public static func == (lhs: Message, rhs: Message) -> Bool { lhs.description == rhs.description }
+        public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+
+        /// Collects an interpolated message's parts (see ``Message``). Every
+        /// value `String`'s interpolation accepts is accepted, with the same
+        /// text.
+        public struct StringInterpolation: StringInterpolationProtocol, Sendable {
+            @usableFromInline var pieces: [Piece]
+
+            @inlinable
+            public init(literalCapacity: Int, interpolationCount: Int) {
+                pieces = []
+                pieces.reserveCapacity(2 &* interpolationCount &+ 1)
+            }
+
+            @inlinable
+            public mutating func appendLiteral(_ literal: String) {
+                if !literal.isEmpty { pieces.append(.text(literal)) }
+            }
+
+            /// A string, kept as it is.
+            @inlinable
+            public mutating func appendInterpolation(_ value: String) { pieces.append(.text(value)) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: Int) { pieces.append(.int(Int64(value))) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: Int64) { pieces.append(.int(value)) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: Int32) { pieces.append(.int(Int64(value))) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: Int16) { pieces.append(.int(Int64(value))) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: Int8) { pieces.append(.int(Int64(value))) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: UInt) { pieces.append(.uint(UInt64(value))) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: UInt64) { pieces.append(.uint(value)) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: UInt32) { pieces.append(.uint(UInt64(value))) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: UInt16) { pieces.append(.uint(UInt64(value))) }
+            @inlinable
+            public mutating func appendInterpolation(_ value: UInt8) { pieces.append(.uint(UInt64(value))) }
+
+            /// Any other value: its text now, as `String(describing:)` makes it.
+            @inlinable
+            public mutating func appendInterpolation<T>(_ value: T) {
+                pieces.append(.text(String(describing: value)))
+            }
+        }
     }
 }

@@ -32,18 +32,20 @@ extension LogWriter {
         encoder.objectId(ObjectId.generate())
         // As `Date` is stored: whole milliseconds, rounded down.
         encoder.key(BSONType.datetime, Keys.timestamp)
-        encoder.int64(Int64((event.timestamp.timeIntervalSince1970 * 1000).rounded(.down)))
+        let (millis, rest) = event.unixNanoseconds.quotientAndRemainder(dividingBy: 1_000_000)
+        encoder.int64(rest < 0 ? millis - 1 : millis)
         encoder.key(BSONType.string, Keys.level)
         encoder.string(event.level.rawValue)
         encoder.key(BSONType.string, Keys.label)
         encoder.string(event.label)
         encoder.key(BSONType.string, Keys.message)
-        encoder.string(event.message)
-        if event.metadata.isEmpty {
+        encoder.string(event.message.description)  // formatted here, on the writer thread
+        let metadata = event.metadata  // merged here, on the writer thread
+        if metadata.isEmpty {
             encoder.key(BSONType.null, Keys.metadata)
         } else {
             encoder.key(BSONType.document, Keys.metadata)
-            encodeEntries(event.metadata, into: &encoder)
+            encodeEntries(metadata, into: &encoder)
         }
         encoder.key(BSONType.string, Keys.source)
         encoder.string(event.source ?? module(ofFileID: event.file))
