@@ -62,8 +62,8 @@ import Testing
             ("", ""),
             ("\(Int.min) \(Int.max) \(UInt64.max) \(Int8(-5)) \(UInt8(255)) \(Int32(-7)) \(UInt16(9))",
              "\(Int.min) \(Int.max) \(UInt64.max) \(Int8(-5)) \(UInt8(255)) \(Int32(-7)) \(UInt16(9))"),
-            ("\(1.5) \(Float(0.1)) \(true) \(optional) \(word) \(Plain()) \(counter)",
-             "\(1.5) \(Float(0.1)) \(true) \(optional) \(word) \(Plain()) \(counter)"),
+            ("\(1.5) \(Float(0.1)) \(true) \(optional as Any) \(word) \(Plain()) \(counter)",
+             "\(1.5) \(Float(0.1)) \(true) \(optional as Any) \(word) \(Plain()) \(counter)"),
             ("ünïcödé \("🙂") and \(42)%", "ünïcödé 🙂 and 42%"),
             ("\(1)\(2)\(3)", "123"),
         ]
@@ -88,6 +88,34 @@ import Testing
         sink.release()
         writer.shutdown()
         #expect(sink.committed.map { $0["message"] } == [.string("counter=1 at 7")])
+    }
+
+    /// A dictionary literal is kept as written and made into metadata on the
+    /// writer (a later entry wins); a `Metadata` value passes as before.
+    @Test func callMetadataLiteralsAndValuesBothWork() throws {
+        let directory = try SyncDirectory()
+        let sink = CollectingSink()
+        let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
+        let logger = IngestLogger(label: "call", writer: writer)
+        let key = "k"
+        logger.info("literal", metadata: ["k": "1", key: "2", "a.b": ["x", "y"]])
+        let value: IngestLogger.Metadata = ["v": .dictionary(["w": "1"])]
+        logger.notice("value", metadata: value)
+        let optional: IngestLogger.Metadata? = nil
+        logger.error("nil value", metadata: optional)
+        logger.log(level: .critical, "log(level:)", metadata: ["l": .describing(3)])
+        logger.warning("nil literal", metadata: nil)
+        let literal: IngestLogger.CallMetadata = ["c": "1", key == "k" ? "c" : "d": "2"]
+        #expect(literal.metadata == ["c": "2"])
+        #expect(!literal.isEmpty && IngestLogger.CallMetadata([:]).isEmpty)
+        writer.shutdown()
+        #expect(sink.committed.map { $0["metadata"] } == [
+            .document(["a_b": .array([.string("x"), .string("y")]), "k": "2"]),
+            .document(["v": .document(["w": "1"])]),
+            .null,
+            .document(["l": "3"]),
+            .null,
+        ])
     }
 
     @Test func theTimestampIsTheCallersClockInWholeMilliseconds() throws {

@@ -43,6 +43,43 @@ extension IngestLogger {
     /// Metadata: keys to values, merged from the logger, its provider and the call.
     public typealias Metadata = [String: MetadataValue]
 
+    /// A call's metadata written as a dictionary literal
+    /// (`metadata: ["path": "/api/items"]`), kept as written: the writer
+    /// thread makes the entries into ``Metadata`` (a later entry wins over
+    /// an earlier one with the same key), so the caller neither hashes nor
+    /// builds a dictionary. A ``Metadata`` value can be passed as well.
+    public struct CallMetadata: Sendable, ExpressibleByDictionaryLiteral {
+        @usableFromInline
+        enum Storage: Sendable {
+            case entries([(String, MetadataValue)])
+            case metadata(Metadata)
+        }
+
+        @usableFromInline let storage: Storage
+
+        @inlinable
+        public init(dictionaryLiteral elements: (String, MetadataValue)...) { storage = .entries(elements) }
+
+        /// The metadata of a ``Metadata`` value.
+        public init(_ metadata: Metadata) { storage = .metadata(metadata) }
+
+        /// The entries as ``Metadata`` (later entries win on equal keys).
+        public var metadata: Metadata {
+            switch storage {
+            case .entries(let entries): return Dictionary(entries, uniquingKeysWith: { _, last in last })
+            case .metadata(let metadata): return metadata
+            }
+        }
+
+        /// Whether there is no entry.
+        public var isEmpty: Bool {
+            switch storage {
+            case .entries(let entries): return entries.isEmpty
+            case .metadata(let metadata): return metadata.isEmpty
+            }
+        }
+    }
+
     /// Supplies metadata from the context at each enabled log call, such as
     /// the id of the request being handled (from a task-local value).
     ///

@@ -83,7 +83,7 @@ public struct IngestLogger: Sendable {
 
     /// Records an event at `level` if it is enabled. `source` defaults to the
     /// module of `file` (the part of `#fileID` before the `/`).
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func log(level: Level, _ message: @autoclosure () -> Message,
                     metadata: @autoclosure () -> Metadata? = nil, source: @autoclosure () -> String? = nil,
                     file: String = #fileID, function: String = #function, line: UInt = #line) {
@@ -93,7 +93,7 @@ public struct IngestLogger: Sendable {
     }
 
     /// Logs at `.trace` (see ``log(level:_:metadata:source:file:function:line:)``).
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func trace(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                       source: @autoclosure () -> String? = nil,
                       file: String = #fileID, function: String = #function, line: UInt = #line) {
@@ -102,7 +102,7 @@ public struct IngestLogger: Sendable {
     }
 
     /// Logs at `.debug`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func debug(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                       source: @autoclosure () -> String? = nil,
                       file: String = #fileID, function: String = #function, line: UInt = #line) {
@@ -111,7 +111,7 @@ public struct IngestLogger: Sendable {
     }
 
     /// Logs at `.info`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func info(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                      source: @autoclosure () -> String? = nil,
                      file: String = #fileID, function: String = #function, line: UInt = #line) {
@@ -120,7 +120,7 @@ public struct IngestLogger: Sendable {
     }
 
     /// Logs at `.notice`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func notice(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                        source: @autoclosure () -> String? = nil,
                        file: String = #fileID, function: String = #function, line: UInt = #line) {
@@ -129,7 +129,7 @@ public struct IngestLogger: Sendable {
     }
 
     /// Logs at `.warning`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func warning(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                         source: @autoclosure () -> String? = nil,
                         file: String = #fileID, function: String = #function, line: UInt = #line) {
@@ -138,7 +138,7 @@ public struct IngestLogger: Sendable {
     }
 
     /// Logs at `.error`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func error(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                       source: @autoclosure () -> String? = nil,
                       file: String = #fileID, function: String = #function, line: UInt = #line) {
@@ -147,11 +147,83 @@ public struct IngestLogger: Sendable {
     }
 
     /// Logs at `.critical` (never filtered out by ``logLevel``).
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func critical(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                          source: @autoclosure () -> String? = nil,
                          file: String = #fileID, function: String = #function, line: UInt = #line) {
         record(level: .critical, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func log(level: Level, _ message: @autoclosure () -> Message,
+                    metadata: @autoclosure () -> CallMetadata? = nil, source: @autoclosure () -> String? = nil,
+                    file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard level >= logLevel else { return }
+        record(callLevel: level, message: message, metadata: metadata, source: source,
+               file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func trace(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                      source: @autoclosure () -> String? = nil,
+                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .trace else { return }
+        record(callLevel: .trace, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func debug(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                      source: @autoclosure () -> String? = nil,
+                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .debug else { return }
+        record(callLevel: .debug, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func info(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                     source: @autoclosure () -> String? = nil,
+                     file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .info else { return }
+        record(callLevel: .info, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func notice(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                       source: @autoclosure () -> String? = nil,
+                       file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .notice else { return }
+        record(callLevel: .notice, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func warning(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                        source: @autoclosure () -> String? = nil,
+                        file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .warning else { return }
+        record(callLevel: .warning, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func error(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                      source: @autoclosure () -> String? = nil,
+                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .error else { return }
+        record(callLevel: .error, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func critical(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                         source: @autoclosure () -> String? = nil,
+                         file: String = #fileID, function: String = #function, line: UInt = #line) {
+        record(callLevel: .critical, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// The enabled path, on the caller's thread: reads the clock, evaluates
@@ -165,6 +237,14 @@ public struct IngestLogger: Sendable {
     /// load, a comparison and a branch.
     @usableFromInline
     func record(level: Level, message: () -> Message, metadata: () -> Metadata?, source: () -> String?,
+                file: String, function: String, line: UInt) {
+        record(callLevel: level, message: message, metadata: { metadata().map { CallMetadata($0) } },
+               source: source, file: file, function: function, line: line)
+    }
+
+    /// The enabled path with a dictionary literal's entries.
+    @usableFromInline
+    func record(callLevel level: Level, message: () -> Message, metadata: () -> CallMetadata?, source: () -> String?,
                 file: String, function: String, line: UInt) {
         // The wall clock read directly (Date() goes through two more layers).
         var now = timespec()
@@ -211,7 +291,7 @@ struct PendingLogEvent: Sendable {
     var message: IngestLogger.Message
     var loggerMetadata: IngestLogger.Metadata?
     var providedMetadata: IngestLogger.Metadata?
-    var callMetadata: IngestLogger.Metadata?
+    var callMetadata: IngestLogger.CallMetadata?
     var source: String?
     var file: String
     var function: String
@@ -222,7 +302,7 @@ struct PendingLogEvent: Sendable {
     var metadata: IngestLogger.Metadata {
         let logger = loggerMetadata.flatMap { $0.isEmpty ? nil : $0 }
         let provided = providedMetadata.flatMap { $0.isEmpty ? nil : $0 }
-        let call = callMetadata.flatMap { $0.isEmpty ? nil : $0 }
+        let call = callMetadata.flatMap { $0.isEmpty ? nil : $0.metadata }
         switch (logger, provided, call) {
         case (nil, nil, nil): return [:]
         case (let only?, nil, nil), (nil, let only?, nil), (nil, nil, let only?): return only
@@ -230,7 +310,7 @@ struct PendingLogEvent: Sendable {
         }
         var merged = loggerMetadata ?? [:]
         if let providedMetadata { merged.merge(providedMetadata) { _, new in new } }
-        if let callMetadata { merged.merge(callMetadata) { _, new in new } }
+        if let call { merged.merge(call) { _, new in new } }
         return merged
     }
 }
