@@ -66,6 +66,8 @@ import Testing
              "\(1.5) \(Float(0.1)) \(true) \(optional as Any) \(word) \(Plain()) \(counter)"),
             ("ünïcödé \("🙂") and \(42)%", "ünïcödé 🙂 and 42%"),
             ("\(1)\(2)\(3)", "123"),
+            // More parts than the message keeps inline.
+            ("a\(1)b\(2)c\(3)d\(4)e\("5")f\(UInt(6))g\(7.5)h", "a1b2c3d4e5f6g7.5h"),
         ]
         for (message, text) in pairs {
             #expect(message.description == text)

@@ -125,15 +125,46 @@ extension IngestLogger {
         /// until the text is made.
         @usableFromInline
         enum Piece: Sendable {
+            case empty
             case text(String)
             case int(Int64)
             case uint(UInt64)
         }
 
+        /// An interpolation's parts: the first six in the value itself, so
+        /// a typical message allocates nothing on the caller's thread; any
+        /// further parts in an array.
+        @usableFromInline
+        struct Pieces: Sendable {
+            @usableFromInline var count = 0
+            @usableFromInline var p0 = Piece.empty, p1 = Piece.empty, p2 = Piece.empty
+            @usableFromInline var p3 = Piece.empty, p4 = Piece.empty, p5 = Piece.empty
+            @usableFromInline var more: [Piece] = []
+
+            @inlinable init() {}
+
+            @inlinable
+            mutating func append(_ piece: Piece) {
+                switch count {
+                case 0: p0 = piece
+                case 1: p1 = piece
+                case 2: p2 = piece
+                case 3: p3 = piece
+                case 4: p4 = piece
+                case 5: p5 = piece
+                default: more.append(piece)
+                }
+                count &+= 1
+            }
+
+            /// All parts, in order.
+            var all: [Piece] { Array([p0, p1, p2, p3, p4, p5].prefix(min(count, 6))) + more }
+        }
+
         @usableFromInline
         enum Storage: Sendable {
             case text(String)
-            case pieces([Piece])
+            case pieces(Pieces)
         }
 
         @usableFromInline var storage: Storage
@@ -143,7 +174,8 @@ extension IngestLogger {
             get {
                 switch storage {
                 case .text(let text): return text
-                case .pieces(let pieces):
+                case .pieces(let parts):
+                    let pieces = parts.all
                     var text = ""
                     var capacity = 0
                     for piece in pieces {
@@ -152,6 +184,7 @@ extension IngestLogger {
                     text.reserveCapacity(capacity)
                     for piece in pieces {
                         switch piece {
+                        case .empty: break
                         case .text(let part): text += part
                         case .int(let value): text += String(value)
                         case .uint(let value): text += String(value)
@@ -176,13 +209,10 @@ extension IngestLogger {
         /// value `String`'s interpolation accepts is accepted, with the same
         /// text.
         public struct StringInterpolation: StringInterpolationProtocol, Sendable {
-            @usableFromInline var pieces: [Piece]
+            @usableFromInline var pieces = Pieces()
 
             @inlinable
-            public init(literalCapacity: Int, interpolationCount: Int) {
-                pieces = []
-                pieces.reserveCapacity(2 &* interpolationCount &+ 1)
-            }
+            public init(literalCapacity: Int, interpolationCount: Int) {}
 
             @inlinable
             public mutating func appendLiteral(_ literal: String) {
