@@ -157,8 +157,17 @@ extension IngestLogger {
                 count &+= 1
             }
 
-            /// All parts, in order.
-            var all: [Piece] { Array([p0, p1, p2, p3, p4, p5].prefix(min(count, 6))) + more }
+            /// Calls `body` with each part, in order (without copying them into an array).
+            func forEach(_ body: (Piece) -> Void) {
+                let inline = Swift.min(count, 6)
+                if inline > 0 { body(p0) }
+                if inline > 1 { body(p1) }
+                if inline > 2 { body(p2) }
+                if inline > 3 { body(p3) }
+                if inline > 4 { body(p4) }
+                if inline > 5 { body(p5) }
+                for piece in more { body(piece) }
+            }
         }
 
         @usableFromInline
@@ -174,15 +183,14 @@ extension IngestLogger {
             get {
                 switch storage {
                 case .text(let text): return text
-                case .pieces(let parts):
-                    let pieces = parts.all
-                    var text = ""
+                case .pieces(let pieces):
                     var capacity = 0
-                    for piece in pieces {
+                    pieces.forEach { piece in
                         if case .text(let part) = piece { capacity += part.utf8.count } else { capacity += 20 }
                     }
+                    var text = ""
                     text.reserveCapacity(capacity)
-                    for piece in pieces {
+                    pieces.forEach { piece in
                         switch piece {
                         case .empty: break
                         case .text(let part): text += part
