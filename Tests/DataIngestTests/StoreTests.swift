@@ -219,6 +219,44 @@ import Glibc
         try store.close()
     }
 
+    /// Large transactions (written with pwrite into the preallocated space)
+    /// between small ones (copied into the mapping) come back whole, in order.
+    @Test func largeAndSmallTransactionsInAMappedSegment() throws {
+        let dir = try StoreTempDirectory()
+        var store = try SegmentStore.open(Self.configuration(dir) { $0.preallocationBytes = 64 << 10 })
+        var expected: [Int64] = []
+        for id in Int64(0)..<12 {
+            if id % 3 == 2 {
+                try store.commit { tx in
+                    for k in 0..<Int32(id % 3 + 1) { try tx.append(collection: "Tx", document: TxDocument.make(id: id, k: k, n: Int32(id % 3 + 1))) }
+                }
+                // A 1,000-record transaction: id 1000 + id, records k = 0..<1000... checked by count below.
+                try store.commit { tx in
+                    for k in 0..<1_000 { try tx.append(collection: "Big", document: TxDocument.make(id: 1_000 + id, k: Int32(k), n: 1_000)) }
+                }
+            } else {
+                try TxDocument.commit(store, id: id)
+            }
+            expected.append(id)
+        }
+        try store.close()
+        store = try SegmentStore.open(Self.configuration(dir))
+        try store.flush()
+        var small: [Int64] = []
+        var big: [Int64: Int] = [:]
+        for segment in store.pendingSegments() {
+            let reader = try store.reader(for: segment)
+            while let event = try reader.next() {
+                guard case .record(let record) = event, let parsed = TxDocument.parse(record.document) else { continue }
+                if record.collection == "Big" { big[parsed.id, default: 0] += 1 } else if parsed.k == 0 { small.append(parsed.id) }
+            }
+        }
+        #expect(small == expected)
+        #expect(big == [1_002: 1_000, 1_005: 1_000, 1_008: 1_000, 1_011: 1_000])
+        #expect(store.quarantineReports().isEmpty)
+        try store.close()
+    }
+
     @Test func damagedActiveSegmentKeepsItsPrefixAndQuarantinesTheRest() throws {
         let dir = try StoreTempDirectory()
         let source = try SegmentStore.open(Self.configuration(dir))

@@ -317,7 +317,9 @@ public final class SegmentStore: @unchecked Sendable {
         let start = segment.size
         let end = start + bytes.count + SegmentFormat.commitFrameSize
         let index = segment.transactionCount
-        guard end <= segment.allocated, index == 0 || end <= configuration.maxSegmentBytes else { return nil }
+        // Large transactions go to the leader, which writes them with pwrite.
+        guard end <= segment.allocated, index == 0 || end <= configuration.maxSegmentBytes,
+              bytes.count < Self.directWriteThreshold else { return nil }
         let transactionNumber = segment.number << 32 | UInt64(index)
         bytes.withUnsafeBytes { source in
             Self.copyGroup(to: mapping + start, firstByte: source[0]) { destination in
@@ -438,6 +440,9 @@ public final class SegmentStore: @unchecked Sendable {
             outcome.error = SegmentStoreError(code: .io, message: "\(error)", path: segment.path)
             return outcome
         }
+        if batchBytes >= Self.directWriteThreshold {
+            return pwriteBatch(batch, batchBytes: batchBytes, segment: segment, outcome: outcome)
+        }
         let destination = segment.mapping! + segment.size
         let firstIndex = outcome.firstIndex
         Self.copyGroup(to: destination, firstByte: batch[0].bytes[0]) { destination in
@@ -455,6 +460,50 @@ public final class SegmentStore: @unchecked Sendable {
             }
         }
         return finishWrite(rc: 0, written: batchBytes, segment: segment, outcome: outcome)
+    }
+
+    /// A large group (16 KiB or more) in a mapped segment: `pwrite` into the
+    /// preallocated space costs less per page than first stores into the
+    /// mapping (measured: ~1.4 µs more per 4 KiB page through the mapping,
+    /// which made 1,000-object transactions ~30 % slower), and the page cache
+    /// is the same. The group's first byte is written last, as in ``copyGroup``.
+    func pwriteBatch(_ batch: [PendingCommit], batchBytes: Int, segment: ActiveSegment, outcome: BatchOutcome) -> BatchOutcome {
+        var offset = segment.size
+        var rc = 0
+        for (i, pending) in batch.enumerated() {
+            let skip = offset == segment.size ? 1 : 0  // the group's first byte is written last
+            rc = pending.bytes.withUnsafeBytes { Self.pwriteAll(segment.fd, UnsafeRawBufferPointer(rebasing: $0[skip...]), at: offset + skip) }
+            if rc != 0 { break }
+            offset += pending.bytes.count
+            writeBuffer.removeAll(keepingCapacity: true)
+            SegmentFormat.appendCommit(
+                transactionNumber: segment.number << 32 | UInt64(outcome.firstIndex + i),
+                recordCount: pending.recordCount, to: &writeBuffer)
+            rc = writeBuffer.withUnsafeBytes { Self.pwriteAll(segment.fd, $0, at: offset) }
+            if rc != 0 { break }
+            offset += SegmentFormat.commitFrameSize
+        }
+        if rc == 0 {
+            var first = batch[0].bytes[0]
+            rc = withUnsafeBytes(of: &first) { Self.pwriteAll(segment.fd, $0, at: segment.size) }
+        }
+        // A failure zeroes (unpublishes) the group through the mapping.
+        return finishWrite(rc: rc, written: batchBytes, segment: segment, outcome: outcome)
+    }
+
+    /// `pwrite(2)` of all of `bytes` at `offset`; 0 or `-errno`.
+    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return -Int(errno)
+            }
+            if n == 0 { return -Int(EIO) }
+            done += n
+        }
+        return 0
     }
 
     /// Makes the mapped `segment` hold bytes up to `end`: extends the file with
@@ -637,8 +686,10 @@ public final class SegmentStore: @unchecked Sendable {
     func createActiveSegment(firstBatchBytes: Int) throws -> ActiveSegment {
         let number = try allocateSegmentNumber()
         let path = "\(directory)/\(Self.fileName(number)).active"
-        // Read access too: a shared writable mapping needs it.
-        let fd = Glibc.open(path, (mapsActiveSegments ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
+        // Mapped: read access too (a shared writable mapping needs it) and no
+        // O_APPEND (Linux's pwrite appends on such a descriptor, whatever the offset).
+        let flags = encryptionKey == nil && mapsActiveSegments ? O_RDWR : O_WRONLY | O_APPEND
+        let fd = Glibc.open(path, flags | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating the active segment", path: path, errno: errno) }
         var header: [UInt8] = []
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
