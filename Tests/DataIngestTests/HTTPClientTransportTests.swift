@@ -67,10 +67,12 @@ import Testing
         let server = try SyncTestServer(in: directory.path, extraArguments: ["--enable-test-routes"])
         let transport = HTTPClientTransport()
         let url = URL(string: "http://127.0.0.1:\(server.port)/_test/sleep?ms=5000")!
-        nonisolated(unsafe) let victim = server
+        nonisolated(unsafe) let victim = server  // touched by the killer thread only until `killed` is signalled
+        let killed = DispatchSemaphore(value: 0)
         let killer = Thread {
             usleep(500_000)
             victim.kill9()
+            killed.signal()
         }
         killer.start()
         let started = syncNow()
@@ -78,6 +80,7 @@ import Testing
             _ = try await transport.send(TransportRequest(method: "GET", url: url, timeout: 20))
         }
         #expect(syncNow() - started < 4.5)  // failed when the server died, not after the sleep
+        #expect(killed.wait(timeout: .now() + 10) == .success)  // the killer is done with `server`
         do {
             _ = try await transport.send(TransportRequest(method: "GET", url: server.baseURL.appendingPathComponent("healthz"), timeout: 5))
             Issue.record("the server is down: the request must fail")
