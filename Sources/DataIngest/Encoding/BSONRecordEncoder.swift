@@ -44,6 +44,52 @@ public struct BSONRecordEncoder {
         key.bytes.withUnsafeBytes { buffer.append($0) }
     }
 
+    /// Writes the element header: type byte and key, given as its UTF-8
+    /// with the NUL (one capacity check for both).
+    @inline(__always)
+    func header(_ type: UInt8, _ key: UnsafeRawBufferPointer) {
+        let target = buffer.claim(1 + key.count)
+        target.storeBytes(of: type, as: UInt8.self)
+        Self.copyKey(key, to: target + 1)
+    }
+
+    /// Copies a (short) key with word-sized loads and stores, the last one
+    /// overlapping: a `memcpy` call costs more than the copy.
+    @inline(__always)
+    static func copyKey(_ key: UnsafeRawBufferPointer, to target: UnsafeMutableRawPointer) {
+        let source = UnsafeRawPointer(key.baseAddress.unsafelyUnwrapped)
+        let count = key.count
+        func move<T: FixedWidthInteger>(_ offset: Int, _ type: T.Type) {
+            target.storeBytes(of: source.loadUnaligned(fromByteOffset: offset, as: T.self), toByteOffset: offset, as: T.self)
+        }
+        if count >= 8 {
+            var offset = 0
+            while offset + 8 < count {
+                move(offset, UInt64.self)
+                offset += 8
+            }
+            move(count - 8, UInt64.self)
+        } else if count >= 4 {
+            move(0, UInt32.self)
+            move(count - 4, UInt32.self)
+        } else if count >= 2 {
+            move(0, UInt16.self)
+            move(count - 2, UInt16.self)
+        } else if count == 1 {
+            move(0, UInt8.self)
+        }
+    }
+
+    /// Writes a whole fixed-size element: type byte, key (UTF-8 with the
+    /// NUL) and the little-endian value, with one capacity check.
+    @inline(__always)
+    func element<T: FixedWidthInteger>(_ type: UInt8, _ key: UnsafeRawBufferPointer, littleEndian value: T) {
+        let target = buffer.claim(1 + key.count + MemoryLayout<T>.size)
+        target.storeBytes(of: type, as: UInt8.self)
+        Self.copyKey(key, to: target + 1)
+        (target + 1 + key.count).storeBytes(of: value.littleEndian, as: T.self)
+    }
+
     /// Writes the element header with a key given as a string (its UTF-8
     /// bytes and a NUL); the caller makes sure it is a valid field name.
     @inline(__always)

@@ -141,8 +141,10 @@ extension Date: PersistableValue {
     /// rounded down (sub-millisecond precision is dropped).
     public func _encodeBSON(key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         encoder.key(BSONType.datetime, key)
-        encoder.int64(Int64((timeIntervalSince1970 * 1000).rounded(.down)))
+        encoder.int64(_bsonMilliseconds)
     }
+    /// The BSON datetime value: whole milliseconds since the epoch.
+    var _bsonMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
     public static func _fromCreateValue(_ value: Any) -> Date? { exactly(value, as: Date.self) ?? value as? Date }
 }
 

@@ -81,7 +81,7 @@ extension Realm {
         encoder.truncate(to: 0)
         transaction.isOpen = false
         transaction.records.removeAll(keepingCapacity: true)
-        transaction.keys.removeAll(keepingCapacity: true)
+        transaction.keys.removeAll()
     }
 
     /// Creates an asymmetric object in the open write transaction. `value`
@@ -140,7 +140,7 @@ extension Realm {
         do throws(RealmError) {
             let primaryKey = try typeSchema.encodeDocument(createValue: value, path: { typeSchema.className }, into: &encoder)
             if let key = primaryKey,
-               !transaction.keys.insert(TransactionKey(type: ObjectIdentifier(type), key: key)).inserted {
+               !transaction.keys.insert(type: ObjectIdentifier(type), key: key) {
                 throw RealmError(
                     .duplicatePrimaryKey, className: typeSchema.className,
                     propertyName: typeSchema.objectSchema.primaryKey,

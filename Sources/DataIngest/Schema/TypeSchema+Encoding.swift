@@ -5,11 +5,8 @@ extension TypeSchema {
     /// is already written).
     func encodeDocument(object: ObjectBase, into encoder: inout BSONRecordEncoder) throws(RealmError) {
         let start = encoder.beginDocument()
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for codec in codecs {
-            try codec.encode(objectAt: base, key: codec.key, into: &encoder)
-        }
-        withExtendedLifetime(object) {}
+        defer { withExtendedLifetime(object) {} }
+        try encodeFields(objectAt: UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()), into: &encoder)
         encoder.endDocument(start)
     }
 
@@ -18,6 +15,23 @@ extension TypeSchema {
     /// property order. `path()` names the value in errors (built only on
     /// error). Returns the primary key value, when one was given.
     func encodeDocument(createValue value: Any, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
+        // The two usual forms by the container's metadata word alone: an
+        // instance boxed as exactly this class, or a [String: Any].
+        if readsExistentials {
+            if let base = ExistentialPayload.instance(value, classWord: classWord) {
+                let start = encoder.beginDocument()
+                try encodeFields(objectAt: base, into: &encoder)
+                encoder.endDocument(start)
+                guard let index = primaryKeyIndex else { return nil }
+                return codecs[index].primaryKey(objectAt: base)
+            }
+            let dictionary = ExistentialPayload.peek(value) { type, buffer in
+                type == ExistentialPayload.typeWord([String: Any].self) ? buffer.load(as: [String: Any].self) : nil
+            }
+            if let dictionary {
+                return try encodeDocument(dictionary: dictionary, path: path, into: &encoder)
+            }
+        }
         // Failing casts between a dictionary and a class are slow (the
         // runtime looks for bridging conformances), so the value's dynamic
         // type picks which cast to try.
@@ -54,45 +68,55 @@ extension TypeSchema {
     private func encodeDocument(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
         guard codecs.count <= 64 else { return try encodeDocumentByLookup(dictionary: dictionary, path: path, into: &encoder) }
         // One pass over the dictionary matches each key to its property
-        // (by length, then bytes: no hashing), remembering where the value
-        // is; a second pass encodes in property order. Hashed lookups of
-        // every property name cost more than the rest of create together.
-        typealias Slot = Dictionary<String, Any>.Index
-        return try withUnsafeTemporaryAllocation(of: Slot.self, capacity: codecs.count) { (slots) throws(RealmError) -> PrimaryKeyValue? in
-            var given: UInt64 = 0    // bit n: property n has a value in slots[n]
+        // (no hashing) and moves the value into that property's slot; a
+        // second pass encodes the slots in property order. Hashed lookups
+        // of every property name cost more than the rest of create
+        // together, and revisiting the dictionary by index costs an index
+        // check and a copy per value.
+        return try withUnsafeTemporaryAllocation(of: Any.self, capacity: codecs.count) { (slots) throws(RealmError) -> PrimaryKeyValue? in
+            let slot = slots.baseAddress.unsafelyUnwrapped
+            var given: UInt64 = 0    // bit n: property n has a value in slot n
             var bySwiftName: UInt64 = 0 // bit n: that value was given under the Swift name
+            defer {
+                for position in 0..<codecs.count where given & (UInt64(1) << UInt64(position)) != 0 {
+                    (slot + position).deinitialize(count: 1)
+                }
+            }
             var unknown: String?
-            var index = dictionary.startIndex
-            while index != dictionary.endIndex {
-                let key = dictionary.keys[index]
-                if let match = createKeyMatch(key) {
+            for (key, value) in dictionary {
+                if let match = fastKeyMatch(key) {
                     let bit = UInt64(1) << UInt64(match.codec)
                     // The Swift name wins when both names are given, as with lookups by name.
                     if given & bit == 0 {
-                        (slots.baseAddress.unsafelyUnwrapped + match.codec).initialize(to: index)
+                        (slot + match.codec).initialize(to: value)
                         given |= bit
                         if match.isSwiftName { bySwiftName |= bit }
                     } else if match.isSwiftName && bySwiftName & bit == 0 {
-                        slots[match.codec] = index
+                        (slot + match.codec).pointee = value
                         bySwiftName |= bit
                     }
                 } else if unknown == nil {
                     unknown = key
                 }
-                dictionary.formIndex(after: &index)
             }
-            // Indices are trivial values: the slots need no deinitialization.
             let start = encoder.beginDocument()
-            let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
             var primaryKey: PrimaryKeyValue?
-            for position in codecs.indices {
-                let codec = codecs[position]
+            for position in 0..<fastProperties.count {
+                let property = fastProperties[position]
                 if given & (UInt64(1) << UInt64(position)) != 0 {
-                    let value = dictionary.values[slots[position]]
-                    try codec.encode(createValue: value, path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
-                    if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: value) }
+                    let container = UnsafeRawPointer(slot + position)
+                    if readsExistentials && encodeFast(at: container, kind: property.kind, key: property.key, into: &encoder) {
+                        if position == primaryKeyIndex {
+                            primaryKey = fastPrimaryKey(at: container, kind: property.kind) ?? codecs[position].primaryKey(createValue: slot[position])
+                        }
+                        continue
+                    }
+                    let codec = codecs[position]
+                    try codec.encode(createValue: slot[position], path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
+                    if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: slot[position]) }
                 } else {
-                    try codec.encodeMissing(prototype: prototypeBase, className: className, into: &encoder)
+                    let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+                    try codecs[position].encodeMissing(prototype: prototypeBase, className: className, into: &encoder)
                 }
             }
             if let unknown {
@@ -101,31 +125,6 @@ extension TypeSchema {
             encoder.endDocument(start)
             return primaryKey
         }
-    }
-
-    /// The property a `create` dictionary key names: a linear scan over the
-    /// names of the (few) properties, comparing lengths before bytes.
-    @inline(__always)
-    private func createKeyMatch(_ key: String) -> (codec: Int, isSwiftName: Bool)? {
-        let length = key.utf8.count
-        // Through the buffer's pointee (a borrow): iterating the array
-        // would copy each entry, retaining its name. Bytes are compared
-        // directly: `==` on strings goes through Unicode-aware comparison.
-        let found = key.utf8.withContiguousStorageIfAvailable { keyBytes in
-            createKeys.withUnsafeBufferPointer { candidates -> (codec: Int, isSwiftName: Bool)? in
-                guard let first = candidates.baseAddress else { return nil }
-                for offset in 0..<candidates.count {
-                    let candidate = first + offset
-                    if candidate.pointee.length == length && candidate.pointee.hasBytes(keyBytes) {
-                        return (candidate.pointee.codec, candidate.pointee.isSwiftName)
-                    }
-                }
-                return nil
-            }
-        }
-        if let found { return found }
-        // Strings without contiguous UTF-8 (bridged ones): compare as strings.
-        return createKeys.first { $0.name == key }.map { ($0.codec, $0.isSwiftName) }
     }
 
     /// The general path of ``encodeDocument(dictionary:path:into:)``, for
@@ -166,6 +165,13 @@ extension TypeSchema {
         var primaryKey: PrimaryKeyValue?
         for (position, codec) in codecs.enumerated() {
             if position < array.count {
+                let property = fastProperties[position]
+                if readsExistentials && encodeFast(array[position], kind: property.kind, key: property.key, into: &encoder) {
+                    if position == primaryKeyIndex {
+                        primaryKey = fastPrimaryKey(array[position], kind: property.kind) ?? codec.primaryKey(createValue: array[position])
+                    }
+                    continue
+                }
                 try codec.encode(createValue: array[position], path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
                 if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: array[position]) }
             } else {

@@ -22,6 +22,16 @@ final class TypeSchema {
     let prototype: ObjectBase
     /// Classes of embedded and link properties.
     let referencedTypes: [ObjectBase.Type]
+    /// The `create` fast path's per-property and per-name tables, owned by
+    /// `fastTable` and copied out so the hot loops retain nothing.
+    let fastProperties: UnsafeMutableBufferPointer<FastProperty>
+    let fastKeys: UnsafeMutableBufferPointer<FastKey>
+    private let fastTable: FastPropertyTable
+    /// Whether `create` reads dictionary values and instances straight out
+    /// of their `Any` containers (see ``ExistentialPayload``).
+    let readsExistentials: Bool
+    /// The metadata word of an `Any` holding an instance of exactly `type`.
+    let classWord: UnsafeRawPointer
 
     private init(type: ObjectBase.Type) throws(RealmError) {
         self.type = type
@@ -80,6 +90,11 @@ final class TypeSchema {
             }
         }
         self.createKeys = createKeys
+        fastTable = FastPropertyTable(codecs: codecs)
+        fastProperties = fastTable.properties
+        fastKeys = fastTable.keys
+        readsExistentials = ExistentialPayload.isVerified
+        classWord = ExistentialPayload.typeWord(type)
         primaryKeyIndex = codecs.firstIndex(where: { $0.options.contains(.primaryKey) })
         referencedTypes = referenced
         objectSchema = ObjectSchema(className: className, kind: kind, properties: properties)
@@ -106,43 +121,11 @@ final class TypeSchema {
 }
 
 /// A name `create(_:value:)` accepts for a property: its Swift name or its
-/// stored name, with the UTF-8 length to compare first.
+/// stored name. The fast path matches keys against ``FastKey``s; these are
+/// for strings without contiguous UTF-8.
 struct CreateKey {
     let name: String
-    let length: Int
-    /// The name's UTF-8.
-    let bytes: [UInt8]
     /// The property's index in ``TypeSchema/codecs``.
     let codec: Int
     let isSwiftName: Bool
-
-    init(name: String, codec: Int, isSwiftName: Bool) {
-        self.name = name
-        self.bytes = Array(name.utf8)
-        self.length = bytes.count
-        self.codec = codec
-        self.isSwiftName = isSwiftName
-    }
-
-    /// Whether `other` (of the same length) holds the name's UTF-8: eight
-    /// bytes at a time, then the rest.
-    @inline(__always)
-    func hasBytes(_ other: UnsafeBufferPointer<UInt8>) -> Bool {
-        bytes.withUnsafeBytes { mine in
-            guard mine.count == other.count else { return false }
-            guard let theirs = other.baseAddress, let base = mine.baseAddress else { return mine.count == 0 }
-            let raw = UnsafeRawPointer(theirs)
-            var index = 0
-            while index + 8 <= mine.count {
-                if base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                    != raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) { return false }
-                index += 8
-            }
-            while index < mine.count {
-                if base.load(fromByteOffset: index, as: UInt8.self) != raw.load(fromByteOffset: index, as: UInt8.self) { return false }
-                index += 1
-            }
-            return true
-        }
-    }
 }
