@@ -371,6 +371,79 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         }
     }
 
+    @Test func nulAndASCIISearchMatchesALinearScan() {
+        var random = SeededRandom(seed: 43)
+        for _ in 0..<4_000 {
+            let count = Int.random(in: 0...40, using: &random)
+            let bytes = (0..<count).map { _ -> UInt8 in
+                switch UInt8.random(in: 0...7, using: &random) {
+                case 0: 0
+                case 1: UInt8.random(in: 0x80...0xFF, using: &random)
+                default: UInt8.random(in: 1...0x7F, using: &random)
+                }
+            }
+            let expected = bytes.firstIndex(of: 0).map { nul in (nul, bytes[..<nul].allSatisfy { $0 < 0x80 }) }
+            let found = bytes.withUnsafeBytes { raw in
+                raw.baseAddress.flatMap { BSONDecoder.nulAndASCII(in: $0, count: count) }
+            }
+            #expect(found?.0 == expected?.0 && found?.1 == expected?.1, "\(bytes)")
+        }
+    }
+
+    @Test func keysAndStringsOfEveryShortLengthRoundTrip() throws {
+        // Lengths around the word size and the 15-byte small-string limit,
+        // ASCII and not, keys and string values.
+        for length in 0...40 {
+            for text in [String(repeating: "k", count: length),
+                         String(repeating: "é", count: length / 2) + String(repeating: "k", count: length % 2)] {
+                let doc: BSONDocument = [text: .string(text), "z": .int32(1)]
+                let decoded = try BSONDocument(bson: doc.bsonBytes())
+                #expect(decoded == doc, "\(text.utf8.count)-byte key and string")
+                #expect(decoded.keys.first?.utf8.count == text.utf8.count)
+            }
+        }
+        // Invalid UTF-8 at every position of a 20-byte key is rejected.
+        for position in 0..<20 {
+            var key = Array(repeating: UInt8(ascii: "k"), count: 20)
+            key[position] = 0xE9
+            let body: [UInt8] = [0x10] + key + [0x00, 0x01, 0x00, 0x00, 0x00]
+            let length = UInt32(body.count + 5)
+            let input = withUnsafeBytes(of: length.littleEndian, Array.init) + body + [0x00]
+            #expect { try BSONDocument(bson: input) } throws: { ($0 as? BSONError)?.code == .invalidUTF8 }
+        }
+    }
+
+    @Test func appendBSONWithTooLittleSpareCapacityFallsBack() throws {
+        // The encoder writes into spare capacity first and starts over with
+        // the exact size when that runs out: every amount of spare room, with
+        // bytes before it, must give the same bytes and keep the prefix.
+        let doc: BSONDocument = [
+            "_id": .objectId(ObjectId(high: 0x0102_0304_0506_0708, low: 0x090A_0B0C)),
+            "deviceId": "WX1278UIT",
+            "nested": .document(["a": .array([.int32(1), "two", .double(3)]), "b": .binary(BSONBinary(bytes: [1, 2, 3]))]),
+            "temperatureInFahrenheit": .double(66.7),
+            "regex": .regex(pattern: "^a", options: "mi"),
+        ]
+        let expected = doc.bsonBytes()
+        for prefix in 0...3 {
+            for room in 0...(expected.count + 8) {
+                var buffer: [UInt8] = []
+                buffer.reserveCapacity(prefix + room)
+                buffer.append(contentsOf: Array(repeating: 0xEE, count: prefix))
+                doc.appendBSON(to: &buffer)
+                #expect(Array(buffer[..<prefix]) == Array(repeating: 0xEE, count: prefix))
+                #expect(Array(buffer[prefix...]) == expected, "prefix \(prefix), room \(room)")
+            }
+        }
+        // A key cut at a NUL is still reported when the first try ran out of room.
+        let bad: BSONDocument = ["a\0b": .int32(1), "long": .string(String(repeating: "x", count: 100))]
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(16)
+        #expect { try bad.checkedBSONBytes() } throws: { ($0 as? BSONError)?.code == .nulInCString }
+        bad.appendBSON(to: &buffer)
+        #expect(try BSONDocument(bson: buffer).keys == ["a", "long"])
+    }
+
     @Test func booleanErrors() {
         expectError(.invalidBoolean, "090000000862000200")
         expectError(.invalidBoolean, "09000000086200FF00")

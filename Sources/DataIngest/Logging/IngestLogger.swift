@@ -29,7 +29,9 @@ public struct IngestLogger: Sendable {
     public enum Level: String, Sendable, Hashable, CaseIterable, Comparable, Codable {
         case trace, debug, info, notice, warning, error, critical
 
-        @usableFromInline var rank: Int {
+        // Inlinable so that a disabled call's check compiles, in the caller's
+        // module, to one byte comparison (the case's tag is its rank).
+        @inlinable var rank: Int {
             switch self {
             case .trace: 0
             case .debug: 1
@@ -45,22 +47,32 @@ public struct IngestLogger: Sendable {
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
     }
 
-    /// The logger's label, stored with every event (e.g. `com.example.api`).
-    public let label: String
-    /// Events below this level are ignored. Default `.info`.
+    /// Events below this level are ignored. Default `.info`. The first
+    /// stored property, next to one reference: the value is two words, so a
+    /// disabled call reads one byte and copies nothing else.
     public var logLevel: Level = .info
+    /// Everything else, immutable and shared by copies of the logger;
+    /// replaced (not mutated) when a setter changes metadata or provider.
+    @usableFromInline var parts: Parts
+
+    /// The logger's label, stored with every event (e.g. `com.example.api`).
+    public var label: String { parts.label }
     /// Metadata added to every event of this logger.
-    public var metadata: Metadata = [:]
+    public var metadata: Metadata {
+        get { parts.metadata }
+        set { parts = Parts(label: parts.label, metadata: newValue, metadataProvider: parts.metadataProvider, writer: parts.writer) }
+    }
     /// Context metadata added at each enabled call. Default none.
-    public var metadataProvider: MetadataProvider?
+    public var metadataProvider: MetadataProvider? {
+        get { parts.metadataProvider }
+        set { parts = Parts(label: parts.label, metadata: parts.metadata, metadataProvider: newValue, writer: parts.writer) }
+    }
     /// Where the events go.
-    public let writer: LogWriter
+    public var writer: LogWriter { parts.writer }
 
     /// A logger named `label` writing through `writer`.
     public init(label: String, writer: LogWriter, metadataProvider: MetadataProvider? = nil) {
-        self.label = label
-        self.writer = writer
-        self.metadataProvider = metadataProvider
+        parts = Parts(label: label, metadata: [:], metadataProvider: metadataProvider, writer: writer)
     }
 
     /// Reads or sets one metadata entry of this logger.
@@ -71,108 +83,234 @@ public struct IngestLogger: Sendable {
 
     /// Records an event at `level` if it is enabled. `source` defaults to the
     /// module of `file` (the part of `#fileID` before the `/`).
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func log(level: Level, _ message: @autoclosure () -> Message,
                     metadata: @autoclosure () -> Metadata? = nil, source: @autoclosure () -> String? = nil,
                     file: String = #fileID, function: String = #function, line: UInt = #line) {
         guard level >= logLevel else { return }
-        record(level: level, message: message(), metadata: metadata(), source: source(),
+        record(level: level, message: message, metadata: metadata, source: source,
                file: file, function: function, line: line)
     }
 
     /// Logs at `.trace` (see ``log(level:_:metadata:source:file:function:line:)``).
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func trace(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                       source: @autoclosure () -> String? = nil,
                       file: String = #fileID, function: String = #function, line: UInt = #line) {
         guard logLevel <= .trace else { return }
-        record(level: .trace, message: message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
+        record(level: .trace, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.debug`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func debug(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                       source: @autoclosure () -> String? = nil,
                       file: String = #fileID, function: String = #function, line: UInt = #line) {
         guard logLevel <= .debug else { return }
-        record(level: .debug, message: message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
+        record(level: .debug, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.info`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func info(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                      source: @autoclosure () -> String? = nil,
                      file: String = #fileID, function: String = #function, line: UInt = #line) {
         guard logLevel <= .info else { return }
-        record(level: .info, message: message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
+        record(level: .info, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.notice`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func notice(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                        source: @autoclosure () -> String? = nil,
                        file: String = #fileID, function: String = #function, line: UInt = #line) {
         guard logLevel <= .notice else { return }
-        record(level: .notice, message: message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
+        record(level: .notice, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.warning`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func warning(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                         source: @autoclosure () -> String? = nil,
                         file: String = #fileID, function: String = #function, line: UInt = #line) {
         guard logLevel <= .warning else { return }
-        record(level: .warning, message: message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
+        record(level: .warning, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.error`.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func error(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                       source: @autoclosure () -> String? = nil,
                       file: String = #fileID, function: String = #function, line: UInt = #line) {
         guard logLevel <= .error else { return }
-        record(level: .error, message: message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
+        record(level: .error, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.critical` (never filtered out by ``logLevel``).
-    @inlinable
+    @inlinable @_disfavoredOverload
     public func critical(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                          source: @autoclosure () -> String? = nil,
                          file: String = #fileID, function: String = #function, line: UInt = #line) {
-        record(level: .critical, message: message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
+        record(level: .critical, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
-    /// The enabled path: merges metadata and hands the event to the writer.
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func log(level: Level, _ message: @autoclosure () -> Message,
+                    metadata: @autoclosure () -> CallMetadata? = nil, source: @autoclosure () -> String? = nil,
+                    file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard level >= logLevel else { return }
+        record(callLevel: level, message: message, metadata: metadata, source: source,
+               file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func trace(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                      source: @autoclosure () -> String? = nil,
+                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .trace else { return }
+        record(callLevel: .trace, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func debug(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                      source: @autoclosure () -> String? = nil,
+                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .debug else { return }
+        record(callLevel: .debug, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func info(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                     source: @autoclosure () -> String? = nil,
+                     file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .info else { return }
+        record(callLevel: .info, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func notice(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                       source: @autoclosure () -> String? = nil,
+                       file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .notice else { return }
+        record(callLevel: .notice, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func warning(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                        source: @autoclosure () -> String? = nil,
+                        file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .warning else { return }
+        record(callLevel: .warning, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func error(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                      source: @autoclosure () -> String? = nil,
+                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logLevel <= .error else { return }
+        record(callLevel: .error, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
+    @inlinable
+    public func critical(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+                         source: @autoclosure () -> String? = nil,
+                         file: String = #fileID, function: String = #function, line: UInt = #line) {
+        record(callLevel: .critical, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
+
+    /// The enabled path, on the caller's thread: reads the clock, evaluates
+    /// the metadata provider (its context is the caller's), and moves the
+    /// parts of the event to the writer's queue. Nothing is merged,
+    /// formatted or encoded here: the writer thread merges the metadata,
+    /// derives the source and encodes the event.
+    ///
+    /// The message and metadata closures are evaluated here, not in the
+    /// inlined level method: the caller's code for a disabled call stays a
+    /// load, a comparison and a branch.
     @usableFromInline
-    func record(level: Level, message: Message, metadata call: Metadata?, source: String?,
+    func record(level: Level, message: () -> Message, metadata: () -> Metadata?, source: () -> String?,
                 file: String, function: String, line: UInt) {
-        var merged = self.metadata
-        if let provided = metadataProvider?.get(), !provided.isEmpty {
-            merged.merge(provided) { _, new in new }
-        }
-        if let call, !call.isEmpty {
-            if merged.isEmpty { merged = call } else { merged.merge(call) { _, new in new } }
-        }
+        record(callLevel: level, message: message, metadata: { metadata().map { CallMetadata($0) } },
+               source: source, file: file, function: function, line: line)
+    }
+
+    /// The enabled path with a dictionary literal's entries.
+    @usableFromInline
+    func record(callLevel level: Level, message: () -> Message, metadata: () -> CallMetadata?, source: () -> String?,
+                file: String, function: String, line: UInt) {
         // The wall clock read directly (Date() goes through two more layers).
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
+        let parts = self.parts
+        let provided = parts.metadataProvider?.get()
         // Moved into the queue, not copied: no retain and release of each string.
         writer.enqueue(PendingLogEvent(
-            timestamp: Date(timeIntervalSince1970: Double(now.tv_sec) + Double(now.tv_nsec) / 1e9),
-            level: level, label: label, message: message.description, metadata: merged,
-            source: source, file: file, function: function, line: line))
+            unixNanoseconds: Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec),
+            level: level, line: line, label: parts.label, message: message(),
+            loggerMetadata: parts.metadata.isEmpty ? nil : parts.metadata,
+            providedMetadata: provided, callMetadata: metadata(),
+            source: source(), file: file, function: function))
+    }
+
+    /// The logger's label, metadata, provider and writer: immutable, so
+    /// copies of a logger share one instance and setters make a new one.
+    @usableFromInline
+    final class Parts: Sendable {
+        let label: String
+        let metadata: Metadata
+        let metadataProvider: MetadataProvider?
+        let writer: LogWriter
+
+        init(label: String, metadata: Metadata, metadataProvider: MetadataProvider?, writer: LogWriter) {
+            self.label = label
+            self.metadata = metadata
+            self.metadataProvider = metadataProvider
+            self.writer = writer
+        }
     }
 }
 
-/// A log call's data on its way to the writer thread.
+/// A log call's data on its way to the writer thread, as the caller had it:
+/// the clock reading, the three metadata parts unmerged (`nil` when the
+/// logger has none), the call site's strings.
 struct PendingLogEvent: Sendable {
-    var timestamp: Date
+    /// CLOCK_REALTIME at the call, nanoseconds since 1970.
+    var unixNanoseconds: Int64
     var level: IngestLogger.Level
+    var line: UInt
     var label: String
-    var message: String
-    var metadata: IngestLogger.Metadata
+    /// Unformatted: the writer thread makes its text.
+    var message: IngestLogger.Message
+    var loggerMetadata: IngestLogger.Metadata?
+    var providedMetadata: IngestLogger.Metadata?
+    var callMetadata: IngestLogger.CallMetadata?
     var source: String?
     var file: String
     var function: String
-    var line: UInt
+
+    /// The merged metadata (logger, then provider, then call: later wins on
+    /// equal keys); on the writer thread. Without anything to merge, the one
+    /// non-empty part as it is.
+    var metadata: IngestLogger.Metadata {
+        let logger = loggerMetadata.flatMap { $0.isEmpty ? nil : $0 }
+        let provided = providedMetadata.flatMap { $0.isEmpty ? nil : $0 }
+        let call = callMetadata.flatMap { $0.isEmpty ? nil : $0.metadata }
+        switch (logger, provided, call) {
+        case (nil, nil, nil): return [:]
+        case (let only?, nil, nil), (nil, let only?, nil), (nil, nil, let only?): return only
+        default: break
+        }
+        var merged = loggerMetadata ?? [:]
+        if let providedMetadata { merged.merge(providedMetadata) { _, new in new } }
+        if let call { merged.merge(call) { _, new in new } }
+        return merged
+    }
 }

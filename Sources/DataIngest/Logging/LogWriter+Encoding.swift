@@ -32,18 +32,24 @@ extension LogWriter {
         encoder.objectId(ObjectId.generate())
         // As `Date` is stored: whole milliseconds, rounded down.
         encoder.key(BSONType.datetime, Keys.timestamp)
-        encoder.int64(Int64((event.timestamp.timeIntervalSince1970 * 1000).rounded(.down)))
+        let (millis, rest) = event.unixNanoseconds.quotientAndRemainder(dividingBy: 1_000_000)
+        encoder.int64(rest < 0 ? millis - 1 : millis)
         encoder.key(BSONType.string, Keys.level)
         encoder.string(event.level.rawValue)
         encoder.key(BSONType.string, Keys.label)
         encoder.string(event.label)
         encoder.key(BSONType.string, Keys.message)
-        encoder.string(event.message)
-        if event.metadata.isEmpty {
-            encoder.key(BSONType.null, Keys.metadata)
-        } else {
+        encoder.string(event.message.description)  // formatted here, on the writer thread
+        if event.loggerMetadata?.isEmpty ?? true, event.providedMetadata?.isEmpty ?? true,
+           case .entries(let entries)? = event.callMetadata?.storage, entries.count == 1 {
+            // One entry written at the call and nothing to merge: encoded
+            // as it is, without making a dictionary of it.
             encoder.key(BSONType.document, Keys.metadata)
-            encodeEntries(event.metadata, into: &encoder)
+            let start = encoder.beginDocument()
+            encodeValue(entries[0].1, name: fieldName(entries[0].0), into: &encoder)
+            encoder.endDocument(start)
+        } else {
+            encodeMetadata(event.metadata, into: &encoder)  // merged here, on the writer thread
         }
         encoder.key(BSONType.string, Keys.source)
         encoder.string(event.source ?? module(ofFileID: event.file))
@@ -60,6 +66,16 @@ extension LogWriter {
         encoder.key(BSONType.string, Keys.appVersion)
         encoder.string(appVersion)
         encoder.endDocument(start)
+    }
+
+    /// `metadata` as the event's `metadata` field: a document, or null when empty.
+    private static func encodeMetadata(_ metadata: IngestLogger.Metadata, into encoder: inout BSONRecordEncoder) {
+        if metadata.isEmpty {
+            encoder.key(BSONType.null, Keys.metadata)
+        } else {
+            encoder.key(BSONType.document, Keys.metadata)
+            encodeEntries(metadata, into: &encoder)
+        }
     }
 
     /// A metadata dictionary as an embedded document: keys made valid field

@@ -41,18 +41,20 @@ public final class LogWriter: @unchecked Sendable {
     private let workCondition: UnsafeMutablePointer<pthread_cond_t>
     private let progressCondition: UnsafeMutablePointer<pthread_cond_t>
 
-    // Guarded by `mutex`.
-    private var queue: [PendingLogEvent] = []
-    private var jobs: [RecordJob] = []
-    private var writerWaiting = false
-    private var stopping = false
-    private var finished = false
-    private var shutdownClaimed = false  // one caller joins the thread; others wait for `finished`
-    private var acceptedSequence = 0     // events accepted so far
-    private var handledSequence = 0      // events committed or dropped by the writer
-    private var jobsSubmitted = 0
-    private var jobsDone = 0
-    private var statistics = Statistics()
+    // Guarded by `mutex`, which already makes every access exclusive: the
+    // run-time exclusivity check of a class's stored property (two per log
+    // call) cost about 150 instructions per call in callgrind.
+    @exclusivity(unchecked) private var queue: [PendingLogEvent] = []
+    @exclusivity(unchecked) private var jobs: [RecordJob] = []
+    @exclusivity(unchecked) private var writerWaiting = false
+    @exclusivity(unchecked) private var stopping = false
+    @exclusivity(unchecked) private var finished = false
+    @exclusivity(unchecked) private var shutdownClaimed = false  // one caller joins the thread; others wait for `finished`
+    @exclusivity(unchecked) private var acceptedSequence = 0     // events accepted so far
+    @exclusivity(unchecked) private var handledSequence = 0      // events committed or dropped by the writer
+    @exclusivity(unchecked) private var jobsSubmitted = 0
+    @exclusivity(unchecked) private var jobsDone = 0
+    @exclusivity(unchecked) private var statistics = Statistics()
 
     private let processId = Int(getpid())
     private var thread: Thread?

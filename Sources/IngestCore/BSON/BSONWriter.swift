@@ -87,10 +87,14 @@ public struct BSONWriter: Sendable {
     mutating func write(upTo size: Int, _ body: (inout UncheckedBSONEncoder) -> Void) {
         ensure(size)
         let start = position
-        let (end, problem) = storage.withUnsafeMutableBytes { raw in
-            var encoder = UncheckedBSONEncoder(base: raw.baseAddress.unsafelyUnwrapped, position: start, limit: start + size)
-            body(&encoder)
-            return (encoder.position, encoder.error)
+        var problem: BSONError?
+        let end = withUnsafeMutablePointer(to: &problem) { problem in
+            storage.withUnsafeMutableBytes { raw in
+                var encoder = UncheckedBSONEncoder(base: raw.baseAddress.unsafelyUnwrapped, position: start,
+                                                   limit: start + size, problem: problem)
+                body(&encoder)
+                return encoder.position
+            }
         }
         position = end
         if let problem, error == nil { error = problem }
@@ -268,52 +272,76 @@ public struct BSONWriter: Sendable {
 private let zeroBlock = [UInt8](repeating: 0, count: 4096)
 
 /// The encoder proper: plain stores into memory the caller has made room
-/// for (`limit`, checked by assertions in debug builds). Sizes come from
-/// ``BSONDocument/encodedSize`` and ``BSON/encodedBodySize``.
+/// for, up to `limit`. Every store is checked against `limit` first (one
+/// compare per piece): when the room runs out the encoder stops writing and
+/// ``overflowed`` becomes true, so that a caller can encode optimistically
+/// into spare capacity and fall back to computing the exact size
+/// (``BSONDocument/encodedSize``, ``BSON/encodedBodySize``) only when it
+/// was too small. It never writes outside `base[0..<limit]`.
+///
+/// The struct is trivial (no reference-counted fields): the first
+/// NUL-in-key problem goes to the caller's `problem`, so that copying the
+/// encoder costs no retains.
 struct UncheckedBSONEncoder {
     let base: UnsafeMutableRawPointer
     var position: Int
-    let limit: Int
-    var error: BSONError?
+    /// One past the last byte the encoder may write; -1 once it overflowed.
+    private(set) var limit: Int
+    /// Where the first key or regular expression cut at a NUL is recorded.
+    let problem: UnsafeMutablePointer<BSONError?>
     /// Added to `position` in error offsets, when `base` is not the start
     /// of the caller's buffer.
     let origin: Int
 
-    init(base: UnsafeMutableRawPointer, position: Int, limit: Int, origin: Int = 0) {
+    init(base: UnsafeMutableRawPointer, position: Int, limit: Int, problem: UnsafeMutablePointer<BSONError?>,
+         origin: Int = 0) {
         self.base = base
         self.position = position
         self.limit = limit
-        self.error = nil
+        self.problem = problem
         self.origin = origin
     }
 
+    /// Whether a write did not fit before `limit` (the output is then
+    /// incomplete and must be discarded).
+    var overflowed: Bool { limit < 0 }
+
+    /// Whether `size` more bytes fit; if not, stops all further writes.
+    @inline(__always) mutating func room(_ size: Int) -> Bool {
+        if _fastPath(limit - position >= size) { return true }
+        limit = -1
+        return false
+    }
+
     @inline(__always) mutating func byte(_ value: UInt8) {
-        assert(position + 1 <= limit, "BSON size computed too small")
+        guard room(1) else { return }
         base.storeBytes(of: value, toByteOffset: position, as: UInt8.self)
-        position += 1
+        position &+= 1
     }
 
     @inline(__always) mutating func int32(_ value: Int32) {
-        assert(position + 4 <= limit, "BSON size computed too small")
+        guard room(4) else { return }
         base.storeBytes(of: value.littleEndian, toByteOffset: position, as: Int32.self)
-        position += 4
+        position &+= 4
     }
 
     @inline(__always) mutating func uint64(_ value: UInt64) {
-        assert(position + 8 <= limit, "BSON size computed too small")
+        guard room(8) else { return }
         base.storeBytes(of: value.littleEndian, toByteOffset: position, as: UInt64.self)
-        position += 8
+        position &+= 8
     }
 
     @inline(__always) mutating func bytes(_ source: UnsafeRawBufferPointer) {
         let count = source.count
-        guard count > 0 else { return }
-        assert(position + count <= limit, "BSON size computed too small")
+        guard count > 0, room(count) else { return }
         (base + position).copyMemory(from: source.baseAddress.unsafelyUnwrapped, byteCount: count)
-        position += count
+        position &+= count
     }
 
+    /// Writes a length prefix reserved earlier at `offset` (nothing after
+    /// an overflow: the prefix itself may not have fit).
     @inline(__always) func patchInt32(_ value: Int32, at offset: Int) {
+        guard limit >= 0 else { return }
         base.storeBytes(of: value.littleEndian, toByteOffset: offset, as: Int32.self)
     }
 
@@ -323,18 +351,19 @@ struct UncheckedBSONEncoder {
     }
 
     @inline(__always) mutating func objectId(_ value: ObjectId) {
-        assert(position + 12 <= limit, "BSON size computed too small")
+        guard room(12) else { return }
         base.storeBytes(of: value.high.bigEndian, toByteOffset: position, as: UInt64.self)
         base.storeBytes(of: value.low.bigEndian, toByteOffset: position + 8, as: UInt32.self)
-        position += 12
+        position &+= 12
     }
 
     /// int32 length (with the NUL), UTF-8, NUL.
     @inline(__always) mutating func string(_ value: borrowing String) {
         withUTF8(value) { utf8 in
             let count = utf8.count
+            // Length, text and NUL checked at once.
+            guard room(count + 5) else { return }
             int32(Int32(truncatingIfNeeded: count + 1))
-            assert(position + count + 1 <= limit, "BSON size computed too small")
             if let source = utf8.baseAddress {
                 if count <= 64 {
                     _ = Self.copyShort(from: UnsafeRawPointer(source), to: base + position, count: count)
@@ -342,9 +371,9 @@ struct UncheckedBSONEncoder {
                     (base + position).copyMemory(from: source, byteCount: count)
                 }
             }
-            position += count
+            position &+= count
+            byte(0)
         }
-        byte(0)
     }
 
     /// Keys and regular expressions: the UTF-8 and a NUL. A NUL inside
@@ -352,15 +381,16 @@ struct UncheckedBSONEncoder {
     @inline(__always) mutating func cString(_ text: borrowing String) {
         withUTF8(text) { utf8 in
             let count = utf8.count
-            guard let source = utf8.baseAddress else { return }
-            assert(position + count + 1 <= limit, "BSON size computed too small")
-            if Self.copyShort(from: UnsafeRawPointer(source), to: base + position, count: count) {
+            // Text and NUL checked at once.
+            guard room(count + 1) else { return }
+            if let source = utf8.baseAddress,
+               Self.copyShort(from: UnsafeRawPointer(source), to: base + position, count: count) {
                 cutAtNul(utf8)
             } else {
-                position += count
+                position &+= count
             }
+            byte(0)
         }
-        byte(0)
     }
 
     /// The rare path of ``cString(_:)``: writes `utf8` up to its first NUL
@@ -368,8 +398,8 @@ struct UncheckedBSONEncoder {
     @inline(never)
     mutating func cutAtNul(_ utf8: UnsafeBufferPointer<UInt8>) {
         let nul = BSONDecoder.firstNul(in: UnsafeRawPointer(utf8.baseAddress.unsafelyUnwrapped), count: utf8.count) ?? utf8.count
-        if error == nil {
-            error = BSONError(code: .nulInCString, offset: origin + position,
+        if problem.pointee == nil {
+            problem.pointee = BSONError(code: .nulInCString, offset: origin + position,
                               message: "the key or regular expression \(String(decoding: utf8, as: UTF8.self).debugDescription) contains a NUL byte, which BSON cannot encode; it was cut at the NUL")
         }
         bytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[..<nul])))
@@ -421,6 +451,17 @@ struct UncheckedBSONEncoder {
         return found
     }
 
+    /// Copies `count` bytes: short ones inline through ``copyShort(from:to:count:)``,
+    /// long ones through `memcpy`.
+    @inline(__always)
+    static func copy(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int) {
+        if count <= 64 {
+            _ = copyShort(from: source, to: destination, count: count)
+        } else {
+            destination.copyMemory(from: source, byteCount: count)
+        }
+    }
+
     /// The UTF-8 of `text`, without copying native strings.
     @inline(__always) func withUTF8<R>(_ text: borrowing String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
@@ -460,7 +501,14 @@ struct UncheckedBSONEncoder {
             guard var field = fields.baseAddress else { return }
             let end = field + fields.count
             while field < end {
-                element(field.pointee.key, field.pointee.value)
+                // Room for the type byte, which the body's switch fills in
+                // (one switch per element); the key on its own, so that it
+                // is not kept (retained) across the body.
+                guard room(1) else { return }
+                let typeAt = position
+                position &+= 1
+                cString(field.pointee.key)
+                body(field.pointee.value, typeAt: typeAt)
                 field += 1
             }
         }
@@ -470,29 +518,69 @@ struct UncheckedBSONEncoder {
 
     /// Type byte, key, body: one switch per element.
     mutating func element(_ key: borrowing String, _ value: borrowing BSON) {
-        byte(value.type.rawValue)
+        guard room(1) else { return }
+        let typeAt = position
+        position &+= 1
         cString(key)
-        body(value)
+        body(value, typeAt: typeAt)
     }
 
-    mutating func body(_ value: borrowing BSON) {
+    /// Stores the type byte at `typeAt`, a byte reserved before the key
+    /// (always inside the room), unless it is -1 (a body alone).
+    @inline(__always) func tag(_ type: BSONType, _ typeAt: Int) {
+        if typeAt >= 0 { base.storeBytes(of: type.rawValue, toByteOffset: typeAt, as: UInt8.self) }
+    }
+
+    /// The value's encoding without type byte and key; with `typeAt` other
+    /// than -1 the type byte is stored there too (from the same switch).
+    /// Inlined into the element loops: called through a function the value
+    /// is first copied whole (an outlined copy switching over every case).
+    @inline(__always)
+    mutating func body(_ value: borrowing BSON, typeAt: Int = -1) {
         switch value {
-        case .double(let value): uint64(value.bitPattern)
-        case .string(let value), .javascript(let value), .symbol(let value): string(value)
-        case .document(let value): document(value)
+        case .double(let value):
+            tag(.double, typeAt)
+            uint64(value.bitPattern)
+        case .string(let value):
+            tag(.string, typeAt)
+            string(value)
+        case .objectId(let value):
+            tag(.objectId, typeAt)
+            objectId(value)
+        case .int64(let value):
+            tag(.int64, typeAt)
+            uint64(UInt64(bitPattern: value))
+        case .int32(let value):
+            tag(.int32, typeAt)
+            int32(value)
+        case .bool(let value):
+            tag(.bool, typeAt)
+            byte(value ? 1 : 0)
+        case .datetime(let value):
+            tag(.datetime, typeAt)
+            uint64(UInt64(bitPattern: value))
+        case .null:
+            tag(.null, typeAt)
+        case .document(let value):
+            tag(.document, typeAt)
+            document(value)
         case .array(let values):
-            let start = position
-            int32(0)
-            values.withUnsafeBufferPointer { values in
-                guard let first = values.baseAddress else { return }
-                for index in values.indices {
-                    byte((first + index).pointee.type.rawValue)
-                    indexKey(index)
-                    body((first + index).pointee)
-                }
-            }
-            byte(0)
-            patchInt32(Int32(truncatingIfNeeded: position - start), at: start)
+            tag(.array, typeAt)
+            array(values)
+        default:
+            otherBody(value, typeAt: typeAt)
+        }
+    }
+
+    /// ``body(_:typeAt:)`` for the types records rarely hold (kept out of line).
+    @inline(never)
+    mutating func otherBody(_ value: borrowing BSON, typeAt: Int) {
+        tag(value.type, typeAt)
+        switch value {
+        case .double, .string, .objectId, .int64, .int32, .bool, .datetime, .null, .document, .array:
+            // Handled by body(_:typeAt:).
+            body(value)
+        case .javascript(let value), .symbol(let value): string(value)
         case .binary(let value):
             if value.subtype == BSONBinary.Subtype.binaryOld {
                 // The old subtype repeats the length inside the payload.
@@ -504,10 +592,7 @@ struct UncheckedBSONEncoder {
                 byte(value.subtype)
             }
             value.bytes.withUnsafeBytes { bytes($0) }
-        case .undefined, .null, .minKey, .maxKey: break
-        case .objectId(let value): objectId(value)
-        case .bool(let value): byte(value ? 1 : 0)
-        case .datetime(let value): uint64(UInt64(bitPattern: value))
+        case .undefined, .minKey, .maxKey: break
         case .regex(let pattern, let options):
             cString(pattern)
             cString(BSON.sortedRegexOptions(options))
@@ -520,13 +605,28 @@ struct UncheckedBSONEncoder {
             string(code)
             document(scope)
             patchInt32(Int32(truncatingIfNeeded: position - start), at: start)
-        case .int32(let value): int32(value)
         case .timestamp(let value): uint64(UInt64(value.seconds) << 32 | UInt64(value.increment))
-        case .int64(let value): uint64(UInt64(bitPattern: value))
         case .decimal128(let value):
             uint64(value.low)
             uint64(value.high)
         }
+    }
+
+    mutating func array(_ values: borrowing [BSON]) {
+        let start = position
+        int32(0)
+        values.withUnsafeBufferPointer { values in
+            guard let first = values.baseAddress else { return }
+            for index in values.indices {
+                guard room(1) else { return }
+                let typeAt = position
+                position &+= 1
+                indexKey(index)
+                body((first + index).pointee, typeAt: typeAt)
+            }
+        }
+        byte(0)
+        patchInt32(Int32(truncatingIfNeeded: position - start), at: start)
     }
 }
 
@@ -568,19 +668,40 @@ extension BSONDocument {
     /// is neither zero-filled nor checked per byte. Returns the first key
     /// or regular expression that had to be cut at a NUL.
     func encode(appendingTo buffer: inout [UInt8]) -> BSONError? {
-        let size = encodedSize
-        let origin = buffer.count
         var problem: BSONError?
-        buffer.append(addingCapacity: size) { span in
-            span.withUnsafeMutableBufferPointer { memory, initialized in
-                var encoder = UncheckedBSONEncoder(base: UnsafeMutableRawPointer(memory.baseAddress.unsafelyUnwrapped),
-                                                   position: 0, limit: size, origin: origin)
-                encoder.document(self)
-                initialized = encoder.position
-                problem = encoder.error
+        // A reused buffer usually has room already: encode straight into
+        // its spare capacity, which saves the size pass. Only if the
+        // document does not fit is the exact size computed and the
+        // encoding done again.
+        let spare = buffer.capacity - buffer.count
+        if spare >= 5 && encode(appendingTo: &buffer, room: spare, problem: &problem) {
+            return problem
+        }
+        problem = nil
+        let fitted = encode(appendingTo: &buffer, room: encodedSize, problem: &problem)
+        assert(fitted, "BSON size computed too small")
+        return problem
+    }
+
+    /// Encodes into `room` bytes of new capacity at the end of `buffer`;
+    /// keeps the bytes and returns true if the document fit, else leaves
+    /// `buffer` as it was and returns false.
+    @inline(__always)
+    private func encode(appendingTo buffer: inout [UInt8], room: Int, problem: inout BSONError?) -> Bool {
+        let origin = buffer.count
+        var fitted = false
+        withUnsafeMutablePointer(to: &problem) { problem in
+            buffer.append(addingCapacity: room) { span in
+                span.withUnsafeMutableBufferPointer { memory, initialized in
+                    var encoder = UncheckedBSONEncoder(base: UnsafeMutableRawPointer(memory.baseAddress.unsafelyUnwrapped),
+                                                       position: 0, limit: room, problem: problem, origin: origin)
+                    encoder.document(self)
+                    fitted = !encoder.overflowed
+                    initialized = fitted ? encoder.position : 0
+                }
             }
         }
-        return problem
+        return fitted
     }
 
     /// The size of this document's encoding in bytes (an upper bound if a
