@@ -17,6 +17,14 @@ static inline int dataingest_sqlite_config_multithread(void) {
     return sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 }
 
+/// SQLITE_CONFIG_MEMSTATUS: with memory statistics on (Debian's default),
+/// every SQLite allocation takes a process-wide mutex. Must run before
+/// SQLite is initialized (the first open); later it returns SQLITE_MISUSE
+/// and changes nothing.
+static inline int dataingest_sqlite_config_memstatus(int on) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, on);
+}
+
 static inline int dataingest_sqlite_db_config_defensive(sqlite3 *db, int on) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);
 }

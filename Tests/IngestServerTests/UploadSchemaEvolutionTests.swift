@@ -52,6 +52,26 @@ struct UploadSchemaEvolutionTests {
         #expect(grown["Place"]?.kind == .embedded)
     }
 
+    @Test("many records of a new class: later records' extra fields are still learned, in both a new and a known class")
+    func manyRecordsOfANewClass() throws {
+        var records: [(collection: String, document: BSONDocument)] = []
+        for index in 0..<1_000 {
+            records.append(("Reading", ["_id": .objectId(.generate()), "value": .double(Double(index))]))
+            records.append(("Log", ["_id": .objectId(.generate()), "message": .string("m"), "level": .int32(1)]))
+        }
+        records.append(("Reading", ["_id": .objectId(.generate()), "value": .double(1), "unit": .string("C")]))
+        records.append(("Log", ["_id": .objectId(.generate()), "message": .string("m"), "level": .int32(1), "at": .datetime(5)]))
+        records.append(("Reading", ["value": .double(2)]))  // fields all known, no _id: changes nothing
+        let grown = try #require(SchemaEvolution.grow(Self.base, records: records, clientSchema: nil))
+        let reading = try #require(grown["Reading"])
+        #expect(reading.properties.map(\.name) == ["_id", "value", "unit"])
+        #expect(reading[property: "_id"]?.isPrimaryKey == true)
+        #expect(reading[property: "unit"] == IngestCore.Property(name: "unit", type: .string, isOptional: true))
+        let log = try #require(grown["Log"])
+        #expect(log.properties.map(\.name) == ["_id", "message", "level", "at"])
+        #expect(log[property: "at"]?.type == .date)
+    }
+
     @Test("names colliding by letter case, reserved names and collections without a usable _id are not learned")
     func refusedNames() {
         let records: [(collection: String, document: BSONDocument)] = [

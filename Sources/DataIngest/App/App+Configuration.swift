@@ -39,8 +39,18 @@ extension App {
         /// configuration.segmentStore.encryptionKey = keyFromKeychain
         /// ```
         public var segmentStore: SegmentStore.Configuration = .init(directory: "")
-        /// The HTTP transport. Default `nil`: a ``URLSessionTransport`` with
-        /// ``SyncSession/Configuration/maxUploadsInFlight`` connections.
+        /// Seconds to wait for a TCP connection to the server (the socket
+        /// transport; `URLSession` has no separate connect timeout). Default 10.
+        public var connectTimeout: TimeInterval = 10
+        /// Which built-in HTTP transport to use when ``transport`` is `nil`.
+        /// Default ``TransportKind/automatic``: ``HTTPClientTransport`` (plain
+        /// sockets, keep-alive) for `http://` base URLs, ``URLSessionTransport``
+        /// for `https://`. Set `.urlSession` to use `URLSession` for `http://` too.
+        public var transportKind: TransportKind = .automatic
+        /// The HTTP transport. Default `nil`: the one ``transportKind``
+        /// selects, with ``SyncSession/Configuration/maxUploadsInFlight`` + 1
+        /// connections. Set it to wrap a transport (for example to inject
+        /// faults in tests).
         public var transport: (any SyncTransport)?
 
         /// A configuration with the defaults above.

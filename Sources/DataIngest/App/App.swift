@@ -48,7 +48,7 @@ public final class App: @unchecked Sendable {
         self.configuration = configuration
         self.syncManager = SyncManager()
         self.syncExecutor = SyncExecutor(label: "dataingest.sync.\(id)")
-        self.transport = configuration.transport ?? URLSessionTransport(maxConnectionsPerHost: configuration.sync.maxUploadsInFlight + 1)
+        self.transport = configuration.makeTransport()
         self.records = UserRecordStore(appDirectory: configuration.metadataDirectory + "/" + Self.directoryName(id))
         var failure: AppError?
         do { try records.prepare() } catch { failure = error }

@@ -1,8 +1,10 @@
 import Foundation
 
-/// Sends one HTTP request to the server. ``URLSessionTransport`` is the
-/// default; tests wrap it to inject faults, and another transport can
-/// replace it through ``App/Configuration/transport``.
+/// Sends one HTTP request to the server. ``HTTPClientTransport`` (plain
+/// sockets) is the default for `http://` base URLs and
+/// ``URLSessionTransport`` for `https://` (see
+/// ``App/Configuration/transportKind``); tests wrap one to inject faults,
+/// and another transport can replace it through ``App/Configuration/transport``.
 ///
 /// ```swift
 /// struct FailingFirst: SyncTransport {
@@ -70,11 +72,62 @@ public struct TransportResponse: Sendable {
     }
 }
 
-/// A transport failure: no answer from the server.
+/// A transport failure: no answer from the server. The session treats every
+/// transport failure alike (back off, retry); ``code`` and ``errno`` say
+/// what happened, for logs and error handlers.
+///
+/// ```swift
+/// catch let error as TransportError where error.code == .timedOut { ... }
+/// ```
 public struct TransportError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure, as an extensible code.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name.
+        public let rawValue: String
+        /// Creates a code with the given name.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// Not classified (for example an error of `URLSession`).
+        public static let other = Code("other")
+        /// The host name did not resolve (`getaddrinfo` failed).
+        public static let hostNotFound = Code("hostNotFound")
+        /// Nothing listens at the address (`ECONNREFUSED`) or it is unreachable.
+        public static let connectionRefused = Code("connectionRefused")
+        /// The server closed or reset the connection before the answer was complete.
+        public static let connectionClosed = Code("connectionClosed")
+        /// Connecting, sending or reading took longer than the timeout.
+        public static let timedOut = Code("timedOut")
+        /// The answer is not valid HTTP/1.1 (or exceeds the size limits).
+        public static let invalidResponse = Code("invalidResponse")
+        /// The URL cannot be sent by this transport (for example `https` on the socket transport).
+        public static let unsupportedURL = Code("unsupportedURL")
+        /// The calling task was cancelled.
+        public static let cancelled = Code("cancelled")
+        /// Another system call failed; see ``TransportError/errno``.
+        public static let io = Code("io")
+    }
+
+    /// The kind of failure.
+    public var code: Code
     /// What happened.
     public var message: String
-    /// Creates an error.
-    public init(_ message: String) { self.message = message }
-    public var description: String { "TransportError: \(message)" }
+    /// The `errno` of the failing system call, if one failed.
+    public var errno: Int32?
+
+    /// Creates an error of code ``Code/other``.
+    public init(_ message: String) {
+        self.init(.other, message)
+    }
+
+    /// Creates an error with a code and, for a failed system call, its `errno`.
+    public init(_ code: Code, _ message: String, errno: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.errno = errno
+    }
+
+    public var description: String {
+        "TransportError(\(code)): \(message)" + (errno.map { " (errno \($0))" } ?? "")
+    }
 }

@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The default transport: one `URLSession` with keep-alive connections
+/// The transport for `https://` base URLs (and for any URL with
+/// ``App/Configuration/transportKind`` `.urlSession`): one `URLSession` with keep-alive connections
 /// (libcurl reuses them on Linux), several requests in flight at once.
 ///
 /// ```swift

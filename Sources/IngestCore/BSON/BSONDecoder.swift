@@ -147,7 +147,7 @@ struct BSONDecoder {
             let type = byte(at: offset)
             if type == 0 { break }
             offset += 1
-            let key = try cString(at: &offset, limit: last, what: "a key")
+            let key = try cString(at: &offset, limit: last, interning: true, what: "a key")
             let value = try self.value(type: type, at: &offset, limit: last, depth: depth)
             fields.append(BSONDocument.Field(key: key, value: value))
         }
@@ -348,7 +348,10 @@ struct BSONDecoder {
     /// almost always are ASCII); only then is the full UTF-8 check run.
     /// The String is built from the known length (no `strlen`).
     @inline(__always)
-    func cString(at offset: inout Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
+    /// With `interning`, a long string comes from this thread's
+    /// ``BSONKeyCache`` (keys repeat from record to record).
+    func cString(at offset: inout Int, limit: Int, interning: Bool = false,
+                 what: @autoclosure () -> String) throws(BSONError) -> String {
         let start = offset
         guard start < limit, let base = bytes.baseAddress,
               let (length, ascii) = Self.nulAndASCII(in: base + start, count: limit - start) else {
@@ -360,6 +363,9 @@ struct BSONDecoder {
             throw BSONError(code: .invalidUTF8, offset: start, message: "\(what()) is not valid UTF-8")
         }
         offset = start + length + 1
+        if interning && length >= BSONKeyCache.minKeyLength && length <= BSONKeyCache.maxKeyLength {
+            return BSONKeyCache.current.string(validated: UnsafeRawBufferPointer(text))
+        }
         return Self.string(validated: UnsafeRawBufferPointer(text))
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSQLite
 import Foundation
 
 /// The `ingest-server` command line: runs the server from a configuration
@@ -55,6 +56,10 @@ public enum ServerCommand {
     /// Runs the command with `arguments` (without the program name); returns
     /// the exit status: 0 success, 1 runtime failure, 2 usage error.
     public static func main(_ arguments: [String]) -> Int32 {
+        // Before any database is opened, while the process has one thread:
+        // without memory statistics SQLite allocates without taking its
+        // global mutex (the server reads none of those statistics).
+        _ = dataingest_sqlite_config_memstatus(0)
         do {
             if arguments.first == "apikey" { return try apiKey(Array(arguments.dropFirst())) }
             return try serve(arguments)

@@ -41,10 +41,18 @@ enum SchemaEvolution {
                 known = schema[collection]
                 lookedUp = (collection, known)
             }
+            // Already added for an earlier record of this upload (a new class
+            // in a first upload, or new fields): when every field is covered,
+            // `add` would change nothing, so skip building the definitions
+            // again. Without this, each record of a new class built and merged
+            // a whole inferred class: in the first upload of a development
+            // app that cost more than storing the records.
+            let pendingObject = pending[collection].map { additions[$0] }
             if let known {
                 guard known.kind == .asymmetric else { continue }
                 // The common case, checked without copying properties: nothing to add.
                 if hasEveryField(of: document, in: known) { continue }
+                if let pendingObject, hasEveryField(of: document, in: known, orIn: pendingObject) { continue }
                 let client = clientSchema?[collection]
                 var added: [Property] = []
                 for field in document.fields where known[property: field.key] == nil {
@@ -57,6 +65,7 @@ enum SchemaEvolution {
                 }
                 if !added.isEmpty { add(ObjectSchema(className: collection, kind: .asymmetric, properties: added)) }
             } else {
+                if let pendingObject, hasEveryField(of: document, in: pendingObject) { continue }
                 guard ConfigSchema.isValidName(collection), collection != SQLiteSink.receiptsTable else { continue }
                 if let client = clientSchema?[collection] {
                     guard client.kind == .asymmetric, client.primaryKey == "_id" else { continue }
@@ -88,6 +97,19 @@ enum SchemaEvolution {
         for (position, field) in document.fields.enumerated() {
             if position < properties.count && properties[position].name == field.key { continue }
             guard properties.contains(where: { $0.name == field.key }) else { return false }
+        }
+        return true
+    }
+
+    /// Whether every field of `document` names a property of `object` or of
+    /// `additions` (the properties already added to it in this upload).
+    private static func hasEveryField(of document: BSONDocument, in object: ObjectSchema,
+                                      orIn additions: ObjectSchema) -> Bool {
+        let properties = object.properties
+        for (position, field) in document.fields.enumerated() {
+            if position < properties.count && properties[position].name == field.key { continue }
+            if properties.contains(where: { $0.name == field.key }) { continue }
+            guard additions.properties.contains(where: { $0.name == field.key }) else { return false }
         }
         return true
     }
