@@ -102,18 +102,10 @@ extension TypeSchema {
             let start = encoder.beginDocument()
             var primaryKey: PrimaryKeyValue?
             for position in 0..<fastProperties.count {
-                let property = fastProperties[position]
                 if given & (UInt64(1) << UInt64(position)) != 0 {
-                    let container = UnsafeRawPointer(slot + position)
-                    if readsExistentials && encodeFast(at: container, kind: property.kind, key: property.key, into: &encoder) {
-                        if position == primaryKeyIndex {
-                            primaryKey = fastPrimaryKey(at: container, kind: property.kind) ?? codecs[position].primaryKey(createValue: slot[position])
-                        }
-                        continue
+                    if let key = try encodeCreateValue(at: UnsafeRawPointer(slot + position), position: position, path: path, into: &encoder) {
+                        primaryKey = key
                     }
-                    let codec = codecs[position]
-                    try codec.encode(createValue: slot[position], path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
-                    if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: slot[position]) }
                 } else {
                     let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
                     try codecs[position].encodeMissing(prototype: prototypeBase, className: className, into: &encoder)
@@ -125,6 +117,24 @@ extension TypeSchema {
             encoder.endDocument(start)
             return primaryKey
         }
+    }
+
+    /// Encodes the `create` value in the `Any` at `container` as the property
+    /// at `position`: inline when the fast path takes it, otherwise through
+    /// the property's codec, which converts or throws naming the property.
+    /// Returns the primary key when that property is the primary key.
+    @inline(__always)
+    private func encodeCreateValue(at container: UnsafeRawPointer, position: Int, path: () -> String,
+                                   into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
+        let property = fastProperties[position]
+        let value = container.assumingMemoryBound(to: Any.self)
+        if readsExistentials && encodeFast(at: container, kind: property.kind, key: property.key, into: &encoder) {
+            guard position == primaryKeyIndex else { return nil }
+            return fastPrimaryKey(at: container, kind: property.kind) ?? codecs[position].primaryKey(createValue: value.pointee)
+        }
+        let codec = codecs[position]
+        try codec.encode(createValue: value.pointee, path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
+        return position == primaryKeyIndex ? codec.primaryKey(createValue: value.pointee) : nil
     }
 
     /// The general path of ``encodeDocument(dictionary:path:into:)``, for
@@ -165,15 +175,10 @@ extension TypeSchema {
         var primaryKey: PrimaryKeyValue?
         for (position, codec) in codecs.enumerated() {
             if position < array.count {
-                let property = fastProperties[position]
-                if readsExistentials && encodeFast(array[position], kind: property.kind, key: property.key, into: &encoder) {
-                    if position == primaryKeyIndex {
-                        primaryKey = fastPrimaryKey(array[position], kind: property.kind) ?? codec.primaryKey(createValue: array[position])
-                    }
-                    continue
+                let key = try withUnsafePointer(to: array[position]) { (container) throws(RealmError) -> PrimaryKeyValue? in
+                    try encodeCreateValue(at: UnsafeRawPointer(container), position: position, path: path, into: &encoder)
                 }
-                try codec.encode(createValue: array[position], path: { "\(path()).\(codec.swiftName)" }, key: codec.key, into: &encoder)
-                if position == primaryKeyIndex { primaryKey = codec.primaryKey(createValue: array[position]) }
+                if let key { primaryKey = key }
             } else {
                 try codec.encodeMissing(prototype: prototypeBase, className: className, into: &encoder)
             }
