@@ -688,7 +688,7 @@ public final class SegmentStore: @unchecked Sendable {
         let path = "\(directory)/\(Self.fileName(number)).active"
         // Mapped: read access too (a shared writable mapping needs it) and no
         // O_APPEND (Linux's pwrite appends on such a descriptor, whatever the offset).
-        let flags = encryptionKey == nil && mapsActiveSegments ? O_RDWR : O_WRONLY | O_APPEND
+        let flags = mapsActiveSegments ? O_RDWR : O_WRONLY | O_APPEND
         let fd = Glibc.open(path, flags | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating the active segment", path: path, errno: errno) }
         var header: [UInt8] = []
@@ -719,7 +719,7 @@ public final class SegmentStore: @unchecked Sendable {
             throw SegmentStoreError.io("writing the active segment's header", path: path, errno: Int32(-rc))
         }
         let segment = ActiveSegment(number: number, path: path, fd: fd, size: header.count, cipher: cipher)
-        if mapsActiveSegments && cipher == nil {
+        if mapsActiveSegments {
             segment.allocated = header.count
             do {
                 try reserveMapped(segment, through: header.count + firstBatchBytes)
