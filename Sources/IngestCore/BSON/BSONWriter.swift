@@ -497,7 +497,7 @@ struct UncheckedBSONEncoder {
         int32(0)
         // Through `pointee`, which borrows: subscripting the buffer would
         // copy each field (retains and an outlined copy of the enum).
-        document.fields.withUnsafeBufferPointer { fields in
+        document.withFields { fields in
             guard var field = fields.baseAddress else { return }
             let end = field + fields.count
             while field < end {
@@ -708,7 +708,7 @@ extension BSONDocument {
     /// key must be cut at a NUL).
     var encodedSize: Int {
         // Through the buffer: reading `fields[i]` would copy each value.
-        fields.withUnsafeBufferPointer { fields in
+        withFields { fields in
             var size = 5
             guard var field = fields.baseAddress else { return size }
             let end = field + fields.count
