@@ -48,6 +48,37 @@ import Testing
         }
     }
 
+    /// Keys of every length encode to the same bytes whether the buffer
+    /// has ample room or exactly enough (the two-word store of short keys
+    /// needs 17 bytes of room), and a NUL anywhere in a key, short or long,
+    /// is reported and cut.
+    @Test func keysOfEveryLengthEncodeTheSameWithAnyRoom() throws {
+        for alphabet in ["abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789", "éüçñøß中文字符😀abcdefghijklmnopqrstuvwxyz"] {
+            for length in 0...70 {
+                let key = String(alphabet.unicodeScalars.prefix(length).map(Character.init))
+                let document: BSONDocument = [key: .int32(7)]
+                let expected = try document.checkedBSONBytes()
+                var tight: [UInt8] = []
+                tight.reserveCapacity(expected.count)  // at least this much; maybe no more
+                document.appendBSON(to: &tight)
+                #expect(tight == expected)
+                #expect(try BSONDocument(bson: expected).keys == [key])
+                let scalarCount = key.unicodeScalars.count  // the second alphabet runs out before 70
+                guard scalarCount > 0 else { continue }
+                // A NUL at the start, the middle and the end of the key.
+                for cut in Set([0, scalarCount / 2, scalarCount - 1]) {
+                    var scalars = Array(key.unicodeScalars)
+                    scalars[cut] = "\u{0}"
+                    let withNul = String(String.UnicodeScalarView(scalars))
+                    let bad: BSONDocument = [withNul: .int32(7)]
+                    #expect { try bad.checkedBSONBytes() } throws: { ($0 as? BSONError)?.code == .nulInCString }
+                    let cutKey = String(String.UnicodeScalarView(scalars[..<cut]))
+                    #expect(try BSONDocument(bson: bad.bsonBytes()).keys == [cutKey])
+                }
+            }
+        }
+    }
+
     /// A key whose NUL lies past the end of its document is rejected as
     /// unterminated, even though the bytes after the document hold a NUL
     /// within reach of the two-word fast path.

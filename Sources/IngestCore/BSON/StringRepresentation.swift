@@ -120,6 +120,12 @@ enum StringRepresentation {
     @inline(__always)
     static func smallWords(_ text: borrowing String) -> (first: UInt64, second: UInt64, count: Int)? {
         let (first, second) = words(text)
+        return smallWords(first, second)
+    }
+
+    /// ``smallWords(_:)`` for a string's two words.
+    @inline(__always)
+    static func smallWords(_ first: UInt64, _ second: UInt64) -> (first: UInt64, second: UInt64, count: Int)? {
         guard second & smallFlag != 0 else { return nil }
         let count = Int(truncatingIfNeeded: (second &>> 56) & 0x0F)
         return (first, second & 0x00FF_FFFF_FFFF_FFFF, count)
@@ -162,7 +168,9 @@ enum StringRepresentation {
     /// makes and reports, for small strings of every length (ASCII and
     /// not), literal and runtime-built large strings.
     private static func verifyLayout() -> Bool {
-        guard MemoryLayout<String>.size == 16, MemoryLayout<UInt>.size == 8 else { return false }
+        // Little-endian 64-bit only: the byte masks assume byte 0 is the
+        // word's lowest.
+        guard MemoryLayout<String>.size == 16, MemoryLayout<UInt>.size == 8, 1.littleEndian == 1 else { return false }
         var samples: [[UInt8]] = (0...smallCapacity).map { count in (0..<count).map { UInt8(0x61 + $0) } }
         samples += [Array("é".utf8), Array("naïve café".utf8), Array("ключ".utf8), Array("😀x".utf8)]
         for bytes in samples {
