@@ -149,6 +149,62 @@ import Testing
         #expect(kept[key] == .int32(1))
     }
 
+    /// The lookup by a key's first 16 bytes answers only when the whole
+    /// interned key is there followed by its NUL inside the limit; keys
+    /// that share their first 16 bytes take turns in its slot without being
+    /// interned again.
+    @Test func theFirstSixteenBytesLookupConfirmsTheWholeKey() {
+        let arena = BSONKeyArena(chunkSize: 64, chunkLimit: 10)  // two keys per chunk
+        let cache = BSONKeyCache(arena: arena)
+        func intern(_ key: String) -> String {
+            Array(key.utf8).withUnsafeBytes { cache.string(validated: $0, isASCII: true) }
+        }
+        func lookUp(_ input: [UInt8], before limit: Int) -> (String, length: Int)? {
+            input.withUnsafeBytes { raw in
+                cache.interned(startingWith: raw.load(as: UInt64.self), raw.load(fromByteOffset: 8, as: UInt64.self),
+                               at: raw.baseAddress!, before: limit)
+            }
+        }
+        let a = "measurementChannel_A"
+        let b = "measurementChannel_B_value"
+        #expect(intern(a) == a)
+        let input = Array(a.utf8) + [0, 0x10, 0x20]
+        #expect(lookUp(input, before: input.count).map { [$0.0] } == [a])
+        #expect(lookUp(input, before: input.count).map(\.length) == a.utf8.count)
+        // The NUL must lie inside the limit.
+        #expect(lookUp(input, before: a.utf8.count) == nil)
+        // The same 16 first bytes, but a longer key: no NUL where the interned one ends.
+        let longer = Array((a + "x").utf8) + [0]
+        #expect(lookUp(longer, before: longer.count) == nil)
+        // The same first 16 bytes and length, one byte different.
+        var changed = input
+        changed[18] = UInt8(ascii: "Z")
+        #expect(lookUp(changed, before: changed.count) == nil)
+        // Two keys sharing their first 16 bytes take turns; neither is interned twice.
+        for _ in 0..<20 {
+            #expect(intern(b) == b && intern(a) == a)
+        }
+        #expect(arena.chunksHandedOut == 1)
+    }
+
+    /// Records whose long keys share their first 16 bytes decode to their
+    /// own keys, round after round.
+    @Test func keysSharingTheirFirstSixteenBytesDecodeToThemselves() throws {
+        let keys = ["temperatureSensorA", "temperatureSensorB", "temperatureSensorAB", "temperatureSensor_A_celsius",
+                    "temperatureSensor"]
+        var document = BSONDocument()
+        for (index, key) in keys.enumerated() { document.append(key, .int32(Int32(index))) }
+        let bytes = document.bsonBytes()
+        for _ in 0..<5 {
+            let decoded = try BSONDocument(bson: bytes)
+            #expect(decoded.keys == keys)
+            #expect(decoded == document)
+            for key in keys.shuffled() {
+                #expect(try BSONDocument(bson: BSONKeyCacheTests.encoded(key, 9)).keys == [key])
+            }
+        }
+    }
+
     /// Once the arena's budget is spent, keys are still decoded exactly, as
     /// ordinary strings.
     @Test func keysStayCorrectWhenTheArenaIsSpent() {

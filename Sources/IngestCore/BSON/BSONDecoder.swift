@@ -202,6 +202,7 @@ struct BSONDecoder {
             offset += 8
             return .double(Double(bitPattern: bits))
         case 0x02:
+            if buildsSmallStrings, let text = smallASCIIString(at: &offset, limit: limit) { return .string(text) }
             return .string(try string(at: &offset, limit: limit, what: "a string"))
         case 0x03, 0x04:
             return try container(type: type, at: &offset, limit: limit, depth: depth + 1)
@@ -364,6 +365,28 @@ struct BSONDecoder {
         return text
     }
 
+    /// The usual string value, ASCII of at most 15 bytes, checked and built
+    /// from two word loads; nil (and `offset` unchanged) for any other, or
+    /// for one that is invalid, for ``string(at:limit:what:)`` to decode or
+    /// reject with the precise error.
+    @inline(__always)
+    func smallASCIIString(at offset: inout Int, limit: Int) -> String? {
+        guard limit &- offset >= 4 else { return nil }
+        let length = Int(int32(at: offset))  // with the NUL
+        let start = offset &+ 4
+        guard length >= 1, length <= StringRepresentation.smallCapacity &+ 1, length <= limit &- start,
+              bytes.count &- start >= 16, byte(at: start &+ length &- 1) == 0 else { return nil }
+        let count = length &- 1
+        let base = bytes.baseAddress.unsafelyUnwrapped + start
+        let low = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
+            & StringRepresentation.lowBytesMask(min(count, 8))
+        let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            & StringRepresentation.lowBytesMask(max(count &- 8, 0))
+        guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        offset = start &+ length
+        return StringRepresentation.smallASCII(low, high, count: count)
+    }
+
     /// A C string (regular expression parts): UTF-8 up to a NUL before
     /// `limit`. Keys take ``key(at:limit:)``, the same checks.
     func cString(at offset: inout Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
@@ -374,10 +397,40 @@ struct BSONDecoder {
 
     /// An element's key: a C string, of which a long one comes from this
     /// thread's ``BSONKeyCache`` (keys repeat from record to record).
+    ///
+    /// The usual keys take a fast path from the key's first two words: a
+    /// short ASCII key is those words; a long key seen before is found in
+    /// the cache by them and confirmed by comparing its bytes and the NUL
+    /// after them. Anything else (or fewer than 16 bytes left to load) takes
+    /// the general path, which scans, validates and reports errors.
     @inline(__always)
     func key(at offset: inout Int, limit: Int) throws(BSONError) -> String {
         let start = offset
-        if buildsSmallStrings, let key = smallASCIIKey(at: &offset, limit: limit) { return key }
+        if buildsSmallStrings && bytes.count &- start >= 16 {
+            let base = bytes.baseAddress.unsafelyUnwrapped + start
+            let first = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
+            let second = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            let zerosInFirst = Self.zeroBytes(first)
+            let zerosInSecond = Self.zeroBytes(second)
+            if zerosInFirst | zerosInSecond != 0 {
+                // The NUL is within 16 bytes: a short key.
+                let length = zerosInFirst != 0
+                    ? zerosInFirst.trailingZeroBitCount &>> 3
+                    : 8 &+ zerosInSecond.trailingZeroBitCount &>> 3
+                let low = first & StringRepresentation.lowBytesMask(min(length, 8))
+                let high = second & StringRepresentation.lowBytesMask(max(length &- 8, 0))
+                // Inside the document (before its terminator) and ASCII.
+                if length < limit &- start && (low | high) & 0x8080_8080_8080_8080 == 0 {
+                    offset = start &+ length &+ 1
+                    return StringRepresentation.smallASCII(low, high, count: length)
+                }
+            } else if let (key, length) = BSONKeyCache.withCurrent({
+                $0.interned(startingWith: first, second, at: base, before: limit &- start)
+            }) {
+                offset = start &+ length &+ 1
+                return key
+            }
+        }
         let (text, ascii) = try cStringBytes(at: &offset, limit: limit, what: "a key")
         let length = text.count
         if length >= BSONKeyCache.minKeyLength && length <= BSONKeyCache.maxKeyLength {
@@ -386,38 +439,10 @@ struct BSONDecoder {
         return string(validated: text, at: start)
     }
 
-    /// The usual key, ASCII of at most 15 bytes, found and built from the
-    /// same two word loads: the first zero byte is the NUL, the bytes
-    /// before it are the small string. Nil (and `offset` unchanged) for
-    /// any other key, or when fewer than 16 bytes remain in the input, for
-    /// the general path to decode or reject.
-    @inline(__always)
-    func smallASCIIKey(at offset: inout Int, limit: Int) -> String? {
-        let start = offset
-        guard bytes.count &- start >= 16 else { return nil }
-        let base = bytes.baseAddress.unsafelyUnwrapped + start
-        let first = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
-        let second = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        @inline(__always) func zeroBytes(_ word: UInt64) -> UInt64 {
-            // A high bit for each zero byte; exact for the lowest one.
-            (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
-        }
-        let zerosInFirst = zeroBytes(first)
-        let length: Int
-        if zerosInFirst != 0 {
-            length = zerosInFirst.trailingZeroBitCount &>> 3
-        } else {
-            let zerosInSecond = zeroBytes(second)
-            guard zerosInSecond != 0 else { return nil }  // 16 bytes or more
-            length = 8 &+ zerosInSecond.trailingZeroBitCount &>> 3
-        }
-        // The NUL must lie inside the document (before its terminator).
-        guard length < limit &- start else { return nil }
-        let low = first & StringRepresentation.lowBytesMask(min(length, 8))
-        let high = second & StringRepresentation.lowBytesMask(max(length &- 8, 0))
-        guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
-        offset = start &+ length &+ 1
-        return StringRepresentation.smallASCII(low, high, count: length)
+    /// A high bit for each zero byte of `word` (none if there is none;
+    /// exact for the lowest one, later ones may be false).
+    @inline(__always) static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
     }
 
     /// The validated UTF-8 of a C string at `offset` (without its NUL) and
@@ -487,9 +512,7 @@ struct BSONDecoder {
         var seen: UInt64 = 0  // the bytes before the NUL, OR-ed: high bits mean non-ASCII
         while index + 8 <= count {
             let word = UInt64(littleEndian: start.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            // A high bit for each zero byte; exact for the lowest one (the
-            // only one used), later ones may be false positives.
-            let zeros = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+            let zeros = Self.zeroBytes(word)  // only the lowest is used: it is exact
             if zeros != 0 {
                 let bits = zeros.trailingZeroBitCount &- 7  // bits before the first zero byte
                 seen |= word & ((1 &<< UInt64(bits)) &- 1)
@@ -557,8 +580,7 @@ struct BSONDecoder {
         var index = 0
         while index + 8 <= count {
             let word = start.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            // Sets a high bit for each zero byte (and none if there is none).
-            if (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 { break }
+            if Self.zeroBytes(word) != 0 { break }
             index += 8
         }
         while index < count {

@@ -31,6 +31,12 @@ final class BSONKeyCache {
 
     /// Per slot, the interned string's two words; (0, 0) when empty.
     private let slots: UnsafeMutablePointer<(countAndFlags: UInt64, object: UInt64)>
+    /// The same interned keys found by their first 16 bytes (the decoder's
+    /// fast path, before it knows a key's length): those bytes, then the
+    /// string's two words; all zero when empty. Keys that share their
+    /// first 16 bytes share a slot and only cost misses: the general path
+    /// then finds them in `slots` without interning them again.
+    private let prefixSlots: UnsafeMutablePointer<(first: UInt64, second: UInt64, countAndFlags: UInt64, object: UInt64)>
     /// Where this thread copies new keys: the rest of its current arena chunk.
     private var chunk: UnsafeMutableRawBufferPointer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     private let arena: BSONKeyArena
@@ -41,11 +47,50 @@ final class BSONKeyCache {
         isEnabled = StringRepresentation.isVerified
         slots = .allocate(capacity: Self.slotCount)
         slots.initialize(repeating: (0, 0), count: Self.slotCount)
+        prefixSlots = .allocate(capacity: Self.slotCount)
+        prefixSlots.initialize(repeating: (0, 0, 0, 0), count: Self.slotCount)
     }
 
     deinit {
         // The chunks stay: strings made from them may outlive this thread.
         slots.deallocate()
+        prefixSlots.deallocate()
+    }
+
+    /// The interned key that the bytes at `base` start with, and its length,
+    /// when the key recorded for these first 16 bytes (`first`, `second`,
+    /// holding no zero byte) is there in full, followed by its NUL, which
+    /// lies before `limit` bytes from `base`; nil otherwise. The input then
+    /// decodes to exactly that key (same bytes, its first NUL where the
+    /// key ends, valid UTF-8 as the key was when it was interned), without
+    /// scanning it.
+    @inline(__always)
+    func interned(startingWith first: UInt64, _ second: UInt64, at base: UnsafeRawPointer,
+                  before limit: Int) -> (String, length: Int)? {
+        let slot = prefixSlots + Self.prefixSlot(first, second)
+        let stored = slot.pointee
+        guard stored.first == first, stored.second == second, stored.countAndFlags != 0,
+              let (start, length) = StringRepresentation.largeUTF8(words: (stored.countAndFlags, stored.object)),
+              length < limit, base.load(fromByteOffset: length, as: UInt8.self) == 0,
+              Self.sameBytes(start, base, count: length)
+        else { return nil }
+        return (StringRepresentation.string(stored.countAndFlags, stored.object), length)
+    }
+
+    @inline(__always)
+    private static func prefixSlot(_ first: UInt64, _ second: UInt64) -> Int {
+        var hash = first ^ (second &* 0x9E37_79B9_7F4A_7C15)
+        hash ^= hash &>> 29
+        return Int(truncatingIfNeeded: hash) & (slotCount &- 1)
+    }
+
+    /// Points the prefix slot of the key at `base` (at least 16 bytes) at
+    /// its interned words.
+    @inline(__always)
+    private func recordPrefix(of base: UnsafeRawPointer, _ words: (UInt64, UInt64)) {
+        let first = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
+        let second = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        prefixSlots[Self.prefixSlot(first, second)] = (first, second, words.0, words.1)
     }
 
     /// The string for `key`, validated UTF-8 of `minKeyLength` to
@@ -65,10 +110,28 @@ final class BSONKeyCache {
         let stored = slot.pointee
         if Int(truncatingIfNeeded: stored.countAndFlags & 0xFFFF) == count,
            let (start, _) = StringRepresentation.largeUTF8(words: stored),
-           memcmp(start, base, count) == 0 {
+           Self.sameBytes(start, base, count: count) {
+            recordPrefix(of: base, (stored.countAndFlags, stored.object))
             return StringRepresentation.string(stored.countAndFlags, stored.object)
         }
         return intern(key, isASCII: isASCII, into: slot)
+    }
+
+    /// Whether the `count` (at least 8) bytes at `a` and `b` are equal:
+    /// word by word, the last word overlapping, instead of a `memcmp` call
+    /// for keys of a few words.
+    @inline(__always)
+    static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+        var difference: UInt64 = 0
+        var index = 0
+        while index &+ 8 < count {
+            difference |= a.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                ^ b.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index &+= 8
+        }
+        difference |= a.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+            ^ b.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        return difference == 0
     }
 
     @inline(never)
@@ -84,6 +147,7 @@ final class BSONKeyCache {
         chunk = UnsafeMutableRawBufferPointer(rebasing: chunk[count...])
         let words = StringRepresentation.immortalWords(utf8: copy, count: count, isASCII: isASCII)
         slot.pointee = words
+        recordPrefix(of: key.baseAddress.unsafelyUnwrapped, words)
         return StringRepresentation.string(words.0, words.1)
     }
 

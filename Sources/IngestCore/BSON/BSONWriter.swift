@@ -412,10 +412,10 @@ struct UncheckedBSONEncoder {
                 // bytes are zero, so its first zero byte is at its count,
                 // unless the key holds a NUL, which the general path cuts.
                 if _fastPath(limit &- position >= 17) {
-                    let zerosInFirst = Self.zeroBytes(small.first)
+                    let zerosInFirst = BSONDecoder.zeroBytes(small.first)
                     let firstZero = zerosInFirst != 0
                         ? zerosInFirst.trailingZeroBitCount &>> 3
-                        : 8 &+ Self.zeroBytes(small.second).trailingZeroBitCount &>> 3
+                        : 8 &+ BSONDecoder.zeroBytes(small.second).trailingZeroBitCount &>> 3
                     if _fastPath(firstZero == small.count) {
                         base.storeBytes(of: small.first, toByteOffset: position, as: UInt64.self)
                         base.storeBytes(of: small.second, toByteOffset: position &+ 8, as: UInt64.self)
@@ -438,12 +438,6 @@ struct UncheckedBSONEncoder {
             }
         }
         cString(address.assumingMemoryBound(to: String.self).pointee)
-    }
-
-    /// A high bit for each zero byte of `word` (none if there is none;
-    /// exact for the lowest one).
-    @inline(__always) static func zeroBytes(_ word: UInt64) -> UInt64 {
-        (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
     }
 
     /// The rare path of ``cString(_:)``: writes `utf8` up to its first NUL
@@ -474,13 +468,13 @@ struct UncheckedBSONEncoder {
             while index + 8 <= count {
                 let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
                 destination.storeBytes(of: word, toByteOffset: index, as: UInt64.self)
-                found |= zeroBytes(word)
+                found |= BSONDecoder.zeroBytes(word)
                 index += 8
             }
             if index < count {
                 let word = source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
                 destination.storeBytes(of: word, toByteOffset: count - 8, as: UInt64.self)
-                found |= zeroBytes(word)
+                found |= BSONDecoder.zeroBytes(word)
             }
             return found != 0
         }
@@ -489,7 +483,7 @@ struct UncheckedBSONEncoder {
             let last = source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
             destination.storeBytes(of: first, as: UInt32.self)
             destination.storeBytes(of: last, toByteOffset: count - 4, as: UInt32.self)
-            return zeroBytes(UInt64(first) << 32 | UInt64(last)) != 0
+            return BSONDecoder.zeroBytes(UInt64(first) << 32 | UInt64(last)) != 0
         }
         var found = false
         for index in 0..<count {
