@@ -193,6 +193,10 @@ final class BSONKeyArena: @unchecked Sendable {
     let chunkLimit: Int
     private let lock = Lock()
     private var handedOut = 0
+    /// Every chunk handed out: never freed, and kept here so that leak
+    /// checkers see them as reachable (strings point inside them only
+    /// through tagged words).
+    private var chunks: [UnsafeMutableRawBufferPointer] = []
 
     init(chunkSize: Int, chunkLimit: Int) {
         self.chunkSize = chunkSize
@@ -202,13 +206,13 @@ final class BSONKeyArena: @unchecked Sendable {
     /// A new chunk of `chunkSize` bytes, or nil once `chunkLimit` chunks
     /// were handed out.
     func chunk() -> UnsafeMutableRawBufferPointer? {
-        let granted = lock.withLock { () -> Bool in
-            guard handedOut < chunkLimit else { return false }
+        lock.withLock {
+            guard handedOut < chunkLimit else { return nil }
             handedOut += 1
-            return true
+            let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 8)  // never freed: see above
+            chunks.append(chunk)
+            return chunk
         }
-        guard granted else { return nil }
-        return UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 8)  // never freed: see above
     }
 
     /// Chunks handed out so far.

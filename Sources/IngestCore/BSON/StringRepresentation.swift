@@ -202,13 +202,15 @@ enum StringRepresentation {
             && verifyImmortal("éééééééééé", literal: "éééééééééé")
     }
 
-    /// Builds an immortal string over a copy of `text`'s bytes (kept for
-    /// the life of the process, as interned keys are) and checks it against
-    /// the literal of the same text: the same flags, equal, the same hash
-    /// and UTF-8, and a copy that is changed leaves it alone.
+    /// Builds an immortal string over a copy of `text`'s bytes and checks it
+    /// against the literal of the same text: the same flags, equal, the
+    /// same hash and UTF-8, and a copy that is changed leaves it alone.
     private static func verifyImmortal(_ text: String, literal: StaticString) -> Bool {
         let bytes = Array(text.utf8)
-        let storage = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 1)  // never freed
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 1)
+        // Freed on return: every string made over it here is gone by then
+        // (an immortal string is never retained, and no copy escapes).
+        defer { storage.deallocate() }
         storage.copyMemory(from: bytes, byteCount: bytes.count)
         let isASCII = bytes.allSatisfy { $0 < 0x80 }
         let (first, second) = immortalWords(utf8: storage, count: bytes.count, isASCII: isASCII)
