@@ -13,6 +13,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         public let rawValue: String
         /// Creates a code with the given name.
         public init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
         public var description: String { rawValue }
 
         /// The host name did not resolve (`getaddrinfo` failed).
@@ -47,6 +48,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         self.errno = errno
     }
 
+    /// The code, the message and the `errno`, for logs.
     public var description: String {
         "HTTPClientError(\(code)): \(message)" + (errno.map { " (errno \($0))" } ?? "")
     }

@@ -6,6 +6,7 @@
 /// let pool = HTTPClientPool(maxIdlePerName: 4, idleTimeout: 20)
 /// let connection = try pool.takeIdle("127.0.0.1:9090")
 ///     ?? HTTPClientConnection.connect(host: "127.0.0.1", port: 9090, name: "127.0.0.1:9090", timeout: 10)
+/// let head = try HTTPClientConnection.requestHead(method: "GET", target: "/health", host: "127.0.0.1:9090")
 /// let answer = try connection.exchange(head, timeout: 30)
 /// if answer.keepAlive { pool.giveBack(connection) } else { connection.close() }
 /// ```
