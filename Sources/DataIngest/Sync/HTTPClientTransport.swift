@@ -74,17 +74,13 @@ public final class HTTPClientTransport: SyncTransport {
 
     /// The settings it was created with.
     public let configuration: Configuration
-    private let pool = LockedBox<[String: [HTTPClientConnection]]>([:])
+    private let pool: HTTPClientPool
 
     /// Creates a transport.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-    }
-
-    deinit {
-        for connections in pool.withLock({ $0.values }) {
-            for connection in connections { connection.close() }
-        }
+        pool = HTTPClientPool(maxIdlePerName: configuration.maxIdleConnectionsPerHost,
+                              idleTimeout: configuration.idleConnectionTimeout)
     }
 
     /// Sends `request` and returns the server's answer, whatever its status.
@@ -118,7 +114,7 @@ public final class HTTPClientTransport: SyncTransport {
     /// one retry on a fresh connection (see the type's documentation).
     private func perform(_ request: TransportRequest, target: HTTPClientTarget,
                          exchange: HTTPClientExchange) throws(TransportError) -> TransportResponse {
-        if let connection = takeIdle(target.key) {
+        if let connection = pool.takeIdle(target.key) {
             guard exchange.attach(connection) else { throw cancelledError(request) }
             do {
                 return try finish(request, target: target, on: connection)
@@ -129,10 +125,15 @@ public final class HTTPClientTransport: SyncTransport {
                 // The server closed this idle connection as the request went out: try once more.
             }
         }
-        let connection = try HTTPClientConnection.connect(
-            host: target.host, port: target.port, key: target.key,
-            timeout: min(configuration.connectTimeout, request.timeout),
-            register: { _ = exchange.attach($0) })
+        let connection: HTTPClientConnection
+        do {
+            connection = try HTTPClientConnection.connect(
+                host: target.host, port: target.port, name: target.key,
+                timeout: min(configuration.connectTimeout, request.timeout),
+                register: { _ = exchange.attach($0) })
+        } catch {
+            throw TransportError(error)
+        }
         do {
             return try finish(request, target: target, on: connection)
         } catch {
@@ -143,16 +144,21 @@ public final class HTTPClientTransport: SyncTransport {
 
     private func finish(_ request: TransportRequest, target: HTTPClientTarget,
                         on connection: HTTPClientConnection) throws(TransportError) -> TransportResponse {
-        let answer: HTTPClientAnswer
+        let answer: HTTPClientResponse
         do {
-            answer = try connection.exchange(request, target: target, maxBodyBytes: configuration.maxResponseBodyBytes)
+            var message = try HTTPClientConnection.requestHead(
+                method: request.method, target: target.requestTarget, host: target.hostHeader,
+                headers: request.headers, bodyCount: request.body?.count)
+            if let body = request.body { message.append(contentsOf: body) }
+            answer = try connection.exchange(message, isHead: request.method.uppercased() == "HEAD",
+                                             timeout: request.timeout, maxBodyBytes: configuration.maxResponseBodyBytes)
         } catch {
-            var error = error
+            var error = TransportError(error)
             error.message = "\(request.method) \(target.requestTarget): \(error.message)"
             throw error
         }
-        if answer.keepAlive { giveBack(connection) } else { connection.close() }
-        return answer.response
+        if answer.keepAlive { pool.giveBack(connection) } else { connection.close() }
+        return TransportResponse(status: answer.status, headers: answer.headers, body: Data(answer.body))
     }
 
     private func cancelledError(_ request: TransportRequest) -> TransportError {
@@ -162,32 +168,22 @@ public final class HTTPClientTransport: SyncTransport {
     // MARK: The pool
 
     /// Idle connections in the pool, over all hosts (for tests and diagnostics).
-    var idleConnectionCount: Int { pool.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+    var idleConnectionCount: Int { pool.idleCount }
+}
 
-    /// The most recently used idle connection that is still open, if any.
-    private func takeIdle(_ key: String) -> HTTPClientConnection? {
-        let now = monotonicSeconds()
-        var stale: [HTTPClientConnection] = []
-        defer { for connection in stale { connection.close() } }
-        return pool.withLock { pool -> HTTPClientConnection? in
-            while let connection = pool[key]?.popLast() {
-                if now - connection.lastUsed < configuration.idleConnectionTimeout && connection.isReusable() {
-                    return connection
-                }
-                stale.append(connection)
-            }
-            return nil
+extension TransportError {
+    /// The socket client's failure as the sync API reports it: the same
+    /// code, message and `errno`, with the setting to check for a host name
+    /// that does not resolve.
+    init(_ error: HTTPClientError) {
+        switch error.code {
+        case .hostNotFound:
+            self.init(.hostNotFound, error.message + "; check App.Configuration.baseURL", errno: error.errno)
+        case .invalidRequest:
+            self.init(.invalidResponse, error.message, errno: error.errno)
+        default:
+            self.init(Code(error.code.rawValue), error.message, errno: error.errno)
         }
-    }
-
-    private func giveBack(_ connection: HTTPClientConnection) {
-        connection.lastUsed = monotonicSeconds()
-        let kept = pool.withLock { pool -> Bool in
-            guard pool[connection.key, default: []].count < max(0, configuration.maxIdleConnectionsPerHost) else { return false }
-            pool[connection.key, default: []].append(connection)
-            return true
-        }
-        if !kept { connection.close() }
     }
 }
 

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// A ClickHouse failure: the server's exception (its numeric code and
 /// text) or a connection problem, with whether retrying later may succeed.
 ///
@@ -28,13 +30,32 @@ public struct ClickHouseError: Error, Sendable, CustomStringConvertible {
     public var serverCode: Int?
     /// The HTTP status, if the server answered.
     public var httpStatus: Int?
+    /// The `errno` of the failing system call, for a ``Code/connection`` failure.
+    public var errno: Int32?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, serverCode: Int? = nil, httpStatus: Int? = nil) {
+    public init(_ code: Code, _ message: String, serverCode: Int? = nil, httpStatus: Int? = nil, errno: Int32? = nil) {
         self.code = code
         self.message = message
         self.serverCode = serverCode
         self.httpStatus = httpStatus
+        self.errno = errno
+    }
+
+    /// The socket client's failure talking to ClickHouse: an
+    /// answer that is not valid HTTP is ``Code/protocolError``, everything
+    /// else (resolving, connecting, sending, reading, timeouts) is
+    /// ``Code/connection``, transient. The message names the server
+    /// (`ClickHouse at http://host:port`) and keeps the `errno`.
+    init(_ error: HTTPClientError) {
+        switch error.code {
+        case .invalidResponse:
+            self.init(.protocolError, error.message, errno: error.errno)
+        case .hostNotFound:
+            self.init(.connection, "\(error.message); check the host of the ClickHouse URL", errno: error.errno)
+        default:
+            self.init(.connection, error.message, errno: error.errno)
+        }
     }
 
     /// Whether retrying later may succeed: no connection, a timeout, too
@@ -52,5 +73,6 @@ public struct ClickHouseError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         "ClickHouseError(\(code.rawValue)\(serverCode.map { ", code \($0)" } ?? "")): \(message)"
+            + (errno.map { " (errno \($0))" } ?? "")
     }
 }

@@ -1,83 +1,56 @@
 import Foundation
 
-/// Where one request goes: parsed once from the request's URL.
-struct HTTPClientTarget {
-    /// The host to resolve, without the brackets of an IPv6 literal.
-    var host: String
-    var port: Int
-    /// The `Host` header: brackets around an IPv6 literal, the port unless 80.
-    var hostHeader: String
-    /// The path and query, percent-encoded, as sent in the request line.
-    var requestTarget: String
-    /// The pool key.
-    var key: String
-
-    init(_ url: URL) throws(TransportError) {
-        guard url.scheme?.lowercased() == "http" else {
-            throw TransportError(.unsupportedURL, "\(url.absoluteString): the socket transport speaks plain http only; use URLSessionTransport (App.Configuration.transportKind = .urlSession) for https")
-        }
-        guard var host = url.host, !host.isEmpty else {
-            throw TransportError(.unsupportedURL, "\(url.absoluteString) has no host")
-        }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        self.host = host
-        port = url.port ?? 80
-        let literal = host.contains(":") ? "[\(host)]" : host
-        hostHeader = port == 80 ? literal : "\(literal):\(port)"
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        var target = components?.percentEncodedPath ?? "/"
-        if target.isEmpty { target = "/" }
-        if let query = components?.percentEncodedQuery { target += "?" + query }
-        requestTarget = target
-        key = "\(literal):\(port)"
-    }
-}
-
-/// The answer to one exchange, and whether the connection can carry another.
-struct HTTPClientAnswer {
-    var response: TransportResponse
-    var keepAlive: Bool
-}
-
 extension HTTPClientConnection {
     /// Largest response head (status line and header fields) accepted.
-    static let maxHeadBytes = 64 * 1024
+    public static let maxHeadBytes = 64 * 1024
 
-    /// Sends `request` and reads its answer. `timeout` bounds each wait for
-    /// the socket (sending, then reading), like `URLRequest.timeoutInterval`.
-    func exchange(_ request: TransportRequest, target: HTTPClientTarget, maxBodyBytes: Int) throws(TransportError) -> HTTPClientAnswer {
+    /// Sends `message` (a request head from
+    /// ``requestHead(method:target:host:headers:bodyCount:)`` followed by
+    /// its body) and reads the answer, whatever its framing. `timeout`
+    /// bounds each wait for the socket (sending, then reading), like
+    /// `URLRequest.timeoutInterval`. `isHead` says the request was `HEAD`
+    /// (its answer has no body).
+    ///
+    /// - Throws: ``HTTPClientError``; ``receivedInExchange`` then says
+    ///   whether the server had sent any byte of an answer.
+    public func exchange(_ message: [UInt8], isHead: Bool = false, timeout: Double,
+                         maxBodyBytes: Int = Int.max) throws(HTTPClientError) -> HTTPClientResponse {
         receivedInExchange = 0
         if position == input.count {
             input.removeAll(keepingCapacity: true)
             position = 0
         }
-        var message = try Self.head(of: request, target: target)
-        if let body = request.body { message.append(contentsOf: body) }
         let written = message.withUnsafeBytes { bytes in
-            Result { () throws(TransportError) in try write(bytes, timeout: request.timeout) }
+            Result { () throws(HTTPClientError) in try write(bytes, timeout: timeout) }
         }
         try written.get()
-        return try readAnswer(isHead: request.method.uppercased() == "HEAD", timeout: request.timeout, maxBodyBytes: maxBodyBytes)
+        return try readAnswer(isHead: isHead, timeout: timeout, maxBodyBytes: maxBodyBytes)
     }
 
-    /// The request line and header fields. `Host` and `Content-Length` are
-    /// set here; fields with CR or LF are refused (header injection).
-    static func head(of request: TransportRequest, target: HTTPClientTarget) throws(TransportError) -> [UInt8] {
-        var text = "\(request.method) \(target.requestTarget) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
-        for (name, value) in request.headers {
+    /// The request line and header fields, ending with the empty line.
+    /// `Host` and `Content-Length` are set here (a `bodyCount` of nil sends
+    /// `Content-Length: 0` for `POST`, `PUT` and `PATCH`, nothing otherwise);
+    /// those and `Transfer-Encoding`/`Connection` in `headers` are ignored.
+    ///
+    /// - Throws: ``HTTPClientError`` `.invalidRequest` for a field with CR,
+    ///   LF or an invalid name (header injection).
+    public static func requestHead(method: String, target: String, host: String, headers: [String: String] = [:],
+                                   bodyCount: Int? = nil) throws(HTTPClientError) -> [UInt8] {
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
+        for (name, value) in headers {
             let lowered = name.lowercased()
             if lowered == "host" || lowered == "content-length" || lowered == "transfer-encoding" || lowered == "connection" { continue }
             guard !name.isEmpty, !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" || $0 == " " }),
                   !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-                throw TransportError(.invalidResponse, "header field \(name.debugDescription) cannot be sent: it contains a line break or an invalid character")
+                throw HTTPClientError(.invalidRequest, "header field \(name.debugDescription) cannot be sent: it contains a line break or an invalid character")
             }
             text += "\(name): \(value)\r\n"
         }
-        let method = request.method.uppercased()
-        if let body = request.body {
-            text += "Content-Length: \(body.count)\r\n"
-        } else if method == "POST" || method == "PUT" || method == "PATCH" {
-            text += "Content-Length: 0\r\n"
+        if let bodyCount {
+            text += "Content-Length: \(bodyCount)\r\n"
+        } else {
+            let method = method.uppercased()
+            if method == "POST" || method == "PUT" || method == "PATCH" { text += "Content-Length: 0\r\n" }
         }
         text += "\r\n"
         return Array(text.utf8)
@@ -85,13 +58,13 @@ extension HTTPClientConnection {
 
     // MARK: Reading the answer
 
-    private func readAnswer(isHead: Bool, timeout: Double, maxBodyBytes: Int) throws(TransportError) -> HTTPClientAnswer {
+    private func readAnswer(isHead: Bool, timeout: Double, maxBodyBytes: Int) throws(HTTPClientError) -> HTTPClientResponse {
         while true {
             let head = try readHead(timeout: timeout)
             // Interim answers (100 Continue, 102, 103) precede the real one.
             if (100..<200).contains(head.status) && head.status != 101 { continue }
             if head.status == 101 {
-                throw TransportError(.invalidResponse, "\(key) switched protocols (101) though no upgrade was asked for")
+                throw HTTPClientError(.invalidResponse, "\(name) switched protocols (101) though no upgrade was asked for")
             }
             var keepAlive = head.keepAlive
             let body: [UInt8]
@@ -101,7 +74,7 @@ extension HTTPClientConnection {
                 body = try readChunkedBody(timeout: timeout, maxBodyBytes: maxBodyBytes)
             } else if let length = head.contentLength {
                 guard length <= maxBodyBytes else {
-                    throw TransportError(.invalidResponse, "the answer of \(key) announces \(length) bytes, more than the limit of \(maxBodyBytes)")
+                    throw HTTPClientError(.invalidResponse, "the answer of \(name) announces \(length) bytes, more than the limit of \(maxBodyBytes)")
                 }
                 body = try readExactly(length, timeout: timeout, what: "the body")
             } else {
@@ -109,8 +82,7 @@ extension HTTPClientConnection {
                 keepAlive = false
             }
             if position != input.count { keepAlive = false }  // stray bytes after the answer
-            return HTTPClientAnswer(response: TransportResponse(status: head.status, headers: head.headers, body: Data(body)),
-                                    keepAlive: keepAlive)
+            return HTTPClientResponse(status: head.status, headers: head.headers, body: body, keepAlive: keepAlive)
         }
     }
 
@@ -122,7 +94,7 @@ extension HTTPClientConnection {
         var contentLength: Int?
     }
 
-    private func readHead(timeout: Double) throws(TransportError) -> Head {
+    private func readHead(timeout: Double) throws(HTTPClientError) -> Head {
         var searchFrom = position
         var end = -1
         while true {
@@ -137,28 +109,28 @@ extension HTTPClientConnection {
             if end >= 0 { break }
             searchFrom = max(position, input.count - 3)
             if input.count - position > Self.maxHeadBytes {
-                throw TransportError(.invalidResponse, "the answer head of \(key) exceeds \(Self.maxHeadBytes) bytes")
+                throw HTTPClientError(.invalidResponse, "the answer head of \(name) exceeds \(Self.maxHeadBytes) bytes")
             }
             guard try fill(timeout: timeout) else {
-                throw TransportError(.connectionClosed, receivedInExchange == 0
-                    ? "\(key) closed the connection without answering"
-                    : "\(key) closed the connection in the middle of the answer head")
+                throw HTTPClientError(.connectionClosed, receivedInExchange == 0
+                    ? "\(name) closed the connection without answering"
+                    : "\(name) closed the connection in the middle of the answer head")
             }
         }
         let text = String(decoding: input[position..<end], as: UTF8.self)
         position = end + 4
         var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
-        guard !lines.isEmpty else { throw TransportError(.invalidResponse, "empty answer head from \(key)") }
+        guard !lines.isEmpty else { throw HTTPClientError(.invalidResponse, "empty answer head from \(name)") }
         let statusLine = lines.removeFirst()
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
-            throw TransportError(.invalidResponse, "\(key) answered with an invalid status line \(String(statusLine.prefix(100)).debugDescription)")
+            throw HTTPClientError(.invalidResponse, "\(name) answered with an invalid status line \(String(statusLine.prefix(100)).debugDescription)")
         }
         let http10 = parts[0] == "HTTP/1.0"
         var headers: [String: String] = [:]
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else {
-                throw TransportError(.invalidResponse, "\(key) sent an invalid header line \(String(line.prefix(100)).debugDescription)")
+                throw HTTPClientError(.invalidResponse, "\(name) sent an invalid header line \(String(line.prefix(100)).debugDescription)")
             }
             let name = line[..<colon].lowercased()
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
@@ -169,7 +141,7 @@ extension HTTPClientConnection {
         let codings = (headers["transfer-encoding"] ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         let chunked = codings.last == "chunked"
         if !codings.isEmpty && !chunked {
-            throw TransportError(.invalidResponse, "\(key) sent a body with transfer coding \(codings.joined(separator: ", ")), which is not supported")
+            throw HTTPClientError(.invalidResponse, "\(name) sent a body with transfer coding \(codings.joined(separator: ", ")), which is not supported")
         }
         var contentLength: Int?
         if !chunked, let field = headers["content-length"] {
@@ -177,17 +149,17 @@ extension HTTPClientConnection {
             let values = Set(field.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             guard values.count == 1, let only = values.first, !only.isEmpty, only.allSatisfy(\.isASCII),
                   only.allSatisfy(\.isNumber), let length = Int(only) else {
-                throw TransportError(.invalidResponse, "\(key) sent an invalid Content-Length \(field.debugDescription)")
+                throw HTTPClientError(.invalidResponse, "\(name) sent an invalid Content-Length \(field.debugDescription)")
             }
             contentLength = length
         }
         return Head(status: status, headers: headers, keepAlive: keepAlive, chunked: chunked, contentLength: contentLength)
     }
 
-    private func readExactly(_ count: Int, timeout: Double, what: String) throws(TransportError) -> [UInt8] {
+    private func readExactly(_ count: Int, timeout: Double, what: String) throws(HTTPClientError) -> [UInt8] {
         while input.count - position < count {
             guard try fill(timeout: timeout) else {
-                throw TransportError(.connectionClosed, "\(key) closed the connection after \(input.count - position) of \(count) bytes of \(what)")
+                throw HTTPClientError(.connectionClosed, "\(name) closed the connection after \(input.count - position) of \(count) bytes of \(what)")
             }
         }
         let bytes = Array(input[position..<(position + count)])
@@ -196,7 +168,7 @@ extension HTTPClientConnection {
     }
 
     /// One line ending in CRLF (without it), at most 8 KiB.
-    private func readLine(timeout: Double) throws(TransportError) -> Substring {
+    private func readLine(timeout: Double) throws(HTTPClientError) -> Substring {
         var scanned = position
         while true {
             var index = scanned
@@ -210,22 +182,22 @@ extension HTTPClientConnection {
             }
             scanned = max(position, input.count - 1)
             if input.count - position > 8 * 1024 {
-                throw TransportError(.invalidResponse, "a chunk-size line from \(key) exceeds 8 KiB")
+                throw HTTPClientError(.invalidResponse, "a chunk-size line from \(name) exceeds 8 KiB")
             }
             guard try fill(timeout: timeout) else {
-                throw TransportError(.connectionClosed, "\(key) closed the connection in the middle of a chunked body")
+                throw HTTPClientError(.connectionClosed, "\(name) closed the connection in the middle of a chunked body")
             }
         }
     }
 
-    private func readChunkedBody(timeout: Double, maxBodyBytes: Int) throws(TransportError) -> [UInt8] {
+    private func readChunkedBody(timeout: Double, maxBodyBytes: Int) throws(HTTPClientError) -> [UInt8] {
         var body: [UInt8] = []
         while true {
             let line = try readLine(timeout: timeout)
             let sizeText = line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first?
                 .trimmingCharacters(in: .whitespaces) ?? ""
             guard !sizeText.isEmpty, sizeText.count <= 16, let size = Int(sizeText, radix: 16), size >= 0 else {
-                throw TransportError(.invalidResponse, "\(key) sent an invalid chunk size \(String(line.prefix(40)).debugDescription)")
+                throw HTTPClientError(.invalidResponse, "\(name) sent an invalid chunk size \(String(line.prefix(40)).debugDescription)")
             }
             if size == 0 {
                 // Trailer fields until an empty line; ignored.
@@ -233,19 +205,19 @@ extension HTTPClientConnection {
                 return body
             }
             guard body.count + size <= maxBodyBytes else {
-                throw TransportError(.invalidResponse, "the chunked answer of \(key) exceeds the limit of \(maxBodyBytes) bytes")
+                throw HTTPClientError(.invalidResponse, "the chunked answer of \(name) exceeds the limit of \(maxBodyBytes) bytes")
             }
             body += try readExactly(size, timeout: timeout, what: "a chunk")
             guard try readLine(timeout: timeout).isEmpty else {
-                throw TransportError(.invalidResponse, "a chunk from \(key) is longer than its size says")
+                throw HTTPClientError(.invalidResponse, "a chunk from \(name) is longer than its size says")
             }
         }
     }
 
-    private func readUntilEnd(timeout: Double, maxBodyBytes: Int) throws(TransportError) -> [UInt8] {
+    private func readUntilEnd(timeout: Double, maxBodyBytes: Int) throws(HTTPClientError) -> [UInt8] {
         while try fill(timeout: timeout) {
             if input.count - position > maxBodyBytes {
-                throw TransportError(.invalidResponse, "the answer of \(key) exceeds the limit of \(maxBodyBytes) bytes")
+                throw HTTPClientError(.invalidResponse, "the answer of \(name) exceeds the limit of \(maxBodyBytes) bytes")
             }
         }
         let bytes = Array(input[position...])

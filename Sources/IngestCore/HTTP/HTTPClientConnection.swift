@@ -3,40 +3,50 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import IngestCore
 
-/// One TCP connection of ``HTTPClientTransport``: a non-blocking socket
-/// driven by `poll(2)` with a timeout per wait, so a blocked read or write
-/// ends after the request's timeout, and `cancel()` (from another thread)
-/// wakes it at once.
+/// One HTTP/1.1 client connection over TCP: a non-blocking socket driven by
+/// `poll(2)` with a timeout per wait, so a blocked read or write ends after
+/// the caller's timeout, and ``cancel()`` (from another thread) wakes it at
+/// once. Shared by the sync transport (`HTTPClientTransport` in DataIngest)
+/// and the server's ClickHouse client; each keeps its own policy (retries,
+/// error types and hints) on top.
 ///
-/// One request at a time uses a connection (no pipelining): the pool hands
-/// it out, the request writes and reads it, and gives it back only when the
-/// answer was read completely and the server keeps the connection open.
+/// One request at a time uses a connection (no pipelining): a
+/// ``HTTPClientPool`` hands it out, the caller runs one
+/// ``exchange(_:isHead:timeout:maxBodyBytes:)`` and gives it back only when
+/// the answer was read completely and the server keeps the connection open.
+///
+/// ```swift
+/// let connection = try HTTPClientConnection.connect(host: "127.0.0.1", port: 9090, name: "127.0.0.1:9090", timeout: 10)
+/// defer { connection.close() }
+/// let head = try HTTPClientConnection.requestHead(method: "GET", target: "/health", host: "127.0.0.1:9090")
+/// let answer = try connection.exchange(head, timeout: 30)
+/// print(answer.status, answer.body.count)
+/// ```
 // @unchecked Sendable: `fd` is immutable; `closed` is guarded by `lock`
 // (close and cancel may race); the buffers are used by one request at a time,
 // which the pool guarantees.
-final class HTTPClientConnection: @unchecked Sendable {
+public final class HTTPClientConnection: @unchecked Sendable {
     let fd: Int32
-    /// `host:port` of the pool this connection belongs to.
-    let key: String
-    /// Monotonic seconds of the last completed exchange (for the idle limit).
-    var lastUsed: Double = 0
+    /// How messages name the peer (`127.0.0.1:9090`, `ClickHouse at
+    /// http://127.0.0.1:8123`); also the key of its ``HTTPClientPool``.
+    public let name: String
+    /// Monotonic seconds of the last completed exchange (for the pool's idle limit).
+    public internal(set) var lastUsed: Double = 0
     /// Bytes read from the socket and not yet consumed by the response parser.
     var input: [UInt8] = []
     /// Where the unconsumed bytes of `input` start.
     var position = 0
     /// Response bytes received during the current exchange: zero means the
     /// server sent nothing, which decides whether a retry is safe.
-    var receivedInExchange = 0
+    public internal(set) var receivedInExchange = 0
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     private let lock = Lock()
     private var closed = false
 
-    private init(fd: Int32, key: String) {
+    private init(fd: Int32, name: String) {
         self.fd = fd
-        self.key = key
+        self.name = name
     }
 
     deinit { close() }
@@ -51,12 +61,16 @@ final class HTTPClientConnection: @unchecked Sendable {
 
     // MARK: Connecting
 
-    /// Resolves `host` (a name or an IPv4/IPv6 literal) and connects to the
-    /// first address that answers within `timeout` seconds in total.
-    /// `register` receives each socket before it connects, so a cancelled
-    /// task can shut it down.
-    static func connect(host: String, port: Int, key: String, timeout: Double,
-                        register: (HTTPClientConnection) -> Void) throws(TransportError) -> HTTPClientConnection {
+    /// Resolves `host` (a name or an IPv4/IPv6 literal without brackets) and
+    /// connects to the first address that answers within `timeout` seconds
+    /// in total. `name` names the peer in messages and pools. `register`
+    /// receives each socket before it connects, so a cancelled task can
+    /// shut it down.
+    ///
+    /// - Throws: ``HTTPClientError`` `.hostNotFound`, `.connectionRefused`,
+    ///   `.timedOut`, `.cancelled` or `.io`, with the `errno`.
+    public static func connect(host: String, port: Int, name: String, timeout: Double,
+                               register: (HTTPClientConnection) -> Void = { _ in }) throws(HTTPClientError) -> HTTPClientConnection {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if os(Linux)
@@ -73,11 +87,11 @@ final class HTTPClientConnection: @unchecked Sendable {
         }
         guard rc == 0, let first = list else {
             let reason = rc == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(rc))
-            throw TransportError(.hostNotFound, "cannot resolve \(host): \(reason); check App.Configuration.baseURL")
+            throw HTTPClientError(.hostNotFound, "cannot resolve \(host): \(reason)")
         }
         defer { freeaddrinfo(list) }
         let deadline = monotonicSeconds() + timeout
-        var lastError = TransportError(.connectionRefused, "cannot connect to \(key)")
+        var lastError = HTTPClientError(.connectionRefused, "cannot connect to \(name)")
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let info = entry {
             entry = info.pointee.ai_next
@@ -88,7 +102,7 @@ final class HTTPClientConnection: @unchecked Sendable {
             #endif
             let fd = socket(info.pointee.ai_family, type, 0)
             if fd < 0 {
-                lastError = TransportError(.io, "socket() for \(key) failed: \(String(cString: strerror(errno)))", errno: errno)
+                lastError = HTTPClientError(.io, "socket() for \(name) failed: \(String(cString: strerror(errno)))", errno: errno)
                 continue
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -98,7 +112,7 @@ final class HTTPClientConnection: @unchecked Sendable {
             #if !os(Linux)
             _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
             #endif
-            let connection = HTTPClientConnection(fd: fd, key: key)
+            let connection = HTTPClientConnection(fd: fd, name: name)
             register(connection)
             do {
                 try connection.finishConnect(info.pointee.ai_addr, info.pointee.ai_addrlen, deadline: deadline)
@@ -113,7 +127,7 @@ final class HTTPClientConnection: @unchecked Sendable {
     }
 
     private func finishConnect(_ address: UnsafeMutablePointer<sockaddr>, _ length: socklen_t,
-                               deadline: Double) throws(TransportError) {
+                               deadline: Double) throws(HTTPClientError) {
         #if os(Linux)
         let rc = Glibc.connect(fd, address, length)
         #else
@@ -129,32 +143,32 @@ final class HTTPClientConnection: @unchecked Sendable {
         if error != 0 { throw connectError(error) }
     }
 
-    private func connectError(_ code: Int32) -> TransportError {
-        let kind: TransportError.Code
+    private func connectError(_ code: Int32) -> HTTPClientError {
+        let kind: HTTPClientError.Code
         switch code {
         case ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL: kind = .connectionRefused
         case ETIMEDOUT: kind = .timedOut
         default: kind = isCancelled ? .cancelled : .io
         }
-        return TransportError(kind, "cannot connect to \(key): \(String(cString: strerror(code))); check that the server runs there", errno: code)
+        return HTTPClientError(kind, "cannot connect to \(name): \(String(cString: strerror(code))); check that the server runs there", errno: code)
     }
 
     // MARK: Waiting, closing, cancelling
 
     /// Waits until the socket is ready for `events` or `deadline` passes.
-    private func wait(for events: Int16, until deadline: Double, doing action: String) throws(TransportError) {
+    private func wait(for events: Int16, until deadline: Double, doing action: String) throws(HTTPClientError) {
         while true {
-            if isCancelled { throw TransportError(.cancelled, "\(action) \(key): the task was cancelled") }
+            if isCancelled { throw HTTPClientError(.cancelled, "\(action) \(name): the task was cancelled") }
             let remaining = deadline - monotonicSeconds()
-            if remaining <= 0 { throw TransportError(.timedOut, "\(action) \(key) timed out") }
+            if remaining <= 0 { throw HTTPClientError(.timedOut, "\(action) \(name) timed out") }
             var descriptor = pollfd(fd: fd, events: events, revents: 0)
             let rc = poll(&descriptor, 1, Int32(min(remaining * 1000 + 1, Double(Int32.max))))
             if rc < 0 {
                 if errno == EINTR { continue }
-                throw TransportError(.io, "poll() on the connection to \(key) failed: \(String(cString: strerror(errno)))", errno: errno)
+                throw HTTPClientError(.io, "poll() on the connection to \(name) failed: \(String(cString: strerror(errno)))", errno: errno)
             }
             if rc > 0 {
-                if isCancelled { throw TransportError(.cancelled, "\(action) \(key): the task was cancelled") }
+                if isCancelled { throw HTTPClientError(.cancelled, "\(action) \(name): the task was cancelled") }
                 return  // ready, or an error/hang-up the next call reports
             }
         }
@@ -163,8 +177,8 @@ final class HTTPClientConnection: @unchecked Sendable {
     private var cancelled = false
     private var isCancelled: Bool { lock.withLock { cancelled } }
 
-    /// Closes the socket (idempotent).
-    func close() {
+    /// Closes the socket (idempotent; `deinit` closes it too).
+    public func close() {
         lock.withLock {
             guard !closed else { return }
             closed = true
@@ -177,9 +191,9 @@ final class HTTPClientConnection: @unchecked Sendable {
     }
 
     /// Wakes a request blocked on this connection (from another thread): it
-    /// fails with ``TransportError/Code/cancelled``. The fd is shut down, not
+    /// fails with ``HTTPClientError/Code/cancelled``. The fd is shut down, not
     /// closed, so it cannot be reused by another socket meanwhile.
-    func cancel() {
+    public func cancel() {
         lock.withLock {
             cancelled = true
             if !closed { _ = shutdown(fd, Int32(SHUT_RDWR)) }
@@ -188,7 +202,7 @@ final class HTTPClientConnection: @unchecked Sendable {
 
     /// Whether an idle pooled connection can still carry a request: the
     /// server has not closed it (EOF) and sent nothing unexpected.
-    func isReusable() -> Bool {
+    public func isReusable() -> Bool {
         guard position == input.count else { return false }
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var rc: Int32
@@ -200,7 +214,7 @@ final class HTTPClientConnection: @unchecked Sendable {
 
     /// Writes all of `bytes`, waiting at most `timeout` seconds each time the
     /// socket's send buffer is full.
-    func write(_ bytes: UnsafeRawBufferPointer, timeout: Double) throws(TransportError) {
+    func write(_ bytes: UnsafeRawBufferPointer, timeout: Double) throws(HTTPClientError) {
         var sent = 0
         while sent < bytes.count {
             let n = send(fd, bytes.baseAddress! + sent, bytes.count - sent, Self.sendFlags)
@@ -214,15 +228,15 @@ final class HTTPClientConnection: @unchecked Sendable {
                 try wait(for: Int16(POLLOUT), until: monotonicSeconds() + timeout, doing: "sending to")
                 continue
             }
-            if isCancelled { throw TransportError(.cancelled, "sending to \(key): the task was cancelled") }
-            let kind: TransportError.Code = code == EPIPE || code == ECONNRESET ? .connectionClosed : .io
-            throw TransportError(kind, "sending to \(key) failed: \(String(cString: strerror(code)))", errno: code)
+            if isCancelled { throw HTTPClientError(.cancelled, "sending to \(name): the task was cancelled") }
+            let kind: HTTPClientError.Code = code == EPIPE || code == ECONNRESET ? .connectionClosed : .io
+            throw HTTPClientError(kind, "sending to \(name) failed: \(String(cString: strerror(code)))", errno: code)
         }
     }
 
     /// Reads what is available into `input`, waiting at most `timeout`
     /// seconds for the first byte. Returns false at end of stream.
-    func fill(timeout: Double) throws(TransportError) -> Bool {
+    func fill(timeout: Double) throws(HTTPClientError) -> Bool {
         while true {
             let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n > 0 {
@@ -231,7 +245,7 @@ final class HTTPClientConnection: @unchecked Sendable {
                 return true
             }
             if n == 0 {
-                if isCancelled { throw TransportError(.cancelled, "reading from \(key): the task was cancelled") }
+                if isCancelled { throw HTTPClientError(.cancelled, "reading from \(name): the task was cancelled") }
                 return false
             }
             let code = errno
@@ -240,9 +254,9 @@ final class HTTPClientConnection: @unchecked Sendable {
                 try wait(for: Int16(POLLIN), until: monotonicSeconds() + timeout, doing: "waiting for the answer of")
                 continue
             }
-            if isCancelled { throw TransportError(.cancelled, "reading from \(key): the task was cancelled") }
-            let kind: TransportError.Code = code == ECONNRESET || code == EPIPE ? .connectionClosed : .io
-            throw TransportError(kind, "reading from \(key) failed: \(String(cString: strerror(code)))", errno: code)
+            if isCancelled { throw HTTPClientError(.cancelled, "reading from \(name): the task was cancelled") }
+            let kind: HTTPClientError.Code = code == ECONNRESET || code == EPIPE ? .connectionClosed : .io
+            throw HTTPClientError(kind, "reading from \(name) failed: \(String(cString: strerror(code)))", errno: code)
         }
     }
 }
