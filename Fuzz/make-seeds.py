@@ -207,6 +207,11 @@ def decrypt():
     write("decrypt", "sealed-two-small-blocks", b"\x00" + encrypted_file(2, sealed_blocks(gz(two), 64)))
     write("decrypt", "sealed-empty-final", b"\x00" + encrypted_file(2, sealed_blocks(gz(one), len(gz(one)))))
     write("decrypt", "sealed-without-final", b"\x00" + encrypted_file(2, sealed_blocks(gz(one), 100)[:-1]))
+    # Found by the decrypt target: reading on after a block failed authentication
+    # handed out a negative byte count (DecryptingByteSource; FuzzRegressionTests).
+    damaged = bytearray(encrypted_file(2, sealed_blocks(gz(two), 64)))
+    damaged[72 + 97 + 17 + 5] ^= 0x01  # the second block's ciphertext
+    write("decrypt", "regression-read-after-authentication-failure", b"\x00" + bytes(damaged))
     write("decrypt", "sealed-wrong-key", b"\x00" + encrypted_file(2, sealed_blocks(gz(one), 256 << 10), key=b"k" * 32))
     write("decrypt", "active-two-commits", b"\x01" + encrypted_file(1, active_blocks(active)))
     write("decrypt", "active-torn-tail", b"\x01" + encrypted_file(1, active_blocks(active))[:-20])

@@ -75,6 +75,9 @@ func drain(_ source: SegmentByteSource) -> (bytes: [UInt8], error: String?) {
             if bytes.count > 64 << 20 { fatalError("the decrypter produces more than the input could hold") }
         }
     } catch {
+        // A source that failed stays failed: reading on must throw again,
+        // never hand out bytes, end quietly or read out of bounds.
+        if let n = try? source.read(into: chunk) { fatalError("read after \(describe(error)) returned \(n) instead of throwing") }
         return (bytes, describe(error))
     }
 }
