@@ -217,6 +217,18 @@ def decrypt():
     write("decrypt", "active-torn-tail", b"\x01" + encrypted_file(1, active_blocks(active))[:-20])
     write("decrypt", "active-header-only", b"\x01" + encrypted_file(1, active_blocks(segment([], end=False))))
     write("decrypt", "active-as-sealed", b"\x00" + encrypted_file(1, active_blocks(active)))
+    # Bit 2 of byte 0 in modes 0 and 1: the harness recomputes the CRCs, so
+    # changed lengths, flags and header fields reach the checks behind them.
+    def changed(file, offset, value):
+        return file[:offset] + value + file[offset + len(value):]
+    sealed = encrypted_file(2, sealed_blocks(gz(two), 64))
+    stream = encrypted_file(1, active_blocks(active))
+    write("decrypt", "crc-fixed-sealed-huge-block", b"\x04" + changed(sealed, 72, struct.pack("<I", 0x7FFFFFF0)))
+    write("decrypt", "crc-fixed-sealed-final-first", b"\x04" + changed(sealed, 72 + 4, b"\x01"))
+    write("decrypt", "crc-fixed-active-longer-block", b"\x05" + changed(stream, 72, struct.pack("<I", 600)))
+    write("decrypt", "crc-fixed-active-final-flag", b"\x05" + changed(stream, 72 + 4, b"\x01"))
+    write("decrypt", "crc-fixed-header-version-2", b"\x05" + changed(stream, 8, b"\x02"))
+    write("decrypt", "crc-fixed-header-kind-sealed", b"\x05" + changed(stream, 10, b"\x02"))
     # Plaintext, encrypted by the harness: block size 33 (index 3) or 7 (index 1), cut 0 or 17 (index 3).
     write("decrypt", "plain-active", bytes([2 | 3 << 2]) + active)
     write("decrypt", "plain-active-torn", bytes([2 | 1 << 2 | 3 << 5]) + active)

@@ -17,6 +17,9 @@
 //   1: an encrypted active file (N.active): read as recovery does (block ends
 //      recorded, no end frame required, the cut offset computed), and
 //      decrypted whole as sealing does;
+//   in modes 0 and 1, bit 2 set: the harness first recomputes the CRC-32 of
+//   the header and of every block header, so that mutated lengths, flags,
+//   counters, kinds, versions and key checks reach the checks behind the CRCs;
 //   2: a plaintext segment stream, encrypted here as an active file, then
 //      read as in 1: uncut it must give exactly what reading the plaintext
 //      gives; cut, a prefix of it;
@@ -172,6 +175,21 @@ func encryptSealed(_ gzip: [UInt8], blockBytes: Int) throws -> [UInt8] {
     return file
 }
 
+/// Recomputes the header's CRC and every block header's CRC in `file`
+/// (following the block lengths as stored).
+func fixChecksums(_ file: inout [UInt8]) {
+    func store(_ crc: UInt32, at offset: Int) {
+        for i in 0..<4 { file[offset + i] = UInt8(truncatingIfNeeded: crc >> (8 * i)) }
+    }
+    guard file.count >= EncryptedFileHeader.byteCount else { return }
+    store(file.withUnsafeBytes { CRC32.update(0, UnsafeRawBufferPointer(rebasing: $0[0..<68])) }, at: 68)
+    var at = EncryptedFileHeader.byteCount
+    while at + SegmentCipher.blockHeaderSize <= file.count {
+        store(file.withUnsafeBytes { CRC32.update(0, UnsafeRawBufferPointer(rebasing: $0[at..<(at + 13)])) }, at: at + 13)
+        at += SegmentCipher.blockOverhead + Int(SegmentFormat.readLE(UInt32.self, file, at))
+    }
+}
+
 func check(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError(message()) }
 }
@@ -179,14 +197,16 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
-    let rest = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    var rest = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let blockBytes = blockSizes[Int(data[0] >> 2) & 7]
     let cut = cuts[Int(data[0] >> 5)]
     do {
         switch data[0] & 3 {
         case 0:
+            if data[0] & 4 != 0 { fixChecksums(&rest) }
             _ = readSealed(rest)
         case 1:
+            if data[0] & 4 != 0 { fixChecksums(&rest) }
             _ = readActive(rest)
         case 2:
             let expected = reference { try SegmentReader(source: MemoryByteSource(rest), limits: limits, requiresEnd: false) }
