@@ -1,6 +1,7 @@
 // libFuzzer harness: the encrypted segment envelope (EncryptedFileHeader,
-// SegmentCipher, DecryptingByteSource) and the segment reader behind it, read
-// as an encrypted store reads its files. Built and run by Scripts/fuzz.sh.
+// SegmentCipher, DecryptingByteSource, EncryptedFileWriter) and the segment
+// reader behind it, read as an encrypted store reads its files. Built and run
+// by Scripts/fuzz.sh.
 //
 // The key is fixed: Fuzz/make-seeds.py encrypts the seeds in
 // Fuzz/corpus/decrypt with the same 32 bytes. A fuzzer cannot forge a GCM
@@ -17,15 +18,16 @@
 //   1: an encrypted active file (N.active): read as recovery does (block ends
 //      recorded, no end frame required, the cut offset computed), and
 //      decrypted whole as sealing does;
-//   in modes 0 and 1, bit 2 set: the harness first recomputes the CRC-32 of
-//   the header and of every block header, so that mutated lengths, flags,
-//   counters, kinds, versions and key checks reach the checks behind the CRCs;
 //   2: a plaintext segment stream, encrypted here as an active file, then
 //      read as in 1: uncut it must give exactly what reading the plaintext
 //      gives; cut, a prefix of it;
 //   3: a plaintext segment stream, gzipped and encrypted here as a sealed
 //      file, then read as in 0: uncut the same as reading the gzip bytes;
 //      cut, a prefix of it and always an error (the final block is missing).
+// In modes 0 and 1, bit 2 set makes the harness first recompute the CRC-32 of
+// the header and of every block header, so that mutated lengths, flags,
+// counters, kinds, versions and key checks reach the checks behind the CRCs.
+// Every decrypting source that threw is read once more and must throw again.
 @testable import IngestCore
 
 // Small frame limit as in the segment harness (a declared 16 MiB frame
