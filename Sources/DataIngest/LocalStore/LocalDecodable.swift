@@ -199,7 +199,7 @@ extension AnyRealmValue: LocalDecodable {
             return .list(values)
         case .document(let document):
             var values: [String: AnyRealmValue] = [:]
-            for field in document.fields {
+            for field in document {
                 guard let value = _localDecode(field.value, context) else { return nil }
                 values[field.key] = value
             }
@@ -243,7 +243,7 @@ extension Map: LocalDecodable where Key == String, Value: LocalDecodable {
     static func _localDecode(_ bson: BSON, _ context: LocalDecodingContext) throws(RealmError) -> Map<Key, Value>? {
         guard case .document(let document) = bson else { return nil }
         var values: [String: Value] = [:]
-        for field in document.fields {
+        for field in document {
             guard let value = try Value._localDecode(field.value, context) else { return nil }
             values[field.key] = value
         }

@@ -85,7 +85,7 @@ final class LocalRealmStore {
             guard let object = entry.object else { managed[key] = nil; continue }
             let current = try encode(object, entry.typeSchema, realm: realm)
             guard current != entry.snapshot else { continue }
-            let changed = current.fields.first(where: { entry.snapshot[$0.key] != $0.value })?.key ?? "?"
+            let changed = current.first(where: { entry.snapshot[$0.key] != $0.value })?.key ?? "?"
             outside = outside ?? RealmError(
                 .modifiedOutsideWriteTransaction, className: entry.typeSchema.className, propertyName: changed, fileURL: store.fileURL,
                 message: "\(entry.typeSchema.className).\(changed) of a managed object was changed outside a write transaction, so the change was undone; change managed objects inside realm.write { }")
@@ -112,7 +112,7 @@ final class LocalRealmStore {
                 let current = try encode(object, entry.typeSchema, realm: realm)
                 guard current != entry.snapshot else { continue }
                 var changes = BSONDocument()
-                for field in current.fields where entry.snapshot[field.key] != field.value {
+                for field in current where entry.snapshot[field.key] != field.value {
                     changes.append(field.key, field.value)
                 }
                 do throws(LocalStoreError) {

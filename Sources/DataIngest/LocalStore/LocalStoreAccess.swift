@@ -101,7 +101,7 @@ struct LocalStoreAccess {
         if let first = violations.first { throw invalid(table, first, count: violations.count) }
         var assignments: [String] = []
         var values: [SQLValue] = []
-        for field in fields.fields {
+        for field in fields {
             let column = table.column(named: field.key)!
             if column.property.isPrimaryKey {
                 throw LocalStoreError(

@@ -64,10 +64,14 @@ extension BSONDocument {
 struct BSONDecoder {
     let bytes: UnsafeRawBufferPointer
     let maxDepth: Int
+    /// ``StringRepresentation/isVerified``, read once per document rather
+    /// than once per string.
+    let buildsSmallStrings: Bool
 
     init(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = min(maxDepth, BSONDecodingOptions.depthCeiling)
+        self.buildsSmallStrings = StringRepresentation.isVerified
     }
 
     // MARK: Top level
@@ -139,21 +143,30 @@ struct BSONDecoder {
     func document(at position: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSONDocument {
         let end = try documentEnd(at: position, limit: limit, depth: depth)
         let last = end - 1
-        var fields: [BSONDocument.Field] = []
         // A cheap guess from the size avoids regrowing for typical records.
-        fields.reserveCapacity(min((end - position) / 12 + 1, 64))
+        var buffer = BSONFieldBuffer.make(capacity: min((end - position) / 12 + 1, 64))
+        var fields = buffer.fields
+        var count = 0
         var offset = position + 4
         while offset < last {
             let type = byte(at: offset)
             if type == 0 { break }
             offset += 1
-            let key = try cString(at: &offset, limit: last, interning: true, what: "a key")
+            let key = try key(at: &offset, limit: last)
             let value = try self.value(type: type, at: &offset, limit: last, depth: depth)
-            fields.append(BSONDocument.Field(key: key, value: value))
+            if _slowPath(count == buffer.fieldCapacity) {
+                buffer = buffer.moving(toCapacity: count * 2)
+                fields = buffer.fields
+            }
+            // Initialized in place; the count follows each field, so that a
+            // throw later frees exactly the fields made so far.
+            (fields + count).initialize(to: BSONDocument.Field(key: key, value: value))
+            count += 1
+            buffer.count = count
         }
         try finishDocument(at: offset, last: last)
         position = end
-        return BSONDocument(fields: fields)
+        return BSONDocument(buffer: buffer)
     }
 
     func array(at position: inout Int, limit: Int, depth: Int) throws(BSONError) -> [BSON] {
@@ -180,7 +193,7 @@ struct BSONDecoder {
 
     // Inlined into the element loops: returned through memory, the 41-byte
     // enum costs a copy per value.
-    @inline(__always)
+    @_transparent
     func value(type: UInt8, at offset: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSON {
         switch type {
         case 0x01:
@@ -189,11 +202,10 @@ struct BSONDecoder {
             offset += 8
             return .double(Double(bitPattern: bits))
         case 0x02:
+            if buildsSmallStrings, let text = smallASCIIString(at: &offset, limit: limit) { return .string(text) }
             return .string(try string(at: &offset, limit: limit, what: "a string"))
-        case 0x03:
-            return .document(try document(at: &offset, limit: limit, depth: depth + 1))
-        case 0x04:
-            return .array(try array(at: &offset, limit: limit, depth: depth + 1))
+        case 0x03, 0x04:
+            return try container(type: type, at: &offset, limit: limit, depth: depth + 1)
         case 0x05:
             return .binary(try binary(at: &offset, limit: limit))
         case 0x06:
@@ -267,6 +279,16 @@ struct BSONDecoder {
         }
     }
 
+    /// An embedded document or array. Out of line, so that the recursion
+    /// goes through here and ``value(type:at:limit:depth:)`` can be inlined
+    /// into the element loops.
+    @inline(never)
+    func container(type: UInt8, at offset: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSON {
+        type == 0x03
+            ? .document(try document(at: &offset, limit: limit, depth: depth))
+            : .array(try array(at: &offset, limit: limit, depth: depth))
+    }
+
     @inline(__always) func objectId(at offset: Int) -> ObjectId {
         ObjectId(high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
                  low: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
@@ -298,6 +320,7 @@ struct BSONDecoder {
         return BSONBinary(subtype: subtype, bytes: payload)
     }
 
+    @inline(never)
     func codeWithScope(at offset: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSON {
         try need(4, at: offset, limit: limit, "code with scope")
         let start = offset
@@ -342,39 +365,132 @@ struct BSONDecoder {
         return text
     }
 
-    /// A C string (keys, regex parts): UTF-8 up to a NUL before `limit`.
+    /// The usual string value, ASCII of at most 15 bytes, checked and built
+    /// from two word loads; nil (and `offset` unchanged) for any other, or
+    /// for one that is invalid, for ``string(at:limit:what:)`` to decode or
+    /// reject with the precise error.
+    @inline(__always)
+    func smallASCIIString(at offset: inout Int, limit: Int) -> String? {
+        guard limit &- offset >= 4 else { return nil }
+        let length = Int(int32(at: offset))  // with the NUL
+        let start = offset &+ 4
+        guard length >= 1, length <= StringRepresentation.smallCapacity &+ 1, length <= limit &- start,
+              bytes.count &- start >= 16, byte(at: start &+ length &- 1) == 0 else { return nil }
+        let count = length &- 1
+        let base = bytes.baseAddress.unsafelyUnwrapped + start
+        let low = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
+            & StringRepresentation.lowBytesMask(min(count, 8))
+        let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            & StringRepresentation.lowBytesMask(max(count &- 8, 0))
+        guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        offset = start &+ length
+        return StringRepresentation.smallASCII(low, high, count: count)
+    }
+
+    /// A C string (regular expression parts): UTF-8 up to a NUL before
+    /// `limit`. Keys take ``key(at:limit:)``, the same checks.
+    func cString(at offset: inout Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
+        let start = offset
+        let (text, _) = try cStringBytes(at: &offset, limit: limit, what: what())
+        return string(validated: text, at: start)
+    }
+
+    /// An element's key: a C string, of which a long one comes from this
+    /// thread's ``BSONKeyCache`` (keys repeat from record to record).
+    ///
+    /// The usual keys take a fast path from the key's first two words: a
+    /// short ASCII key is those words; a long key seen before is found in
+    /// the cache by them and confirmed by comparing its bytes and the NUL
+    /// after them. Anything else (or fewer than 16 bytes left to load) takes
+    /// the general path, which scans, validates and reports errors.
+    @inline(__always)
+    func key(at offset: inout Int, limit: Int) throws(BSONError) -> String {
+        let start = offset
+        if buildsSmallStrings && bytes.count &- start >= 16 {
+            let base = bytes.baseAddress.unsafelyUnwrapped + start
+            let first = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
+            let second = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            let zerosInFirst = Self.zeroBytes(first)
+            let zerosInSecond = Self.zeroBytes(second)
+            if zerosInFirst | zerosInSecond != 0 {
+                // The NUL is within 16 bytes: a short key.
+                let length = zerosInFirst != 0
+                    ? zerosInFirst.trailingZeroBitCount &>> 3
+                    : 8 &+ zerosInSecond.trailingZeroBitCount &>> 3
+                let low = first & StringRepresentation.lowBytesMask(min(length, 8))
+                let high = second & StringRepresentation.lowBytesMask(max(length &- 8, 0))
+                // Inside the document (before its terminator) and ASCII.
+                if length < limit &- start && (low | high) & 0x8080_8080_8080_8080 == 0 {
+                    offset = start &+ length &+ 1
+                    return StringRepresentation.smallASCII(low, high, count: length)
+                }
+            } else if let (key, length) = BSONKeyCache.withCurrent({
+                $0.interned(startingWith: first, second, at: base, before: limit &- start)
+            }) {
+                offset = start &+ length &+ 1
+                return key
+            }
+        }
+        let (text, ascii) = try cStringBytes(at: &offset, limit: limit, what: "a key")
+        let length = text.count
+        if length >= BSONKeyCache.minKeyLength && length <= BSONKeyCache.maxKeyLength {
+            return BSONKeyCache.withCurrent { $0.string(validated: text, isASCII: ascii) }
+        }
+        return string(validated: text, at: start)
+    }
+
+    /// A high bit for each zero byte of `word` (none if there is none;
+    /// exact for the lowest one, later ones may be false).
+    @inline(__always) static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+    }
+
+    /// The validated UTF-8 of a C string at `offset` (without its NUL) and
+    /// whether it is all ASCII; moves `offset` past the NUL.
     ///
     /// One pass finds the NUL and notes whether any byte is non-ASCII (keys
     /// almost always are ASCII); only then is the full UTF-8 check run.
-    /// The String is built from the known length (no `strlen`).
     @inline(__always)
-    /// With `interning`, a long string comes from this thread's
-    /// ``BSONKeyCache`` (keys repeat from record to record).
-    func cString(at offset: inout Int, limit: Int, interning: Bool = false,
-                 what: @autoclosure () -> String) throws(BSONError) -> String {
+    func cStringBytes(at offset: inout Int, limit: Int,
+                      what: @autoclosure () -> String) throws(BSONError) -> (UnsafeRawBufferPointer, isASCII: Bool) {
         let start = offset
         guard start < limit, let base = bytes.baseAddress,
               let (length, ascii) = Self.nulAndASCII(in: base + start, count: limit - start) else {
-            throw BSONError(code: .missingTerminator, offset: start,
-                            message: "\(what()) has no NUL terminator before the end of the enclosing document")
+            throw Self.unterminated(at: start, what: what())
         }
-        let text = UnsafeBufferPointer(start: (base + start).assumingMemoryBound(to: UInt8.self), count: length)
-        if !ascii && !Self.isValidUTF8(UnsafeRawBufferPointer(text)) {
+        let text = UnsafeRawBufferPointer(start: base + start, count: length)
+        if !ascii && !Self.isValidUTF8(text) {
             throw BSONError(code: .invalidUTF8, offset: start, message: "\(what()) is not valid UTF-8")
         }
         offset = start + length + 1
-        if interning && length >= BSONKeyCache.minKeyLength && length <= BSONKeyCache.maxKeyLength {
-            return BSONKeyCache.current.string(validated: UnsafeRawBufferPointer(text))
+        return (text, ascii)
+    }
+
+    /// The error for a C string without its NUL (out of line: the decoding
+    /// loops stay small).
+    @inline(never)
+    static func unterminated(at start: Int, what: String) -> BSONError {
+        BSONError(code: .missingTerminator, offset: start,
+                  message: "\(what) has no NUL terminator before the end of the enclosing document")
+    }
+
+    /// A String from UTF-8 the decoder has validated, which starts at
+    /// offset `start` of the input. One of up to 15 bytes is built in place
+    /// as a small string (``StringRepresentation``), with two loads (the
+    /// input past the string may be read; the bytes are masked off).
+    @inline(__always)
+    func string(validated text: UnsafeRawBufferPointer, at start: Int) -> String {
+        if text.count <= StringRepresentation.smallCapacity && buildsSmallStrings {
+            return StringRepresentation.small(utf8: bytes.baseAddress.unsafelyUnwrapped + start,
+                                              count: text.count, readable: bytes.count &- start)
         }
-        return Self.string(validated: UnsafeRawBufferPointer(text))
+        return Self.string(validated: text)
     }
 
     /// A String from UTF-8 the decoder has validated. Through
-    /// `String(unsafeUninitializedCapacity:)`: a string of up to 15 bytes
-    /// (small, no allocation) is then built by copying the bytes into it,
-    /// with only an ASCII check, where `String(decoding:)` and
-    /// `String(validatingCString:)` validate again and assemble small
-    /// strings byte by byte (about three times the instructions).
+    /// `String(unsafeUninitializedCapacity:)`, by copying the bytes into
+    /// it, where `String(decoding:)` and `String(validatingCString:)` would
+    /// validate again.
     @inline(__always)
     static func string(validated text: UnsafeRawBufferPointer) -> String {
         let count = text.count
@@ -396,9 +512,7 @@ struct BSONDecoder {
         var seen: UInt64 = 0  // the bytes before the NUL, OR-ed: high bits mean non-ASCII
         while index + 8 <= count {
             let word = UInt64(littleEndian: start.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            // A high bit for each zero byte; exact for the lowest one (the
-            // only one used), later ones may be false positives.
-            let zeros = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+            let zeros = Self.zeroBytes(word)  // only the lowest is used: it is exact
             if zeros != 0 {
                 let bits = zeros.trailingZeroBitCount &- 7  // bits before the first zero byte
                 seen |= word & ((1 &<< UInt64(bits)) &- 1)
@@ -439,13 +553,24 @@ struct BSONDecoder {
     @inline(__always)
     func utf8(from start: Int, to end: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
         let slice = UnsafeRawBufferPointer(start: bytes.baseAddress.unsafelyUnwrapped + start, count: end - start)
+        // Short ASCII, the usual case: checked and built from two loads.
+        if slice.count <= StringRepresentation.smallCapacity && buildsSmallStrings && bytes.count &- start >= 16 {
+            let base = slice.baseAddress.unsafelyUnwrapped
+            let low = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
+                & StringRepresentation.lowBytesMask(min(slice.count, 8))
+            let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                & StringRepresentation.lowBytesMask(max(slice.count &- 8, 0))
+            if (low | high) & 0x8080_8080_8080_8080 == 0 {
+                return StringRepresentation.smallASCII(low, high, count: slice.count)
+            }
+        }
         // `String(validating:as:)` is generic and slow here; validate with a
         // specialised check (eight ASCII bytes at a time), then build the
         // string (which cannot need repair).
         guard Self.isValidUTF8(slice) else {
             throw BSONError(code: .invalidUTF8, offset: start, message: "\(what()) is not valid UTF-8")
         }
-        return Self.string(validated: slice)
+        return string(validated: slice, at: start)
     }
 
     /// The offset of the first 0x00 in `count` bytes at `start`, eight
@@ -455,8 +580,7 @@ struct BSONDecoder {
         var index = 0
         while index + 8 <= count {
             let word = start.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            // Sets a high bit for each zero byte (and none if there is none).
-            if (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 { break }
+            if Self.zeroBytes(word) != 0 { break }
             index += 8
         }
         while index < count {

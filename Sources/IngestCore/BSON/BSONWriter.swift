@@ -287,19 +287,25 @@ struct UncheckedBSONEncoder {
     var position: Int
     /// One past the last byte the encoder may write; -1 once it overflowed.
     private(set) var limit: Int
-    /// Where the first key or regular expression cut at a NUL is recorded.
-    let problem: UnsafeMutablePointer<BSONError?>
+    /// Where the first key or regular expression cut at a NUL is recorded;
+    /// nil when the caller does not want to know (``BSONDocument/appendBSON(to:)``).
+    let problem: UnsafeMutablePointer<BSONError?>?
     /// Added to `position` in error offsets, when `base` is not the start
     /// of the caller's buffer.
     let origin: Int
+    /// ``StringRepresentation/isVerified``, read once per encoder: keys are
+    /// then copied from their two words (small) or their storage (large)
+    /// without a retain and release.
+    let readsStringWords: Bool
 
-    init(base: UnsafeMutableRawPointer, position: Int, limit: Int, problem: UnsafeMutablePointer<BSONError?>,
+    init(base: UnsafeMutableRawPointer, position: Int, limit: Int, problem: UnsafeMutablePointer<BSONError?>?,
          origin: Int = 0) {
         self.base = base
         self.position = position
         self.limit = limit
         self.problem = problem
         self.origin = origin
+        self.readsStringWords = StringRepresentation.isVerified
     }
 
     /// Whether a write did not fit before `limit` (the output is then
@@ -393,12 +399,53 @@ struct UncheckedBSONEncoder {
         }
     }
 
+    /// A key, read in place from the `String` at `address` (a field's key,
+    /// which the document keeps alive): the same bytes ``cString(_:)``
+    /// writes, without copying the string.
+    @inline(__always) mutating func key(at address: UnsafeRawPointer) {
+        if readsStringWords {
+            let first = address.load(as: UInt64.self)
+            let second = address.load(fromByteOffset: 8, as: UInt64.self)
+            if let small = StringRepresentation.smallWords(first, second) {
+                // Both words stored (16 bytes, then the NUL over the 16th or
+                // earlier): no per-length copy. A small string's unused
+                // bytes are zero, so its first zero byte is at its count,
+                // unless the key holds a NUL, which the general path cuts.
+                if _fastPath(limit &- position >= 17) {
+                    let zerosInFirst = BSONDecoder.zeroBytes(small.first)
+                    let firstZero = zerosInFirst != 0
+                        ? zerosInFirst.trailingZeroBitCount &>> 3
+                        : 8 &+ BSONDecoder.zeroBytes(small.second).trailingZeroBitCount &>> 3
+                    if _fastPath(firstZero == small.count) {
+                        base.storeBytes(of: small.first, toByteOffset: position, as: UInt64.self)
+                        base.storeBytes(of: small.second, toByteOffset: position &+ 8, as: UInt64.self)
+                        position &+= small.count
+                        base.storeBytes(of: 0, toByteOffset: position, as: UInt8.self)
+                        position &+= 1
+                        return
+                    }
+                }
+            } else if let large = StringRepresentation.largeUTF8(words: (first, second)) {
+                let count = large.count
+                guard room(count &+ 1) else { return }
+                if Self.copyShort(from: large.start, to: base + position, count: count) {
+                    cutAtNul(UnsafeBufferPointer(start: large.start.assumingMemoryBound(to: UInt8.self), count: count))
+                } else {
+                    position &+= count
+                }
+                byte(0)
+                return
+            }
+        }
+        cString(address.assumingMemoryBound(to: String.self).pointee)
+    }
+
     /// The rare path of ``cString(_:)``: writes `utf8` up to its first NUL
     /// and records the problem.
     @inline(never)
     mutating func cutAtNul(_ utf8: UnsafeBufferPointer<UInt8>) {
         let nul = BSONDecoder.firstNul(in: UnsafeRawPointer(utf8.baseAddress.unsafelyUnwrapped), count: utf8.count) ?? utf8.count
-        if problem.pointee == nil {
+        if let problem, problem.pointee == nil {
             problem.pointee = BSONError(code: .nulInCString, offset: origin + position,
                               message: "the key or regular expression \(String(decoding: utf8, as: UTF8.self).debugDescription) contains a NUL byte, which BSON cannot encode; it was cut at the NUL")
         }
@@ -411,10 +458,6 @@ struct UncheckedBSONEncoder {
     /// the bytes contain a NUL, which it finds on the way.
     @inline(__always)
     static func copyShort(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int) -> Bool {
-        @inline(__always) func zeroBytes(_ word: UInt64) -> UInt64 {
-            // A high bit for each zero byte (and none if there is none).
-            (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
-        }
         if count >= 8 {
             if count > 64 {
                 destination.copyMemory(from: source, byteCount: count)
@@ -425,13 +468,13 @@ struct UncheckedBSONEncoder {
             while index + 8 <= count {
                 let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self)
                 destination.storeBytes(of: word, toByteOffset: index, as: UInt64.self)
-                found |= zeroBytes(word)
+                found |= BSONDecoder.zeroBytes(word)
                 index += 8
             }
             if index < count {
                 let word = source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
                 destination.storeBytes(of: word, toByteOffset: count - 8, as: UInt64.self)
-                found |= zeroBytes(word)
+                found |= BSONDecoder.zeroBytes(word)
             }
             return found != 0
         }
@@ -440,7 +483,7 @@ struct UncheckedBSONEncoder {
             let last = source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
             destination.storeBytes(of: first, as: UInt32.self)
             destination.storeBytes(of: last, toByteOffset: count - 4, as: UInt32.self)
-            return zeroBytes(UInt64(first) << 32 | UInt64(last)) != 0
+            return BSONDecoder.zeroBytes(UInt64(first) << 32 | UInt64(last)) != 0
         }
         var found = false
         for index in 0..<count {
@@ -497,7 +540,7 @@ struct UncheckedBSONEncoder {
         int32(0)
         // Through `pointee`, which borrows: subscripting the buffer would
         // copy each field (retains and an outlined copy of the enum).
-        document.fields.withUnsafeBufferPointer { fields in
+        document.withFields { fields in
             guard var field = fields.baseAddress else { return }
             let end = field + fields.count
             while field < end {
@@ -507,7 +550,7 @@ struct UncheckedBSONEncoder {
                 guard room(1) else { return }
                 let typeAt = position
                 position &+= 1
-                cString(field.pointee.key)
+                key(at: UnsafeRawPointer(field) + BSONFieldBuffer.keyOffset)
                 body(field.pointee.value, typeAt: typeAt)
                 field += 1
             }
@@ -652,53 +695,50 @@ extension BSONDocument {
     /// doc.appendBSON(to: &buffer)
     /// ```
     public func appendBSON(to buffer: inout [UInt8]) {
-        _ = encode(appendingTo: &buffer)
+        encode(appendingTo: &buffer, problem: nil)
     }
 
     /// The BSON encoding of this document, or an error if a key or regular
     /// expression contains a NUL byte (which BSON cannot represent).
     public func checkedBSONBytes() throws(BSONError) -> [UInt8] {
         var buffer: [UInt8] = []
-        if let error = encode(appendingTo: &buffer) { throw error }
+        var problem: BSONError?
+        withUnsafeMutablePointer(to: &problem) { encode(appendingTo: &buffer, problem: $0) }
+        if let problem { throw problem }
         return buffer
     }
 
     /// Appends the encoding to `buffer`: the exact size first, then plain
     /// stores into the array's new (uninitialized) capacity, so the array
-    /// is neither zero-filled nor checked per byte. Returns the first key
-    /// or regular expression that had to be cut at a NUL.
-    func encode(appendingTo buffer: inout [UInt8]) -> BSONError? {
-        var problem: BSONError?
+    /// is neither zero-filled nor checked per byte. The first key or
+    /// regular expression that had to be cut at a NUL goes to `problem`
+    /// (when given).
+    func encode(appendingTo buffer: inout [UInt8], problem: UnsafeMutablePointer<BSONError?>?) {
         // A reused buffer usually has room already: encode straight into
         // its spare capacity, which saves the size pass. Only if the
         // document does not fit is the exact size computed and the
         // encoding done again.
         let spare = buffer.capacity - buffer.count
-        if spare >= 5 && encode(appendingTo: &buffer, room: spare, problem: &problem) {
-            return problem
-        }
-        problem = nil
-        let fitted = encode(appendingTo: &buffer, room: encodedSize, problem: &problem)
+        if spare >= 5 && encode(appendingTo: &buffer, room: spare, problem: problem) { return }
+        problem?.pointee = nil
+        let fitted = encode(appendingTo: &buffer, room: encodedSize, problem: problem)
         assert(fitted, "BSON size computed too small")
-        return problem
     }
 
     /// Encodes into `room` bytes of new capacity at the end of `buffer`;
     /// keeps the bytes and returns true if the document fit, else leaves
     /// `buffer` as it was and returns false.
     @inline(__always)
-    private func encode(appendingTo buffer: inout [UInt8], room: Int, problem: inout BSONError?) -> Bool {
+    private func encode(appendingTo buffer: inout [UInt8], room: Int, problem: UnsafeMutablePointer<BSONError?>?) -> Bool {
         let origin = buffer.count
         var fitted = false
-        withUnsafeMutablePointer(to: &problem) { problem in
-            buffer.append(addingCapacity: room) { span in
-                span.withUnsafeMutableBufferPointer { memory, initialized in
-                    var encoder = UncheckedBSONEncoder(base: UnsafeMutableRawPointer(memory.baseAddress.unsafelyUnwrapped),
-                                                       position: 0, limit: room, problem: problem, origin: origin)
-                    encoder.document(self)
-                    fitted = !encoder.overflowed
-                    initialized = fitted ? encoder.position : 0
-                }
+        buffer.append(addingCapacity: room) { span in
+            span.withUnsafeMutableBufferPointer { memory, initialized in
+                var encoder = UncheckedBSONEncoder(base: UnsafeMutableRawPointer(memory.baseAddress.unsafelyUnwrapped),
+                                                   position: 0, limit: room, problem: problem, origin: origin)
+                encoder.document(self)
+                fitted = !encoder.overflowed
+                initialized = fitted ? encoder.position : 0
             }
         }
         return fitted
@@ -708,7 +748,7 @@ extension BSONDocument {
     /// key must be cut at a NUL).
     var encodedSize: Int {
         // Through the buffer: reading `fields[i]` would copy each value.
-        fields.withUnsafeBufferPointer { fields in
+        withFields { fields in
             var size = 5
             guard var field = fields.baseAddress else { return size }
             let end = field + fields.count

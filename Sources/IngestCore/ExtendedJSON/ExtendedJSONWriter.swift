@@ -10,7 +10,7 @@ struct ExtendedJSONWriter {
 
     mutating func write(_ document: BSONDocument) {
         out.append(UInt8(ascii: "{"))
-        for (index, field) in document.fields.enumerated() {
+        for (index, field) in document.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             Self.appendString(field.key, to: &out)
             out.append(UInt8(ascii: ":"))

@@ -53,7 +53,7 @@ struct DocumentValidator {
         if Self.isCertainlyValid(document, as: object) { return }
         var seen: Set<String> = []
         seen.reserveCapacity(document.count)
-        for field in document.fields {
+        for field in document {
             let fieldPath = Self.join(path, field.key)
             guard seen.insert(field.key).inserted else {
                 report(fieldPath, .duplicateField, "the field appears more than once")
@@ -85,7 +85,7 @@ struct DocumentValidator {
         let properties = object.properties
         guard properties.count <= 64 else { return false }
         var seen: UInt64 = 0
-        for (position, field) in document.fields.enumerated() {
+        for (position, field) in document.enumerated() {
             // Clients write fields in schema order: try the same position first.
             let index: Int
             if position < properties.count && properties[position].name == field.key {
@@ -149,7 +149,7 @@ struct DocumentValidator {
                 return
             }
             var keys: Set<String> = []
-            for entry in entries.fields {
+            for entry in entries {
                 let entryPath = "\(path).\(entry.key)"
                 if entry.key.isEmpty || entry.key.contains(".") || entry.key.hasPrefix("$") {
                     report(entryPath, .invalidMapKey, "map keys must be non-empty, contain no '.' and not start with '$'")
@@ -227,7 +227,7 @@ struct DocumentValidator {
                 if full { return }
             }
         case .document(let entries):
-            for entry in entries.fields {
+            for entry in entries {
                 checkMixed(entry.value, path: "\(path).\(entry.key)", code: .wrongElementType)
                 if full { return }
             }

@@ -55,7 +55,7 @@ enum SchemaEvolution {
                 if let pendingObject, hasEveryField(of: document, in: known, orIn: pendingObject) { continue }
                 let client = clientSchema?[collection]
                 var added: [Property] = []
-                for field in document.fields where known[property: field.key] == nil {
+                for field in document where known[property: field.key] == nil {
                     guard ConfigSchema.isValidPropertyName(field.key) else { continue }
                     var property = client?[property: field.key] ?? inferred(field.key, field.value)
                     property.isPrimaryKey = false
@@ -78,7 +78,7 @@ enum SchemaEvolution {
                     key.isOptional = false
                     key.isPrimaryKey = true
                     var properties = [key]
-                    for field in document.fields where field.key != "_id" && ConfigSchema.isValidPropertyName(field.key) {
+                    for field in document where field.key != "_id" && ConfigSchema.isValidPropertyName(field.key) {
                         properties.append(inferred(field.key, field.value))
                     }
                     add(ObjectSchema(className: collection, kind: .asymmetric, properties: properties))
@@ -94,7 +94,7 @@ enum SchemaEvolution {
     /// (fields in schema order are matched by position first).
     private static func hasEveryField(of document: BSONDocument, in object: ObjectSchema) -> Bool {
         let properties = object.properties
-        for (position, field) in document.fields.enumerated() {
+        for (position, field) in document.enumerated() {
             if position < properties.count && properties[position].name == field.key { continue }
             guard properties.contains(where: { $0.name == field.key }) else { return false }
         }
@@ -106,7 +106,7 @@ enum SchemaEvolution {
     private static func hasEveryField(of document: BSONDocument, in object: ObjectSchema,
                                       orIn additions: ObjectSchema) -> Bool {
         let properties = object.properties
-        for (position, field) in document.fields.enumerated() {
+        for (position, field) in document.enumerated() {
             if position < properties.count && properties[position].name == field.key { continue }
             if properties.contains(where: { $0.name == field.key }) { continue }
             guard additions.properties.contains(where: { $0.name == field.key }) else { return false }
