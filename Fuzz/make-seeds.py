@@ -4,7 +4,9 @@
 Run from anywhere: python3 Fuzz/make-seeds.py. Deterministic: it rewrites the
 same files. BSON and Extended JSON seeds come from the BSON corpus in
 ../shared/testdata/bson-corpus (if present); the rest are built here by
-following Docs/SegmentFormat.md and Docs/Protocol.md.
+following Docs/SegmentFormat.md and Docs/Protocol.md. The encrypted segment
+seeds need the `cryptography` package (Debian: python3-cryptography) for
+AES-256-GCM; without it they are skipped.
 """
 import base64, gzip, hashlib, hmac, json, os, struct, sys, zlib
 
@@ -150,6 +152,90 @@ def segments():
     write("upload", "raw-rejected", b"\x01" + segment([[("WeatherSensor", bad), ("Unknown", sensor(5))]]))
 
 
+# --- Encrypted segment files (Docs/SegmentFormat.md, "Encrypted files") ---
+FUZZ_KEY = b"decrypt-fuzz-key-0123456789abcde"  # the key in Fuzz/decrypt/main.swift
+ENC_MAGIC = b"DIENC\r\n\x1a"
+
+
+def encrypted_file(kind, blocks, key=FUZZ_KEY, salt=b"\x5a" * 16, number=7):
+    """Header plus one block per (plaintext, final) pair, as the store writes them."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    check = hmac.new(key, b"DataIngest key check v1", hashlib.sha256).digest()[:16]
+    head = ENC_MAGIC + struct.pack("<HBB", 1, kind, 1) + bytes(range(16)) + struct.pack("<Q", number) + salt + check
+    head += struct.pack("<I", zlib.crc32(head))
+    aes = AESGCM(hmac.new(key, b"DataIngest file key v1" + head[:52], hashlib.sha256).digest())
+    out = head
+    for counter, (plain, final) in enumerate(blocks):
+        prefix = struct.pack("<IBQ", len(plain), 1 if final else 0, counter)
+        prefix += struct.pack("<I", zlib.crc32(prefix))
+        aad = head + struct.pack("<Q", len(out)) + prefix[:13]
+        out += prefix + aes.encrypt(b"\x00" * 4 + struct.pack("<Q", counter), plain, aad)
+    return out
+
+
+def sealed_blocks(data, size):
+    """Blocks of `size` bytes, the last (possibly empty) one final, as EncryptedFileWriter writes them."""
+    blocks = [(data[i:i + size], False) for i in range(0, len(data) - len(data) % size, size)]
+    return blocks + [(data[len(data) - len(data) % size:], True)]
+
+
+def active_blocks(stream):
+    """The first block holds the magic and the header frame, then one block per commit group."""
+    blocks, start, at = [], 0, len(MAGIC)
+    while at < len(stream):
+        kind, length = stream[at], struct.unpack_from("<I", stream, at + 1)[0]
+        at += 9 + length
+        if kind in (0x48, 0x43):  # the header frame, a commit frame
+            blocks.append((stream[start:at], False))
+            start = at
+    return blocks
+
+
+def decrypt():
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        print("no python cryptography package (python3-cryptography); encrypted segment seeds skipped", file=sys.stderr)
+        return
+    one = segment([[("WeatherSensor", sensor(1))]])
+    two = segment([[("WeatherSensor", sensor(1)), ("WeatherSensor", sensor(2))], [("WeatherSensor", sensor(3))]],
+                  schema=client_schema())
+    active = segment([[("WeatherSensor", sensor(4))], [("WeatherSensor", sensor(5)), ("WeatherSensor", sensor(6))]],
+                     end=False)
+    # Byte 0: mode in bits 0-1, block size index in bits 2-4, cut index in bits 5-7 (Fuzz/decrypt/main.swift).
+    write("decrypt", "sealed-one", b"\x00" + encrypted_file(2, sealed_blocks(gz(one), 256 << 10)))
+    write("decrypt", "sealed-two-small-blocks", b"\x00" + encrypted_file(2, sealed_blocks(gz(two), 64)))
+    write("decrypt", "sealed-empty-final", b"\x00" + encrypted_file(2, sealed_blocks(gz(one), len(gz(one)))))
+    write("decrypt", "sealed-without-final", b"\x00" + encrypted_file(2, sealed_blocks(gz(one), 100)[:-1]))
+    # Found by the decrypt target: reading on after a block failed authentication
+    # handed out a negative byte count (DecryptingByteSource; FuzzRegressionTests).
+    damaged = bytearray(encrypted_file(2, sealed_blocks(gz(two), 64)))
+    damaged[72 + 97 + 17 + 5] ^= 0x01  # the second block's ciphertext
+    write("decrypt", "regression-read-after-authentication-failure", b"\x00" + bytes(damaged))
+    write("decrypt", "sealed-wrong-key", b"\x00" + encrypted_file(2, sealed_blocks(gz(one), 256 << 10), key=b"k" * 32))
+    write("decrypt", "active-two-commits", b"\x01" + encrypted_file(1, active_blocks(active)))
+    write("decrypt", "active-torn-tail", b"\x01" + encrypted_file(1, active_blocks(active))[:-20])
+    write("decrypt", "active-header-only", b"\x01" + encrypted_file(1, active_blocks(segment([], end=False))))
+    write("decrypt", "active-as-sealed", b"\x00" + encrypted_file(1, active_blocks(active)))
+    # Bit 2 of byte 0 in modes 0 and 1: the harness recomputes the CRCs, so
+    # changed lengths, flags and header fields reach the checks behind them.
+    def changed(file, offset, value):
+        return file[:offset] + value + file[offset + len(value):]
+    sealed = encrypted_file(2, sealed_blocks(gz(two), 64))
+    stream = encrypted_file(1, active_blocks(active))
+    write("decrypt", "crc-fixed-sealed-huge-block", b"\x04" + changed(sealed, 72, struct.pack("<I", 0x7FFFFFF0)))
+    write("decrypt", "crc-fixed-sealed-final-first", b"\x04" + changed(sealed, 72 + 4, b"\x01"))
+    write("decrypt", "crc-fixed-active-longer-block", b"\x05" + changed(stream, 72, struct.pack("<I", 600)))
+    write("decrypt", "crc-fixed-active-final-flag", b"\x05" + changed(stream, 72 + 4, b"\x01"))
+    write("decrypt", "crc-fixed-header-version-2", b"\x05" + changed(stream, 8, b"\x02"))
+    write("decrypt", "crc-fixed-header-kind-sealed", b"\x05" + changed(stream, 10, b"\x02"))
+    # Plaintext, encrypted by the harness: block size 33 (index 3) or 7 (index 1), cut 0 or 17 (index 3).
+    write("decrypt", "plain-active", bytes([2 | 3 << 2]) + active)
+    write("decrypt", "plain-active-torn", bytes([2 | 1 << 2 | 3 << 5]) + active)
+    write("decrypt", "plain-sealed-two", bytes([3 | 3 << 2]) + two)
+    write("decrypt", "plain-sealed-torn", bytes([3 | 1 << 2 | 3 << 5]) + one)
+
+
 def http():
     requests = {
         "get": b"GET /api/status?x=1&y=%20z HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
@@ -224,6 +310,7 @@ def syslog():
 
 bson_and_extjson()
 segments()
+decrypt()
 http()
 jwt()
 syslog()

@@ -363,4 +363,57 @@ import Glibc
         while let event = try reader.next() { if case .record(let r) = event { documents.append(try BSONDocument(bson: r.document)) } }
         #expect(documents.map { $0["t"] } == [.int64(1)])
     }
+
+    /// Found by the decrypt fuzz target (IngestCoreTests.FuzzRegressionTests):
+    /// a sealed file of more than one block (gzip over the sealer's 256 KiB,
+    /// rejected objects over the quarantine's 64 KiB) could not be read back
+    /// (every block after the first failed authentication), so the store
+    /// quarantined its own segment as corrupt on the next open.
+    @Test func segmentsAndQuarantineFilesOfSeveralBlocksReadBack() throws {
+        let dir = try StoreTempDirectory("crypt")
+        let path = dir.sub("store")
+        let writer = try SegmentStore.open(Self.configuration(path))
+        // 160 documents of 2 KiB of incompressible bytes: about 330 KiB of gzip.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for id in 0..<160 {
+            var noise = [UInt8](repeating: 0, count: 2048)
+            for i in noise.indices {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                noise[i] = UInt8(truncatingIfNeeded: state >> 56)
+            }
+            var document = BSONDocument()
+            document["t"] = .int64(Int64(id))
+            document["noise"] = .binary(BSONBinary(subtype: 0, bytes: noise))
+            try writer.commit(records: [("Noise", document.bsonBytes())])
+        }
+        try writer.flush()
+        try writer.close()
+
+        // Reopened: the sealed segment is not taken for damage.
+        let store = try SegmentStore.open(Self.configuration(path))
+        defer { try? store.close() }
+        #expect(store.quarantineReports().isEmpty)
+        let segment = try #require(store.pendingSegments().first)
+        #expect(segment.byteCount > 300 << 10)
+        let body = try store.uploadBody(for: segment)
+        let fromBody = try SegmentReader(gzipBytes: [UInt8](body), limits: .init(gzip: .unlimited))
+        var count = 0
+        let reader = try store.reader(for: segment)
+        while let event = try reader.next() {
+            #expect(try fromBody.next() == event)
+            if case .record(_) = event { count += 1 }
+        }
+        #expect(count == 160)
+        // 40 rejected records (80 KiB) go to an encrypted quarantine file of two blocks.
+        var rejections: [Int: String] = [:]
+        for index in stride(from: 0, to: 160, by: 4) { rejections[index] = "rejected" }
+        try store.reject(segment: segment.number, records: rejections)
+        let report = try #require(store.quarantineReports().first)
+        #expect(report.kind == "rejected")
+        let quarantined = try store.sealedReader(path: try #require(report.recordsFile))
+        var ids: [BSON?] = []
+        while let event = try quarantined.next() { if case .record(let r) = event { ids.append(try BSONDocument(bson: r.document)["t"]) } }
+        let expectedIds: [BSON?] = stride(from: 0, to: 160, by: 4).map { BSON.int64(Int64($0)) }
+        #expect(ids == expectedIds)
+    }
 }

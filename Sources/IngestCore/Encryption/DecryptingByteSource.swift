@@ -11,6 +11,7 @@
 /// (or inside its header) is ``SegmentError/Code/truncated``; a block header
 /// with a bad CRC is `checksumMismatch`; a complete block whose tag fails is
 /// `authenticationFailed`; a sealed file without its final block is `truncated`.
+/// After an error, every later read throws the same error.
 public final class DecryptingByteSource: SegmentByteSource {
     /// The file's header (read by `init`).
     public let header: EncryptedFileHeader
@@ -29,6 +30,10 @@ public final class DecryptingByteSource: SegmentByteSource {
     private let recordBlockEnds: Bool
     private let maxBlockBytes: Int
     private var sawFinal = false
+    // The first error, thrown again by every later read: after a failed block
+    // the buffers no longer describe the stream (a retry would hand out a
+    // negative count, or read a torn file's end as a clean one).
+    private var failure: Error?
     private var plaintext: [UInt8] = []
     private var plaintextStart = 0
     private var block: [UInt8] = []
@@ -77,8 +82,14 @@ public final class DecryptingByteSource: SegmentByteSource {
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard buffer.count > 0 else { return 0 }
+        if let failure { throw failure }
         while plaintextStart == plaintext.count {
-            guard try nextBlock() else { return 0 }
+            do {
+                guard try nextBlock() else { return 0 }
+            } catch {
+                failure = error
+                throw error
+            }
         }
         let count = min(buffer.count, plaintext.count - plaintextStart)
         plaintext.withUnsafeBytes { raw in

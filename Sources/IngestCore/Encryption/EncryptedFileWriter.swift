@@ -51,10 +51,13 @@ public final class EncryptedFileWriter {
     }
 
     private func emit(final: Bool) throws {
+        // `encrypted` still holds the header before the first block, whose
+        // bytes `fileOffset` already counts: advance by the block alone.
+        let blockStart = encrypted.count
         try pending.withUnsafeBytes { try cipher.appendBlock($0, fileOffset: fileOffset, final: final, to: &encrypted) }
         pending.removeAll(keepingCapacity: true)
         try encrypted.withUnsafeBytes { try output($0) }
-        fileOffset += encrypted.count
+        fileOffset += encrypted.count - blockStart
         encrypted.removeAll(keepingCapacity: true)
     }
 }
