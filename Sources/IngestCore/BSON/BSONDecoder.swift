@@ -33,7 +33,7 @@ extension BSONDocument {
     /// let doc = try BSONDocument(bson: [0x05, 0x00, 0x00, 0x00, 0x00])  // {}
     /// ```
     /// - Throws: ``BSONError`` with the code and byte offset of the problem.
-    public init(bson bytes: [UInt8], options: BSONDecodingOptions = BSONDecodingOptions()) throws(BSONError) {
+    public init(bson bytes: borrowing [UInt8], options: BSONDecodingOptions = BSONDecodingOptions()) throws(BSONError) {
         // withUnsafeBytes rethrows untyped errors: carry the typed one out.
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(BSONError) -> BSONDocument in try BSONDocument(bson: raw, options: options) }
@@ -49,7 +49,7 @@ extension BSONDocument {
     }
 
     /// Decodes one BSON document from a slice, which it must fill exactly.
-    public init(bson bytes: ArraySlice<UInt8>, options: BSONDecodingOptions = BSONDecodingOptions()) throws(BSONError) {
+    public init(bson bytes: borrowing ArraySlice<UInt8>, options: BSONDecodingOptions = BSONDecodingOptions()) throws(BSONError) {
         // withUnsafeBytes rethrows untyped errors: carry the typed one out.
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(BSONError) -> BSONDocument in try BSONDocument(bson: raw, options: options) }
@@ -147,12 +147,18 @@ struct BSONDecoder {
         var buffer = BSONFieldBuffer.make(capacity: min((end - position) / 12 + 1, 64))
         var fields = buffer.fields
         var count = 0
+        var keyCache: Unmanaged<BSONKeyCache>?  // looked up at the first long key
         var offset = position + 4
         while offset < last {
             let type = byte(at: offset)
             if type == 0 { break }
             offset += 1
-            let key = try key(at: &offset, limit: last)
+            let key: String
+            if let known = knownKey(at: &offset, limit: last, cache: &keyCache) {
+                key = known
+            } else {
+                key = try self.key(at: &offset, limit: last, cache: &keyCache)
+            }
             let value = try self.value(type: type, at: &offset, limit: last, depth: depth)
             if _slowPath(count == buffer.fieldCapacity) {
                 buffer = buffer.moving(toCapacity: count * 2)
@@ -395,46 +401,54 @@ struct BSONDecoder {
         return string(validated: text, at: start)
     }
 
-    /// An element's key: a C string, of which a long one comes from this
-    /// thread's ``BSONKeyCache`` (keys repeat from record to record).
+    /// An element's key the usual way: from the key's first two words, a
+    /// short ASCII key is those words, and a long key seen before is found
+    /// in this thread's ``BSONKeyCache`` by them and confirmed by comparing
+    /// its bytes and the NUL after them. Nil (and `offset` unchanged) for
+    /// anything else, or when fewer than 16 bytes are left to load, for
+    /// ``key(at:limit:cache:)`` to decode or reject.
     ///
-    /// The usual keys take a fast path from the key's first two words: a
-    /// short ASCII key is those words; a long key seen before is found in
-    /// the cache by them and confirmed by comparing its bytes and the NUL
-    /// after them. Anything else (or fewer than 16 bytes left to load) takes
-    /// the general path, which scans, validates and reports errors.
+    /// `cache` is the thread's key cache, looked up at the first long key
+    /// and kept by the caller for the document's other keys.
     @inline(__always)
-    func key(at offset: inout Int, limit: Int) throws(BSONError) -> String {
+    func knownKey(at offset: inout Int, limit: Int, cache: inout Unmanaged<BSONKeyCache>?) -> String? {
         let start = offset
-        if buildsSmallStrings && bytes.count &- start >= 16 {
-            let base = bytes.baseAddress.unsafelyUnwrapped + start
-            let first = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
-            let second = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            let zerosInFirst = Self.zeroBytes(first)
-            let zerosInSecond = Self.zeroBytes(second)
-            if zerosInFirst | zerosInSecond != 0 {
-                // The NUL is within 16 bytes: a short key.
-                let length = zerosInFirst != 0
-                    ? zerosInFirst.trailingZeroBitCount &>> 3
-                    : 8 &+ zerosInSecond.trailingZeroBitCount &>> 3
-                let low = first & StringRepresentation.lowBytesMask(min(length, 8))
-                let high = second & StringRepresentation.lowBytesMask(max(length &- 8, 0))
-                // Inside the document (before its terminator) and ASCII.
-                if length < limit &- start && (low | high) & 0x8080_8080_8080_8080 == 0 {
-                    offset = start &+ length &+ 1
-                    return StringRepresentation.smallASCII(low, high, count: length)
-                }
-            } else if let (key, length) = BSONKeyCache.withCurrent({
-                $0.interned(startingWith: first, second, at: base, before: limit &- start)
-            }) {
-                offset = start &+ length &+ 1
-                return key
-            }
+        guard buildsSmallStrings && bytes.count &- start >= 16 else { return nil }
+        let base = bytes.baseAddress.unsafelyUnwrapped + start
+        let first = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
+        let second = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        let zerosInFirst = Self.zeroBytes(first)
+        let zerosInSecond = Self.zeroBytes(second)
+        if zerosInFirst | zerosInSecond != 0 {
+            // The NUL is within 16 bytes: a short key.
+            let length = zerosInFirst != 0
+                ? zerosInFirst.trailingZeroBitCount &>> 3
+                : 8 &+ zerosInSecond.trailingZeroBitCount &>> 3
+            let low = first & StringRepresentation.lowBytesMask(min(length, 8))
+            let high = second & StringRepresentation.lowBytesMask(max(length &- 8, 0))
+            // Inside the document (before its terminator) and ASCII.
+            guard length < limit &- start && (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
+            offset = start &+ length &+ 1
+            return StringRepresentation.smallASCII(low, high, count: length)
         }
+        guard let (key, length) = Self.keyCache(&cache)._withUnsafeGuaranteedRef({
+            $0.interned(startingWith: first, second, at: base, before: limit &- start)
+        }) else { return nil }
+        offset = start &+ length &+ 1
+        return key
+    }
+
+    /// An element's key: a C string, of which a long one comes from this
+    /// thread's ``BSONKeyCache`` (keys repeat from record to record). The
+    /// general path, which scans, validates and reports errors; the usual
+    /// keys take ``knownKey(at:limit:cache:)`` first.
+    @inline(never)
+    func key(at offset: inout Int, limit: Int, cache: inout Unmanaged<BSONKeyCache>?) throws(BSONError) -> String {
+        let start = offset
         let (text, ascii) = try cStringBytes(at: &offset, limit: limit, what: "a key")
         let length = text.count
         if length >= BSONKeyCache.minKeyLength && length <= BSONKeyCache.maxKeyLength {
-            return BSONKeyCache.withCurrent { $0.string(validated: text, isASCII: ascii) }
+            return Self.keyCache(&cache)._withUnsafeGuaranteedRef { $0.string(validated: text, isASCII: ascii) }
         }
         return string(validated: text, at: start)
     }
@@ -443,6 +457,15 @@ struct BSONDecoder {
     /// exact for the lowest one, later ones may be false).
     @inline(__always) static func zeroBytes(_ word: UInt64) -> UInt64 {
         (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+    }
+
+    /// This thread's key cache, looked up once per document.
+    @inline(__always)
+    static func keyCache(_ cache: inout Unmanaged<BSONKeyCache>?) -> Unmanaged<BSONKeyCache> {
+        if let cache { return cache }
+        let current = BSONKeyCache.current
+        cache = current
+        return current
     }
 
     /// The validated UTF-8 of a C string at `offset` (without its NUL) and

@@ -151,13 +151,12 @@ final class BSONKeyCache {
         return StringRepresentation.string(words.0, words.1)
     }
 
-    /// Calls `body` with the calling thread's table, made on its first use
-    /// and released when the thread exits. The thread keeps it alive, so it
-    /// is lent without a retain and release.
+    /// The calling thread's table, made on its first use and released when
+    /// the thread exits. The thread keeps it alive, so callers use it
+    /// unretained (`_withUnsafeGuaranteedRef`) on this thread.
     @inline(__always)
-    static func withCurrent<R>(_ body: (BSONKeyCache) -> R) -> R {
-        let current = pthread_getspecific(threadKey).map { Unmanaged<BSONKeyCache>.fromOpaque($0) } ?? makeCurrent()
-        return current._withUnsafeGuaranteedRef(body)
+    static var current: Unmanaged<BSONKeyCache> {
+        pthread_getspecific(threadKey).map { Unmanaged<BSONKeyCache>.fromOpaque($0) } ?? makeCurrent()
     }
 
     @inline(never)
