@@ -198,7 +198,8 @@ struct BSONDecoder {
     // MARK: Values
 
     // Inlined into the element loops: returned through memory, the 41-byte
-    // enum costs a copy per value.
+    // enum costs a copy per value. `@_transparent` because the optimizer
+    // does not honour `@inline(__always)` here (the loops are large).
     @_transparent
     func value(type: UInt8, at offset: inout Int, limit: Int, depth: Int) throws(BSONError) -> BSON {
         switch type {
@@ -410,7 +411,11 @@ struct BSONDecoder {
     ///
     /// `cache` is the thread's key cache, looked up at the first long key
     /// and kept by the caller for the document's other keys.
-    @inline(__always)
+    ///
+    /// `@_transparent`, as ``value(type:at:limit:depth:)``: the optimizer
+    /// declines `@inline(__always)` into the element loop, and the call
+    /// (spills, a stack check) cost about 35 instructions per key.
+    @_transparent
     func knownKey(at offset: inout Int, limit: Int, cache: inout Unmanaged<BSONKeyCache>?) -> String? {
         let start = offset
         guard buildsSmallStrings && bytes.count &- start >= 16 else { return nil }
