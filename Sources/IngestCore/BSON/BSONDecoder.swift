@@ -383,15 +383,18 @@ struct BSONDecoder {
         let start = offset &+ 4
         guard length >= 1, length <= StringRepresentation.smallCapacity &+ 1, length <= limit &- start,
               bytes.count &- start >= 16, byte(at: start &+ length &- 1) == 0 else { return nil }
-        let count = length &- 1
-        let base = bytes.baseAddress.unsafelyUnwrapped + start
-        let low = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
-            & StringRepresentation.lowBytesMask(min(count, 8))
-        let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            & StringRepresentation.lowBytesMask(max(count &- 8, 0))
-        guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        let (first, second) = words(at: start)
+        guard let text = StringRepresentation.smallASCII(maskingWords: first, second, count: length &- 1) else { return nil }
         offset = start &+ length
-        return StringRepresentation.smallASCII(low, high, count: count)
+        return text
+    }
+
+    /// The 16 bytes at `offset` as two little-endian words (the caller
+    /// checks that 16 bytes are left in the input).
+    @inline(__always)
+    func words(at offset: Int) -> (UInt64, UInt64) {
+        (UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+         UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)))
     }
 
     /// A C string (regular expression parts): UTF-8 up to a NUL before
@@ -419,23 +422,17 @@ struct BSONDecoder {
     func knownKey(at offset: inout Int, limit: Int, cache: inout Unmanaged<BSONKeyCache>?) -> String? {
         let start = offset
         guard buildsSmallStrings && bytes.count &- start >= 16 else { return nil }
-        let base = bytes.baseAddress.unsafelyUnwrapped + start
-        let first = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
-        let second = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        let zerosInFirst = Self.zeroBytes(first)
-        let zerosInSecond = Self.zeroBytes(second)
-        if zerosInFirst | zerosInSecond != 0 {
-            // The NUL is within 16 bytes: a short key.
-            let length = zerosInFirst != 0
-                ? zerosInFirst.trailingZeroBitCount &>> 3
-                : 8 &+ zerosInSecond.trailingZeroBitCount &>> 3
-            let low = first & StringRepresentation.lowBytesMask(min(length, 8))
-            let high = second & StringRepresentation.lowBytesMask(max(length &- 8, 0))
-            // Inside the document (before its terminator) and ASCII.
-            guard length < limit &- start && (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        let (first, second) = words(at: start)
+        let length = Self.firstZeroByte(first, second)
+        if length < 16 {
+            // The NUL is within 16 bytes: a short key, which must end inside
+            // the document (before its terminator) and be ASCII.
+            guard length < limit &- start,
+                  let key = StringRepresentation.smallASCII(maskingWords: first, second, count: length) else { return nil }
             offset = start &+ length &+ 1
-            return StringRepresentation.smallASCII(low, high, count: length)
+            return key
         }
+        let base = bytes.baseAddress.unsafelyUnwrapped + start
         guard let (key, length) = Self.keyCache(&cache)._withUnsafeGuaranteedRef({
             $0.interned(startingWith: first, second, at: base, before: limit &- start)
         }) else { return nil }
@@ -462,6 +459,14 @@ struct BSONDecoder {
     /// exact for the lowest one, later ones may be false).
     @inline(__always) static func zeroBytes(_ word: UInt64) -> UInt64 {
         (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+    }
+
+    /// The index of the first zero byte in the 16 bytes `first`, `second`
+    /// (little-endian words), or 16 when there is none.
+    @inline(__always) static func firstZeroByte(_ first: UInt64, _ second: UInt64) -> Int {
+        let zerosInFirst = zeroBytes(first)
+        if zerosInFirst != 0 { return zerosInFirst.trailingZeroBitCount &>> 3 }
+        return 8 &+ zeroBytes(second).trailingZeroBitCount &>> 3  // 64 bits: 8 + 8
     }
 
     /// This thread's key cache, looked up once per document.
@@ -581,17 +586,6 @@ struct BSONDecoder {
     @inline(__always)
     func utf8(from start: Int, to end: Int, what: @autoclosure () -> String) throws(BSONError) -> String {
         let slice = UnsafeRawBufferPointer(start: bytes.baseAddress.unsafelyUnwrapped + start, count: end - start)
-        // Short ASCII, the usual case: checked and built from two loads.
-        if slice.count <= StringRepresentation.smallCapacity && buildsSmallStrings && bytes.count &- start >= 16 {
-            let base = slice.baseAddress.unsafelyUnwrapped
-            let low = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
-                & StringRepresentation.lowBytesMask(min(slice.count, 8))
-            let high = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-                & StringRepresentation.lowBytesMask(max(slice.count &- 8, 0))
-            if (low | high) & 0x8080_8080_8080_8080 == 0 {
-                return StringRepresentation.smallASCII(low, high, count: slice.count)
-            }
-        }
         // `String(validating:as:)` is generic and slow here; validate with a
         // specialised check (eight ASCII bytes at a time), then build the
         // string (which cannot need repair).

@@ -108,8 +108,7 @@ final class BSONKeyCache {
         hash ^= hash &>> 32
         let slot = slots + (Int(truncatingIfNeeded: hash) & (Self.slotCount &- 1))
         let stored = slot.pointee
-        if Int(truncatingIfNeeded: stored.countAndFlags & 0xFFFF) == count,
-           let (start, _) = StringRepresentation.largeUTF8(words: stored),
+        if let (start, length) = StringRepresentation.largeUTF8(words: stored), length == count,
            Self.sameBytes(start, base, count: count) {
             recordPrefix(of: base, (stored.countAndFlags, stored.object))
             return StringRepresentation.string(stored.countAndFlags, stored.object)

@@ -385,18 +385,19 @@ struct UncheckedBSONEncoder {
     /// Keys and regular expressions: the UTF-8 and a NUL. A NUL inside
     /// cannot be encoded: the text is cut there and ``error`` records it.
     @inline(__always) mutating func cString(_ text: borrowing String) {
-        withUTF8(text) { utf8 in
-            let count = utf8.count
-            // Text and NUL checked at once.
-            guard room(count + 1) else { return }
-            if let source = utf8.baseAddress,
-               Self.copyShort(from: UnsafeRawPointer(source), to: base + position, count: count) {
-                cutAtNul(utf8)
-            } else {
-                position &+= count
-            }
-            byte(0)
+        withUTF8(text) { utf8 in cString(utf8: utf8.baseAddress.map(UnsafeRawPointer.init), count: utf8.count) }
+    }
+
+    /// ``cString(_:)`` for the `count` bytes of UTF-8 at `source`.
+    @inline(__always) mutating func cString(utf8 source: UnsafeRawPointer?, count: Int) {
+        // Text and NUL checked at once.
+        guard room(count + 1) else { return }
+        if let source, Self.copyShort(from: source, to: base + position, count: count) {
+            cutAtNul(UnsafeBufferPointer(start: source.assumingMemoryBound(to: UInt8.self), count: count))
+        } else {
+            position &+= count
         }
+        byte(0)
     }
 
     /// A key, read in place from the `String` at `address` (a field's key,
@@ -412,11 +413,7 @@ struct UncheckedBSONEncoder {
                 // bytes are zero, so its first zero byte is at its count,
                 // unless the key holds a NUL, which the general path cuts.
                 if _fastPath(limit &- position >= 17) {
-                    let zerosInFirst = BSONDecoder.zeroBytes(small.first)
-                    let firstZero = zerosInFirst != 0
-                        ? zerosInFirst.trailingZeroBitCount &>> 3
-                        : 8 &+ BSONDecoder.zeroBytes(small.second).trailingZeroBitCount &>> 3
-                    if _fastPath(firstZero == small.count) {
+                    if _fastPath(BSONDecoder.firstZeroByte(small.first, small.second) == small.count) {
                         base.storeBytes(of: small.first, toByteOffset: position, as: UInt64.self)
                         base.storeBytes(of: small.second, toByteOffset: position &+ 8, as: UInt64.self)
                         position &+= small.count
@@ -426,14 +423,7 @@ struct UncheckedBSONEncoder {
                     }
                 }
             } else if let large = StringRepresentation.largeUTF8(words: (first, second)) {
-                let count = large.count
-                guard room(count &+ 1) else { return }
-                if Self.copyShort(from: large.start, to: base + position, count: count) {
-                    cutAtNul(UnsafeBufferPointer(start: large.start.assumingMemoryBound(to: UInt8.self), count: count))
-                } else {
-                    position &+= count
-                }
-                byte(0)
+                cString(utf8: large.start, count: large.count)
                 return
             }
         }

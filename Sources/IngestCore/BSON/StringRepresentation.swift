@@ -114,6 +114,17 @@ enum StringRepresentation {
         string(low, high | smallASCIIDiscriminator | UInt64(truncatingIfNeeded: count) &<< 56)
     }
 
+    /// The small string of the first `count` (at most 15) bytes of `first`
+    /// and `second` (bytes 0–7 and 8–15; the rest are ignored), or nil when
+    /// one of those bytes is not ASCII. Only after ``isVerified``.
+    @inline(__always)
+    static func smallASCII(maskingWords first: UInt64, _ second: UInt64, count: Int) -> String? {
+        let low = first & lowBytesMask(min(count, 8))
+        let high = second & lowBytesMask(max(count &- 8, 0))
+        guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        return smallASCII(low, high, count: count)
+    }
+
     /// The two words of a small string (its bytes, the count in the second
     /// word's top byte) or nil when `text` is not small. Only after
     /// ``isVerified``.
