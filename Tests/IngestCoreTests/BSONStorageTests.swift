@@ -35,7 +35,7 @@ import Testing
                 // Exact-size copies so that nothing past the document can be read.
                 let exact = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
                 defer { exact.deallocate() }
-                exact.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: bytes.count))
+                bytes.withUnsafeBytes { exact.copyMemory(from: $0) }
                 #expect(try BSONDocument(bson: UnsafeRawBufferPointer(exact)) == document)
                 // The decoded strings behave as any other: compare, hash, grow.
                 if case .string(let value)? = decoded[key] {
