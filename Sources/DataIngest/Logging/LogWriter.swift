@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// The background writer behind ``IngestLogger`` and ``IngestRecorder``: one
 /// thread that owns a synced realm and commits queued log events in groups,
