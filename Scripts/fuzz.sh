@@ -65,7 +65,7 @@ needs() {   # needs MODULE: true if a selected target links MODULE
 # The linker warns about every ASan check symbol it cannot export; noise.
 quiet() { "$@" 2>&1 | { grep -v "Cannot export local symbol" || true; }; return "${PIPESTATUS[0]}"; }
 
-SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library)
+SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library -package-name DataIngest)
 # Every system library module IngestServer and DataIngest import (IngestServer
 # imports CPostgres since the PostgreSQL sink; without it the server targets
 # did not compile).
@@ -89,7 +89,7 @@ build_module() {
     [ "$stale" -eq 1 ] || return 0
     echo "== compiling $name ($flags)"
     # shellcheck disable=SC2086
-    quiet swiftc "$@" -parse-as-library -module-name "$name" \
+    quiet swiftc "$@" -parse-as-library -package-name DataIngest -module-name "$name" \
         -emit-library -static -o "$library.tmp" \
         -emit-module -emit-module-path "$build_dir/$name.swiftmodule" \
         -I "$build_dir" "${C_MODULES[@]}" $sources
