@@ -51,7 +51,13 @@ let package = Package(
         .target(name: "IngestCore", dependencies: ["IngestSupport", "CCrypto"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
-        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
+        .target(
+            name: "DataIngest",
+            dependencies: [
+                "IngestCore", "IngestSupport", "CSQLite", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]),
 
         // MARK: Server: HTTP, auth, apps, uploads, sinks
         .target(
@@ -79,6 +85,11 @@ let package = Package(
         .executableTarget(
             name: "store-crash-child", dependencies: ["DataIngest"],
             path: "Tests/Support/store-crash-child"),
+        // A server app the swift-log backend's crash test starts and kill -9s.
+        .executableTarget(
+            name: "log-handler-child",
+            dependencies: ["DataIngest", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Support/log-handler-child"),
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport"]),
         // A client process the sync tests start (the seed's code) and kill -9.
@@ -87,7 +98,12 @@ let package = Package(
             path: "Tests/Support/sync-client-child"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
+            dependencies: [
+                "DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "log-handler-child", "ingest-server",
+                "CSQLite", "CCrypto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "ingest-server"]),

@@ -2,9 +2,10 @@
 import Glibc
 #endif
 import Foundation
+import Logging
 
 /// A logger shaped like swift-log's `Logger`, whose events go to the ingest
-/// server: each enabled call records a ``LogEvent`` through a ``LogWriter``,
+/// server: each enabled call records an ``IngestLogEvent`` through a ``LogWriter``,
 /// which keeps it on disk until the server has it.
 ///
 /// ```swift
@@ -295,6 +296,26 @@ struct PendingLogEvent: Sendable {
     var source: String?
     var file: String
     var function: String
+    /// A swift-log call's metadata (``IngestLogHandler``): handler, provider
+    /// and call parts, unmerged; `nil` for ``IngestLogger``'s calls, whose
+    /// parts are the three fields above.
+    var swiftLogMetadata: SwiftLogMetadata? = nil
+    /// The error a swift-log call passed, as text (made at the call: an
+    /// `Error` need not be `Sendable`).
+    var error: ErrorText? = nil
+
+    /// swift-log's metadata parts, as the caller had them.
+    struct SwiftLogMetadata: Sendable {
+        var handler: Logging.Logger.Metadata?
+        var provided: Logging.Logger.Metadata?
+        var call: Logging.Logger.Metadata?
+    }
+
+    /// An error's type and text.
+    struct ErrorText: Sendable, Hashable {
+        var type: String
+        var message: String
+    }
 
     /// The merged metadata (logger, then provider, then call: later wins on
     /// equal keys); on the writer thread. Without anything to merge, the one

@@ -1,13 +1,14 @@
 import Foundation
 import IngestCore
+import Logging
 
 // The writer thread's hot path: each queued event is written as one BSON
-// document straight into the transaction's buffer, in ``LogEvent``'s field
-// order and with the types its schema gives them, instead of filling a
-// `LogEvent` instance and encoding it through the generic object path
+// document straight into the transaction's buffer, in ``IngestLogEvent``'s field
+// order and with the types its schema gives them, instead of filling an
+// `IngestLogEvent` instance and encoding it through the generic object path
 // (which cost about half of the writer's time in `perf`).
 extension LogWriter {
-    /// ``LogEvent``'s fields, in declaration order.
+    /// ``IngestLogEvent``'s fields, in declaration order.
     private enum Keys {
         static let id = EncodedKey("_id")
         static let timestamp = EncodedKey("timestamp")
@@ -22,9 +23,12 @@ extension LogWriter {
         static let host = EncodedKey("host")
         static let pid = EncodedKey("pid")
         static let appVersion = EncodedKey("appVersion")
+        static let error = EncodedKey("error")
+        static let errorType = EncodedKey("type")
+        static let errorMessage = EncodedKey("message")
     }
 
-    /// Encodes `event` as a ``LogEvent`` document with a new `_id`.
+    /// Encodes `event` as an ``IngestLogEvent`` document with a new `_id`.
     static func encode(_ event: PendingLogEvent, host: String, pid: Int, appVersion: String,
                        into encoder: inout BSONRecordEncoder) {
         let start = encoder.beginDocument()
@@ -40,7 +44,9 @@ extension LogWriter {
         encoder.string(event.label)
         encoder.key(BSONType.string, Keys.message)
         encoder.string(event.message.description)  // formatted here, on the writer thread
-        if event.loggerMetadata?.isEmpty ?? true, event.providedMetadata?.isEmpty ?? true,
+        if let swiftLog = event.swiftLogMetadata {
+            encodeSwiftLogMetadata(swiftLog, into: &encoder)  // merged here, on the writer thread
+        } else if event.loggerMetadata?.isEmpty ?? true, event.providedMetadata?.isEmpty ?? true,
            case .entries(let entries)? = event.callMetadata?.storage, entries.count == 1 {
             // One entry written at the call and nothing to merge: encoded
             // as it is, without making a dictionary of it.
@@ -65,6 +71,17 @@ extension LogWriter {
         encoder.int64(Int64(pid))
         encoder.key(BSONType.string, Keys.appVersion)
         encoder.string(appVersion)
+        if let error = event.error {
+            encoder.key(BSONType.document, Keys.error)
+            let errorStart = encoder.beginDocument()
+            encoder.key(BSONType.string, Keys.errorType)
+            encoder.string(error.type)
+            encoder.key(BSONType.string, Keys.errorMessage)
+            encoder.string(error.message)
+            encoder.endDocument(errorStart)
+        } else {
+            encoder.key(BSONType.null, Keys.error)
+        }
         encoder.endDocument(start)
     }
 
@@ -112,6 +129,102 @@ extension LogWriter {
         case .dictionary(let values):
             encoder.key(BSONType.document, name: name)
             encodeEntries(values, into: &encoder)
+        }
+    }
+
+    // MARK: swift-log's metadata
+
+    /// A swift-log call's metadata: handler, then provider, then call (later
+    /// wins on equal keys), as swift-log's handlers merge it; a document, or
+    /// null when all three are empty. One part alone is encoded as it is.
+    private static func encodeSwiftLogMetadata(_ parts: PendingLogEvent.SwiftLogMetadata,
+                                               into encoder: inout BSONRecordEncoder) {
+        let handler = parts.handler.flatMap { $0.isEmpty ? nil : $0 }
+        let provided = parts.provided.flatMap { $0.isEmpty ? nil : $0 }
+        let call = parts.call.flatMap { $0.isEmpty ? nil : $0 }
+        let merged: Logging.Logger.Metadata
+        switch (handler, provided, call) {
+        case (nil, nil, nil):
+            encoder.key(BSONType.null, Keys.metadata)
+            return
+        case (let only?, nil, nil), (nil, let only?, nil), (nil, nil, let only?):
+            merged = only
+        default:
+            var all = handler ?? [:]
+            if let provided { all.merge(provided) { _, new in new } }
+            if let call { all.merge(call) { _, new in new } }
+            merged = all
+        }
+        encoder.key(BSONType.document, Keys.metadata)
+        encodeSwiftLogEntries(merged, into: &encoder)
+    }
+
+    /// As ``encodeEntries(_:into:)``: valid field names, sorted, one entry per name.
+    private static func encodeSwiftLogEntries(_ values: Logging.Logger.Metadata, into encoder: inout BSONRecordEncoder) {
+        let start = encoder.beginDocument()
+        if values.count == 1, let (key, value) = values.first {
+            encodeSwiftLogValue(value, name: fieldName(key), into: &encoder)
+        } else {
+            var entries = values.map { (name: fieldName($0.key), value: $0.value) }
+            entries.sort { $0.name < $1.name }
+            var previous: String?
+            for entry in entries where entry.name != previous {
+                previous = entry.name
+                encodeSwiftLogValue(entry.value, name: entry.name, into: &encoder)
+            }
+        }
+        encoder.endDocument(start)
+    }
+
+    /// A swift-log metadata value as structured data: a string; a
+    /// string-convertible that is a `Bool`, an integer or a floating-point
+    /// number as a BSON bool, int64 or double (an unsigned value above
+    /// `Int64.max` as its text), any other as its `description`; a
+    /// dictionary as an embedded document; an array as an array.
+    private static func encodeSwiftLogValue(_ value: Logging.Logger.MetadataValue, name: String,
+                                            into encoder: inout BSONRecordEncoder) {
+        switch value {
+        case .string(let text):
+            encoder.key(BSONType.string, name: name)
+            encoder.string(text)
+        case .stringConvertible(let convertible):
+            encodeConvertible(convertible, name: name, into: &encoder)
+        case .array(let values):
+            encoder.key(BSONType.array, name: name)
+            let start = encoder.beginDocument()
+            for (index, element) in values.enumerated() {
+                encodeSwiftLogValue(element, name: String(index), into: &encoder)
+            }
+            encoder.endDocument(start)
+        case .dictionary(let values):
+            encoder.key(BSONType.document, name: name)
+            encodeSwiftLogEntries(values, into: &encoder)
+        }
+    }
+
+    private static func encodeConvertible(_ value: any CustomStringConvertible & Sendable, name: String,
+                                          into encoder: inout BSONRecordEncoder) {
+        switch value {
+        case let flag as Bool:
+            encoder.key(BSONType.bool, name: name)
+            encoder.bool(flag)
+        case let number as any BinaryInteger:
+            if let exact = Int64(exactly: number) {
+                encoder.key(BSONType.int64, name: name)
+                encoder.int64(exact)
+            } else {
+                encoder.key(BSONType.string, name: name)
+                encoder.string(value.description)
+            }
+        case let number as Double:
+            encoder.key(BSONType.double, name: name)
+            encoder.double(number)
+        case let number as Float:
+            encoder.key(BSONType.double, name: name)
+            encoder.double(Double(number))
+        default:
+            encoder.key(BSONType.string, name: name)
+            encoder.string(value.description)
         }
     }
 

@@ -74,7 +74,7 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// A writer for any synced realm configuration (its `objectTypes` are
-    /// replaced by `[LogEvent.self]`).
+    /// replaced by `[IngestLogEvent.self]`).
     /// - Throws: ``LoggingError`` `openFailed` when the realm cannot be opened.
     public init(realmConfiguration: Realm.Configuration, configuration: Configuration = .init()) throws {
         self.configuration = configuration
@@ -87,7 +87,7 @@ public final class LogWriter: @unchecked Sendable {
             var logRealm: Realm
             do {
                 var logConfiguration = realmConfiguration
-                logConfiguration.objectTypes = [LogEvent.self]
+                logConfiguration.objectTypes = [IngestLogEvent.self]
                 logRealm = try Realm(configuration: logConfiguration)
             } catch {
                 openError.withLock {
@@ -285,7 +285,7 @@ public final class LogWriter: @unchecked Sendable {
                 do {
                     try logRealm.write {
                         for index in start..<end {
-                            try logRealm.appendEncoded(LogEvent.self) { encoder in
+                            try logRealm.appendEncoded(IngestLogEvent.self) { encoder in
                                 Self.encode(batch[index], host: host, pid: pid, appVersion: appVersion, into: &encoder)
                             }
                         }
