@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 
 extension App {
@@ -52,6 +53,13 @@ extension App {
         /// connections. Set it to wrap a transport (for example to inject
         /// faults in tests).
         public var transport: (any SyncTransport)?
+        /// The swift-metrics backend that this app's segment stores, sync
+        /// sessions and log writers report to (names and meanings in
+        /// Docs/ClientMetrics.md). Default `nil`: the one bootstrapped with
+        /// `MetricsSystem.bootstrap`; while none is, nothing is reported (no
+        /// metric is even made). A store's own
+        /// ``SegmentStore/Configuration/metricsFactory`` wins over this one.
+        public var metricsFactory: (any MetricsFactory)? = nil
 
         /// A configuration with the defaults above.
         public init(baseURL: URL? = nil, metadataDirectory: String? = nil) {

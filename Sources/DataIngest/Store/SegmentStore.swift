@@ -59,6 +59,8 @@ public final class SegmentStore: @unchecked Sendable {
     /// ``Configuration/preallocationBytes`` rounded up to whole pages.
     let preallocationStep: Int
     let fullDurability: Bool
+    /// The swift-metrics reporter; `nil` without a metrics backend.
+    let metrics: StoreMetrics?
     let lockFD: Int32
     let directoryFD: Int32
     var quarantineDirectory: String { directory + "/quarantine" }
@@ -75,7 +77,9 @@ public final class SegmentStore: @unchecked Sendable {
     var sealQueue: [ActiveSegment] = []
     var sealed: [PendingSegment] = []
     var sealedBytesTotal = 0
-    var countersSinceOpen = StoreCounters()
+    var countersSinceOpen = StoreCounters() {
+        didSet { reportMetricsLocked() }
+    }
     var lastSealError: SegmentStoreError?
     var lastSyncError: SegmentStoreError?
     var nextSegmentNumber: UInt64 = 1
@@ -103,6 +107,7 @@ public final class SegmentStore: @unchecked Sendable {
         self.lockFD = lockFD
         self.directoryFD = directoryFD
         self.fullDurability = configuration.durability == .full
+        self.metrics = StoreMetrics.make(configuration.metricsFactory, storeId: storeId)
         self.preallocationStep = Self.roundUpToPage(max(configuration.preallocationBytes, 0))
         self.mapsActiveSegments = configuration.preallocationBytes > 0 && encryptionKey == nil
             && Self.preallocationIsReliable(directory: directory)
@@ -147,6 +152,7 @@ public final class SegmentStore: @unchecked Sendable {
                 return existing
             }
             let store = try SegmentStore(configuration: configuration, canonicalDirectory: canonical)
+            store.monitor.withLock { store.reportMetricsLocked(pendingNow: true) }
             stores[canonical] = store
             return store
         }
@@ -196,14 +202,17 @@ public final class SegmentStore: @unchecked Sendable {
 
     /// The counters; pending values describe the store now, the rest count since open.
     public var counters: StoreCounters {
-        monitor.withLock {
-            var c = countersSinceOpen
-            c.pendingSegments = sealed.count + sealQueue.count + ((active?.transactionCount ?? 0) > 0 ? 1 : 0)
-            c.pendingObjects = sealed.reduce(0) { $0 + $1.recordCount }
-                + sealQueue.reduce(0) { $0 + $1.recordCount } + (active?.recordCount ?? 0)
-            c.pendingBytes = pendingBytesLocked() - queuedBytes
-            return c
-        }
+        monitor.withLock { countersLocked() }
+    }
+
+    /// ``counters``, with the monitor held.
+    func countersLocked() -> StoreCounters {
+        var c = countersSinceOpen
+        c.pendingSegments = sealed.count + sealQueue.count + ((active?.transactionCount ?? 0) > 0 ? 1 : 0)
+        c.pendingObjects = sealed.reduce(0) { $0 + $1.recordCount }
+            + sealQueue.reduce(0) { $0 + $1.recordCount } + (active?.recordCount ?? 0)
+        c.pendingBytes = pendingBytesLocked() - queuedBytes
+        return c
     }
 
     /// The last error of the background threads (sealing or interval sync), or

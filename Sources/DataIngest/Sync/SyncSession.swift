@@ -141,6 +141,7 @@ public final class SyncSession: @unchecked Sendable {
             if let store = box.withLock({ $0.store }) { return store }
             var storeConfiguration = app.configuration.segmentStore
             storeConfiguration.directory = storeDirectory
+            if storeConfiguration.metricsFactory == nil { storeConfiguration.metricsFactory = app.configuration.metricsFactory }
             do {
                 try app.records.makeDirectory(storeDirectory)
                 let store = try SegmentStore.open(storeConfiguration)
