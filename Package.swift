@@ -65,19 +65,40 @@ let package = Package(
             dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
         .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
+        // MARK: The project's command-line conventions on swift-argument-parser
+        // (usage errors exit 2, options every ingest client takes)
+        .target(name: "IngestCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
         // MARK: Samples (each folder has a README)
-        .executableTarget(name: "WeatherStation", dependencies: ["DataIngest"], path: "Samples/WeatherStation",
-                         exclude: ["README.md"]),
-        .executableTarget(name: "RetailInvoices", dependencies: ["DataIngest", "CSQLite"], path: "Samples/RetailInvoices",
-                         exclude: ["README.md"]),
-        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestServer", "IngestSupport"], path: "Samples/ServerLogging",
-                         exclude: ["README.md"]),
-        .executableTarget(name: "ingest-forward", dependencies: ["DataIngest", "IngestSupport"], path: "Samples/LogForwarder",
-                         exclude: ["README.md"]),
+        .executableTarget(
+            name: "WeatherStation",
+            dependencies: ["DataIngest", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/WeatherStation", exclude: ["README.md"]),
+        .executableTarget(
+            name: "RetailInvoices",
+            dependencies: ["DataIngest", "CSQLite", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/RetailInvoices", exclude: ["README.md"]),
+        .executableTarget(
+            name: "ServerLogging",
+            dependencies: [
+                "DataIngest", "IngestServer", "IngestCommandLine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/ServerLogging", exclude: ["README.md"]),
+        .executableTarget(
+            name: "ingest-forward",
+            dependencies: ["DataIngest", "IngestSupport", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/LogForwarder", exclude: ["README.md"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
-            name: "ingest-bench", dependencies: ["IngestCore", "IngestSupport", "DataIngest", "IngestServer", "CSQLite"],
+            name: "ingest-bench",
+            dependencies: [
+                "IngestCore", "IngestSupport", "DataIngest", "IngestServer", "CSQLite", "IngestCommandLine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
@@ -110,7 +131,7 @@ let package = Package(
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite"]),
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -33,13 +33,13 @@ import Testing
         let station = try built("WeatherStation")
         let unknown = try runProcess(station, ["--app-id", "x", "--bogus"], in: directory.path)
         #expect(unknown.status == 2)
-        #expect(unknown.errorOutput.contains("unknown argument '--bogus'"))
+        #expect(unknown.errorOutput.contains("Unknown option '--bogus'"))  // swift-argument-parser's message
         let badRate = try runProcess(station, ["--app-id", "x", "--rate", "fast"], in: directory.path)
         #expect(badRate.status == 2)
         #expect(badRate.errorOutput.contains("--rate needs a positive number"))
         let help = try runProcess(station, ["--help"], in: directory.path)
         #expect(help.status == 0)
-        #expect(help.output.contains("usage: WeatherStation"))
+        #expect(help.output.contains("USAGE: WeatherStation"))  // the generated help
         // Port 1 on 127.0.0.1: nothing listens there.
         let unreachable = try runProcess(station, ["--app-id", "dev-none", "--base-url", "http://127.0.0.1:1", "--count", "1",
                                                    "--data-dir", directory.path + "/station"], in: directory.path)
