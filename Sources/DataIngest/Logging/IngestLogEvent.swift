@@ -45,8 +45,8 @@ public final class IngestLogEvent: AsymmetricObject {
     @Persisted public var appVersion: String
     /// The error passed to a swift-log call (`logger.error("…", error: e)`),
     /// as an embedded document `{type, message}`: the error's type
-    /// (`String(reflecting:)`) and its text (`String(describing:)`); null
-    /// without one.
+    /// (`String(reflecting:)`) and its text (`String(describing:)`); absent
+    /// (null) without one.
     @Persisted public var error: AnyRealmValue
 
     /// The server's collection: `LogEvent`.

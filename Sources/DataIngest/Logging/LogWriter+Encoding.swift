@@ -71,6 +71,9 @@ extension LogWriter {
         encoder.int64(Int64(pid))
         encoder.key(BSONType.string, Keys.appVersion)
         encoder.string(appVersion)
+        // Only with an error: without one the field is absent (null to the
+        // schema), so a server whose configured LogEvent schema predates
+        // the field keeps accepting every event that has none.
         if let error = event.error {
             encoder.key(BSONType.document, Keys.error)
             let errorStart = encoder.beginDocument()
@@ -79,8 +82,6 @@ extension LogWriter {
             encoder.key(BSONType.string, Keys.errorMessage)
             encoder.string(error.message)
             encoder.endDocument(errorStart)
-        } else {
-            encoder.key(BSONType.null, Keys.error)
         }
         encoder.endDocument(start)
     }
