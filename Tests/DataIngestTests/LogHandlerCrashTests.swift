@@ -16,19 +16,7 @@ import Testing
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         func child(_ arguments: [String]) throws -> (Process, Pipe) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try builtExecutable("log-handler-child"))
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-            var environment = ProcessInfo.processInfo.environment
-            environment["APP_ID"] = appId
-            environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
-            environment["DATAINGEST_METADATA_DIRECTORY"] = nil
-            process.environment = environment
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            return (process, out)
+            try startClientChild("log-handler-child", arguments, appId: appId, server: server, in: directory.path)
         }
         let rounds = 2_000
         let (logging, loggingOut) = try child(["log", "\(rounds)"])

@@ -110,19 +110,7 @@ import IngestSupport
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         func child(_ arguments: [String]) throws -> (Process, Pipe) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-            var environment = ProcessInfo.processInfo.environment
-            environment["APP_ID"] = appId
-            environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
-            environment["DATAINGEST_METADATA_DIRECTORY"] = nil
-            process.environment = environment
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            return (process, out)
+            try startClientChild("sync-client-child", arguments, appId: appId, server: server, in: directory.path)
         }
         // The first child commits up to 60,000 readings in transactions of 50, 5 ms apart, and is killed mid-stream.
         let (first, firstOut) = try child(["stream", "60000", "50", "5000"])

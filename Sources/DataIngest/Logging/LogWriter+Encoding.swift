@@ -92,25 +92,38 @@ extension LogWriter {
             encoder.key(BSONType.null, Keys.metadata)
         } else {
             encoder.key(BSONType.document, Keys.metadata)
-            encodeEntries(metadata, into: &encoder)
+            encodeEntries(metadata, into: &encoder, encodeValue)
         }
     }
 
-    /// A metadata dictionary as an embedded document: keys made valid field
-    /// names (``fieldName(_:)``), sorted (as a mixed dictionary is stored),
-    /// one entry per resulting key.
-    private static func encodeEntries(_ values: IngestLogger.Metadata, into encoder: inout BSONRecordEncoder) {
+    /// A metadata dictionary (``IngestLogger``'s or swift-log's) as an
+    /// embedded document: keys made valid field names (``fieldName(_:)``),
+    /// sorted (as a mixed dictionary is stored), one entry per resulting key,
+    /// each value written by `encodeValue`.
+    private static func encodeEntries<Value>(_ values: [String: Value], into encoder: inout BSONRecordEncoder,
+                                             _ encodeValue: (Value, String, inout BSONRecordEncoder) -> Void) {
         let start = encoder.beginDocument()
         if values.count == 1, let (key, value) = values.first {
-            encodeValue(value, name: fieldName(key), into: &encoder)
+            encodeValue(value, fieldName(key), &encoder)
         } else {
             var entries = values.map { (name: fieldName($0.key), value: $0.value) }
             entries.sort { $0.name < $1.name }
             var previous: String?
             for entry in entries where entry.name != previous {
                 previous = entry.name
-                encodeValue(entry.value, name: entry.name, into: &encoder)
+                encodeValue(entry.value, entry.name, &encoder)
             }
+        }
+        encoder.endDocument(start)
+    }
+
+    /// An array of metadata values, named `name`.
+    private static func encodeArray<Value>(_ values: [Value], name: String, into encoder: inout BSONRecordEncoder,
+                                           _ encodeValue: (Value, String, inout BSONRecordEncoder) -> Void) {
+        encoder.key(BSONType.array, name: name)
+        let start = encoder.beginDocument()
+        for (index, element) in values.enumerated() {
+            encodeValue(element, String(index), &encoder)
         }
         encoder.endDocument(start)
     }
@@ -121,15 +134,10 @@ extension LogWriter {
             encoder.key(BSONType.string, name: name)
             encoder.string(text)
         case .array(let values):
-            encoder.key(BSONType.array, name: name)
-            let start = encoder.beginDocument()
-            for (index, element) in values.enumerated() {
-                encodeValue(element, name: String(index), into: &encoder)
-            }
-            encoder.endDocument(start)
+            encodeArray(values, name: name, into: &encoder, encodeValue)
         case .dictionary(let values):
             encoder.key(BSONType.document, name: name)
-            encodeEntries(values, into: &encoder)
+            encodeEntries(values, into: &encoder, encodeValue)
         }
     }
 
@@ -157,24 +165,7 @@ extension LogWriter {
             merged = all
         }
         encoder.key(BSONType.document, Keys.metadata)
-        encodeSwiftLogEntries(merged, into: &encoder)
-    }
-
-    /// As ``encodeEntries(_:into:)``: valid field names, sorted, one entry per name.
-    private static func encodeSwiftLogEntries(_ values: Logging.Logger.Metadata, into encoder: inout BSONRecordEncoder) {
-        let start = encoder.beginDocument()
-        if values.count == 1, let (key, value) = values.first {
-            encodeSwiftLogValue(value, name: fieldName(key), into: &encoder)
-        } else {
-            var entries = values.map { (name: fieldName($0.key), value: $0.value) }
-            entries.sort { $0.name < $1.name }
-            var previous: String?
-            for entry in entries where entry.name != previous {
-                previous = entry.name
-                encodeSwiftLogValue(entry.value, name: entry.name, into: &encoder)
-            }
-        }
-        encoder.endDocument(start)
+        encodeEntries(merged, into: &encoder, encodeSwiftLogValue)
     }
 
     /// A swift-log metadata value as structured data: a string; a
@@ -191,15 +182,10 @@ extension LogWriter {
         case .stringConvertible(let convertible):
             encodeConvertible(convertible, name: name, into: &encoder)
         case .array(let values):
-            encoder.key(BSONType.array, name: name)
-            let start = encoder.beginDocument()
-            for (index, element) in values.enumerated() {
-                encodeSwiftLogValue(element, name: String(index), into: &encoder)
-            }
-            encoder.endDocument(start)
+            encodeArray(values, name: name, into: &encoder, encodeSwiftLogValue)
         case .dictionary(let values):
             encoder.key(BSONType.document, name: name)
-            encodeSwiftLogEntries(values, into: &encoder)
+            encodeEntries(values, into: &encoder, encodeSwiftLogValue)
         }
     }
 
