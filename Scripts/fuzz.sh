@@ -10,8 +10,9 @@
 #
 # The harnesses (Fuzz/<target>/main.swift) are not SwiftPM targets, so
 # `swift build` and `swift test` never compile them. This script compiles
-# IngestSupport, IngestCore, IngestServer and DataIngest (each only when a target needs it)
-# directly with swiftc, instrumented with `-sanitize=fuzzer,address` (and
+# IngestSupport, IngestCore, IngestServer and DataIngest (each only when a target needs it;
+# DataIngest with the swift-log and swift-metrics modules it imports, from
+# SwiftPM's checkouts) directly with swiftc, instrumented with `-sanitize=fuzzer,address` (and
 # -enable-testing, for the internal HTTP parser and ParsedSegment), then links
 # each harness against them. The syslog harness compiles the forwarder
 # sample's Samples/LogForwarder/LineParser.swift into itself: the sample is an
@@ -71,17 +72,24 @@ SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library -pa
 # did not compile).
 C_MODULES=(-I Sources/CZlib -I Sources/CCrypto -I Sources/CSQLite -I Sources/CLinux -I Sources/CPostgres)
 
+# Where a module's sources are when not in Sources/NAME: the Swift
+# packages' modules DataIngest imports, in SwiftPM's checkouts.
+declare -A MODULE_DIRS=(
+    [Logging]=.build/checkouts/swift-log/Sources/Logging
+    [CoreMetrics]=.build/checkouts/swift-metrics/Sources/CoreMetrics
+)
+
 # build_module NAME "DEPENDENCIES" FLAGS...: a static library plus its
-# module from Sources/NAME, rebuilt when a source file is newer than the
-# library, when the library of a module it imports (DEPENDENCIES) is, or
-# when the flags changed.
+# module from Sources/NAME (or MODULE_DIRS[NAME]), rebuilt when a source
+# file is newer than the library, when the library of a module it imports
+# (DEPENDENCIES) is, or when the flags changed.
 build_module() {
     local name="$1" dependencies="$2" library="$build_dir/lib$1.a"
     shift 2
-    local flags="$*" sources dependency stale=0
-    sources=$(find "Sources/$name" -name '*.swift' | sort)
+    local flags="$*" sources dependency stale=0 directory="${MODULE_DIRS[$1]:-Sources/$1}"
+    sources=$(find "$directory" -name '*.swift' | sort)
     [ -f "$library" ] || stale=1
-    [ -n "$(find "Sources/$name" -name '*.swift' -newer "$library" 2>/dev/null | head -1)" ] && stale=1
+    [ -n "$(find "$directory" -name '*.swift' -newer "$library" 2>/dev/null | head -1)" ] && stale=1
     for dependency in $dependencies; do
         [ "$build_dir/lib$dependency.a" -nt "$library" ] && stale=1
     done
@@ -111,14 +119,19 @@ if [ "$build" -eq 1 ]; then
     build_module IngestSupport "" "${INSTRUMENTED[@]}"
     build_module IngestCore "IngestSupport" "${INSTRUMENTED[@]}"
     if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
-    if needs DataIngest; then build_module DataIngest "IngestSupport IngestCore" "${PLAIN[@]}"; fi
+    if needs DataIngest; then
+        swift package resolve >/dev/null   # the checkouts of swift-log and swift-metrics
+        build_module Logging "" "${PLAIN[@]}"
+        build_module CoreMetrics "" "${PLAIN[@]}"
+        build_module DataIngest "IngestSupport IngestCore Logging CoreMetrics" "${PLAIN[@]}"
+    fi
     for target in "${targets[@]}"; do
         libraries=(-lIngestCore -lIngestSupport -lz -lcrypto)
         sources=("Fuzz/$target/main.swift")
         case "$target" in
             http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
             syslog)
-                libraries=(-lDataIngest -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
+                libraries=(-lDataIngest -lLogging -lCoreMetrics -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
                 sources+=(Samples/LogForwarder/LineParser.swift) ;;
         esac
         echo "== linking fuzz-$target"

@@ -41,10 +41,11 @@ import Logging
 public struct IngestLogHandler: LogHandler {
     /// Events below this level are not passed to the handler by `Logger`. Default `.info`.
     public var logLevel: Logging.Logger.Level = .info
-    /// Metadata added to every event of this handler (and so of its `Logger`).
-    public var metadata: Logging.Logger.Metadata = [:]
-    /// The label, provider and writer: immutable and shared by copies, so
-    /// the handler is three words (stored inline in `Logger`'s existential).
+    /// The label, metadata, provider and writer: immutable and shared by
+    /// copies, replaced (not mutated) when a setter changes the metadata or
+    /// the provider. The handler is two words, one of them a reference, so
+    /// `Logger` keeps it inline and copying it out (swift-log does for every
+    /// call, enabled or not) retains one object.
     @usableFromInline var parts: Parts
 
     /// The label of the `Logger` this handler was made for.
@@ -53,11 +54,17 @@ public struct IngestLogHandler: LogHandler {
     /// Where the events go.
     public var writer: LogWriter { parts.writer }
 
+    /// Metadata added to every event of this handler (and so of its `Logger`).
+    public var metadata: Logging.Logger.Metadata {
+        get { parts.metadata }
+        set { parts = Parts(label: parts.label, metadata: newValue, metadataProvider: parts.metadataProvider, writer: parts.writer) }
+    }
+
     /// Context metadata added at each call (a request id from a task-local,
     /// say); merged after ``metadata`` and before the call's metadata.
     public var metadataProvider: Logging.Logger.MetadataProvider? {
         get { parts.metadataProvider }
-        set { parts = Parts(label: parts.label, metadataProvider: newValue, writer: parts.writer) }
+        set { parts = Parts(label: parts.label, metadata: parts.metadata, metadataProvider: newValue, writer: parts.writer) }
     }
 
     /// A handler for the `Logger` labelled `label`, writing through `writer`.
@@ -66,40 +73,38 @@ public struct IngestLogHandler: LogHandler {
     /// handlers do.
     public init(label: String, writer: LogWriter,
                 metadataProvider: Logging.Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
-        parts = Parts(label: label, metadataProvider: metadataProvider, writer: writer)
+        parts = Parts(label: label, metadata: [:], metadataProvider: metadataProvider, writer: writer)
     }
 
     /// Reads or sets one metadata entry of this handler.
     public subscript(metadataKey key: String) -> Logging.Logger.Metadata.Value? {
-        get { metadata[key] }
+        get { parts.metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// Records one event (swift-log's `Logger` checked the level already).
     /// On the caller's thread: the clock, the provider, the error's text;
-    /// everything else is moved to the writer's queue as it is.
+    /// the event itself is moved to the writer's queue as it is (its
+    /// message, metadata and source are read on the writer thread).
     public func log(event: LogEvent) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let parts = self.parts
-        let provided = parts.metadataProvider?.get()
-        let handlerMetadata = metadata
-        var pending = PendingLogEvent(
+        var error: PendingLogEvent.ErrorText?
+        var call = event
+        if let thrown = event.error {
+            // Made here: an `Error` need not be Sendable, so it does not go to the writer thread.
+            error = PendingLogEvent.ErrorText(type: String(reflecting: type(of: thrown)), message: String(describing: thrown))
+            call.error = nil
+        }
+        parts.writer.enqueue(PendingLogEvent(
             unixNanoseconds: Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec),
-            level: IngestLogger.Level(event.level), line: event.line, label: parts.label,
-            message: IngestLogger.Message(event.message.description),
-            loggerMetadata: nil, providedMetadata: nil, callMetadata: nil,
-            source: event.source, file: event.file, function: event.function)
-        if !handlerMetadata.isEmpty || provided != nil || event.metadata != nil {
-            pending.swiftLogMetadata = PendingLogEvent.SwiftLogMetadata(
-                handler: handlerMetadata.isEmpty ? nil : handlerMetadata, provided: provided, call: event.metadata)
-        }
-        if let error = event.error {
-            // Made here: an `Error` need not be Sendable, so it cannot go to the writer thread.
-            pending.error = PendingLogEvent.ErrorText(type: String(reflecting: type(of: error)),
-                                                      message: String(describing: error))
-        }
-        parts.writer.enqueue(pending)
+            level: IngestLogger.Level(event.level), line: event.line, label: parts.label, message: IngestLogger.Message.empty,
+            loggerMetadata: nil, providedMetadata: nil, callMetadata: nil, source: nil, file: event.file, function: event.function,
+            swiftLog: PendingLogEvent.SwiftLogCall(
+                event: call, handlerMetadata: parts.metadata.isEmpty ? nil : parts.metadata,
+                providedMetadata: parts.metadataProvider?.get()),
+            error: error))
     }
 
     /// A factory for `LoggingSystem.bootstrap`: every `Logger` made afterwards
@@ -139,16 +144,19 @@ public struct IngestLogHandler: LogHandler {
         { label in MultiplexLogHandler([IngestLogHandler(label: label, writer: writer), other(label)]) }
     }
 
-    /// The label, metadata provider and writer of a handler: immutable, so
-    /// copies share one instance and a new provider makes a new one.
+    /// The label, metadata, metadata provider and writer of a handler:
+    /// immutable, so copies share one instance and a setter makes a new one.
     @usableFromInline
     final class Parts: Sendable {
         let label: String
+        let metadata: Logging.Logger.Metadata
         let metadataProvider: Logging.Logger.MetadataProvider?
         let writer: LogWriter
 
-        init(label: String, metadataProvider: Logging.Logger.MetadataProvider?, writer: LogWriter) {
+        init(label: String, metadata: Logging.Logger.Metadata, metadataProvider: Logging.Logger.MetadataProvider?,
+             writer: LogWriter) {
             self.label = label
+            self.metadata = metadata
             self.metadataProvider = metadataProvider
             self.writer = writer
         }

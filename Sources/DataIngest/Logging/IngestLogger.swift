@@ -296,20 +296,29 @@ struct PendingLogEvent: Sendable {
     var source: String?
     var file: String
     var function: String
-    /// A swift-log call's metadata (``IngestLogHandler``): handler, provider
-    /// and call parts, unmerged; `nil` for ``IngestLogger``'s calls, whose
-    /// parts are the three fields above.
-    var swiftLogMetadata: SwiftLogMetadata? = nil
+    /// A swift-log call (``IngestLogHandler``): its `LogEvent` as swift-log
+    /// made it, and the handler's and provider's metadata, unmerged; `nil`
+    /// for ``IngestLogger``'s calls. Its message, source and metadata are
+    /// read from there on the writer thread (the fields above stay empty).
+    var swiftLog: SwiftLogCall? = nil
     /// The error a swift-log call passed, as text (made at the call: an
     /// `Error` need not be `Sendable`).
     var error: ErrorText? = nil
 
-    /// swift-log's metadata parts, as the caller had them.
-    struct SwiftLogMetadata: Sendable {
-        var handler: Logging.Logger.Metadata?
-        var provided: Logging.Logger.Metadata?
-        var call: Logging.Logger.Metadata?
+    /// A swift-log call as the caller had it.
+    struct SwiftLogCall: Sendable {
+        /// The call's event, without its error (kept as ``ErrorText``).
+        /// Its `source` is derived from `file` only when the writer reads it.
+        var event: Logging.LogEvent
+        var handlerMetadata: Logging.Logger.Metadata?
+        var providedMetadata: Logging.Logger.Metadata?
     }
+
+    /// The message's text (made here, on the writer thread, for IngestLogger's calls).
+    var messageText: String { swiftLog?.event.message.description ?? message.description }
+
+    /// The `source` argument, else the module of `file`.
+    var sourceText: String { swiftLog?.event.source ?? source ?? LogWriter.module(ofFileID: file) }
 
     /// An error's type and text.
     struct ErrorText: Sendable, Hashable {

@@ -43,8 +43,8 @@ extension LogWriter {
         encoder.key(BSONType.string, Keys.label)
         encoder.string(event.label)
         encoder.key(BSONType.string, Keys.message)
-        encoder.string(event.message.description)  // formatted here, on the writer thread
-        if let swiftLog = event.swiftLogMetadata {
+        encoder.string(event.messageText)  // formatted here, on the writer thread
+        if let swiftLog = event.swiftLog {
             encodeSwiftLogMetadata(swiftLog, into: &encoder)  // merged here, on the writer thread
         } else if event.loggerMetadata?.isEmpty ?? true, event.providedMetadata?.isEmpty ?? true,
            case .entries(let entries)? = event.callMetadata?.storage, entries.count == 1 {
@@ -58,7 +58,7 @@ extension LogWriter {
             encodeMetadata(event.metadata, into: &encoder)  // merged here, on the writer thread
         }
         encoder.key(BSONType.string, Keys.source)
-        encoder.string(event.source ?? module(ofFileID: event.file))
+        encoder.string(event.sourceText)
         encoder.key(BSONType.string, Keys.file)
         encoder.string(event.file)
         encoder.key(BSONType.string, Keys.function)
@@ -146,11 +146,11 @@ extension LogWriter {
     /// A swift-log call's metadata: handler, then provider, then call (later
     /// wins on equal keys), as swift-log's handlers merge it; a document, or
     /// null when all three are empty. One part alone is encoded as it is.
-    private static func encodeSwiftLogMetadata(_ parts: PendingLogEvent.SwiftLogMetadata,
+    private static func encodeSwiftLogMetadata(_ parts: PendingLogEvent.SwiftLogCall,
                                                into encoder: inout BSONRecordEncoder) {
-        let handler = parts.handler.flatMap { $0.isEmpty ? nil : $0 }
-        let provided = parts.provided.flatMap { $0.isEmpty ? nil : $0 }
-        let call = parts.call.flatMap { $0.isEmpty ? nil : $0 }
+        let handler = parts.handlerMetadata.flatMap { $0.isEmpty ? nil : $0 }
+        let provided = parts.providedMetadata.flatMap { $0.isEmpty ? nil : $0 }
+        let call = parts.event.metadata.flatMap { $0.isEmpty ? nil : $0 }
         let merged: Logging.Logger.Metadata
         switch (handler, provided, call) {
         case (nil, nil, nil):
