@@ -86,7 +86,7 @@ declare -A MODULE_DIRS=(
 build_module() {
     local name="$1" dependencies="$2" library="$build_dir/lib$1.a"
     shift 2
-    local flags="$*" sources dependency stale=0 directory="${MODULE_DIRS[$1]:-Sources/$1}"
+    local flags="$*" sources dependency stale=0 directory="${MODULE_DIRS[$name]:-Sources/$name}"
     sources=$(find "$directory" -name '*.swift' | sort)
     [ -f "$library" ] || stale=1
     [ -n "$(find "$directory" -name '*.swift' -newer "$library" 2>/dev/null | head -1)" ] && stale=1
