@@ -1,0 +1,235 @@
+import Foundation
+import Testing
+import IngestCore
+@testable import DataIngest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The model check of power loss (Docs/Reliability.md, "Power loss"): a run
+/// of the store is recorded at its file-system seam (``RecordingFileSystem``),
+/// then the states a power cut could leave at each recorded point are built
+/// and recovered, and each must keep the properties the power-cut harness
+/// checks on a real machine (``PowerCutTests``): every transaction whose
+/// durability point (a sync of its file, or its sealed file's rename and the
+/// directory sync) came before the cut is there, once and whole; nothing is
+/// partial; a segment number never comes back with other contents; nothing
+/// undamaged is quarantined; the store opens, twice.
+///
+/// `INGEST_POWER_MODEL_STATES` (default 500) bounds the crash states
+/// recovered per variant.
+@Suite(.serialized) struct PowerLossModelTests {
+    struct Variant: Sendable, CustomStringConvertible {
+        var name: String
+        var durability: SegmentStore.Durability
+        var preallocation = 8 << 10
+        var key: Data?
+        var description: String { name }
+    }
+
+    static let variants = [
+        Variant(name: "full, mapped", durability: .full),
+        Variant(name: "interval, mapped", durability: .interval(milliseconds: 2)),
+        Variant(name: "none, mapped", durability: .none),
+        Variant(name: "full, write(2)", durability: .full, preallocation: 0),
+        Variant(name: "interval, encrypted", durability: .interval(milliseconds: 2),
+                key: Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) })),
+    ]
+
+    /// A scratch directory on tmpfs where there is one (syncs cost nothing there).
+    static func scratch(_ name: String) throws -> StoreTempDirectory {
+        if FileManager.default.fileExists(atPath: "/dev/shm") {
+            let path = "/dev/shm/\(name)-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            return StoreTempDirectory(adopting: path)
+        }
+        return try StoreTempDirectory(name)
+    }
+
+    static func configuration(_ directory: String, _ variant: Variant, fileSystem: (any StoreFileSystem)? = nil) -> SegmentStore.Configuration {
+        var c = SegmentStore.Configuration(directory: directory)
+        c.durability = variant.durability
+        c.maxSegmentBytes = 4 << 10
+        c.maxSegmentAgeMilliseconds = 60_000
+        c.preallocationBytes = variant.preallocation
+        c.encryptionKey = variant.key
+        if let fileSystem { c.fileSystem = fileSystem }
+        return c
+    }
+
+    /// What the recorded run did, for the checks.
+    struct Run {
+        var commits: [(id: Int64, segment: UInt64, point: Int)] = []
+        /// Segment → transactions, as uploaded; and the point after its acknowledgement.
+        var uploaded: [UInt64: [Int64]] = [:]
+        var acknowledged: [UInt64: Int] = [:]
+        var storeId: SegmentStoreID?
+        var openedAt = 0
+    }
+
+    /// Commits 72 transactions (sealed every 12, each batch uploaded: every
+    /// third segment rejected into quarantine, the others acknowledged), with a
+    /// close and reopen halfway.
+    static func record(_ variant: Variant, in directory: String, _ recorder: RecordingFileSystem) throws -> Run {
+        var run = Run()
+        let path = directory
+        var store = try SegmentStore.open(configuration(path, variant, fileSystem: recorder))
+        run.storeId = store.storeId
+        recorder.mark("opened")
+        run.openedAt = recorder.pointCount - 1
+        for i in 0..<72 {
+            let receipt = try #require(try TxDocument.commit(store, id: Int64(i)))
+            recorder.mark("committed \(i)")
+            run.commits.append((Int64(i), receipt.segmentNumber, recorder.pointCount - 1))
+            if i % 12 == 11 {
+                try store.flush()
+                for segment in store.pendingSegments() {
+                    run.uploaded[segment.number] = try Self.read(store, segment).ids
+                    if segment.number % 3 == 0 {
+                        try store.reject(segment: segment.number, records: [0: "refused by the model check"])
+                    } else {
+                        try store.acknowledge(segment: segment.number)
+                    }
+                    recorder.mark("acknowledged \(segment.number)")
+                    run.acknowledged[segment.number] = recorder.pointCount - 1
+                }
+            }
+            if i == 35 {
+                try store.close()
+                store = try SegmentStore.open(configuration(path, variant, fileSystem: recorder))
+                recorder.mark("reopened")
+            }
+        }
+        try store.close()
+        recorder.mark("closed")
+        return run
+    }
+
+    /// A segment's transaction ids, and what was wrong with it.
+    static func read(_ store: SegmentStore, _ segment: PendingSegment) throws -> (ids: [Int64], problems: [String]) {
+        let reader = try store.reader(for: segment)
+        var ids: [Int64] = []
+        var problems: [String] = []
+        var current: [(id: Int64, k: Int32, n: Int32)] = []
+        while let event = try reader.next() {
+            switch event {
+            case .record(let record):
+                if let parsed = TxDocument.parse(record.document) { current.append(parsed) } else { problems.append("unreadable record") }
+            case .commit:
+                let id = current.first?.id ?? -1
+                let whole = current.count == Int(id % 3 + 1)
+                    && current.enumerated().allSatisfy { $0.element.id == id && $0.element.k == Int32($0.offset) && $0.element.n == Int32(current.count) }
+                if !whole { problems.append("transaction \(id) partial (\(current.count) records)") }
+                ids.append(id)
+                current.removeAll()
+            case .end:
+                if !current.isEmpty { problems.append("records after the last commit") }
+            }
+        }
+        return (ids, problems)
+    }
+
+    /// The first point at which transaction `commit` is durable: a sync of its
+    /// active file after it committed, or the directory sync after its sealed
+    /// file's rename.
+    static func durablePoint(of commit: (id: Int64, segment: UInt64, point: Int), events: [(point: Int, kind: String, path: String)], root: String) -> Int? {
+        let name = SegmentStore.fileName(commit.segment)
+        var renamed = false
+        for event in events where event.point > commit.point {
+            if event.kind == "sync" && event.path.hasSuffix("/\(name).active") { return event.point }
+            if event.kind == "rename" && event.path.hasSuffix("/\(name).seg.gz") { renamed = true }
+            if renamed && event.kind == "sync" && event.path == root { return event.point }
+        }
+        return nil
+    }
+
+    /// Recovers one crash state and returns what is wrong with it.
+    static func check(_ directory: String, point: Int, run: Run, required: Set<Int64>, variant: Variant, reopen: Bool) -> [String] {
+        var problems: [String] = []
+        do {
+            var configuration = configuration(directory, variant)
+            configuration.durability = .none
+            var store = try SegmentStore.open(configuration)
+            if point > run.openedAt, store.storeId != run.storeId { problems.append("STORE_ID changed") }
+            for report in store.quarantineReports() where report.kind != "rejected" {
+                problems.append("quarantined without damage: \(report.kind) segment \(report.segmentNumber): \(report.error ?? "")")
+            }
+            try store.flush()
+            var seen = Set<Int64>()
+            var contents: [UInt64: [Int64]] = [:]
+            for segment in store.pendingSegments() {
+                let (ids, segmentProblems) = try read(store, segment)
+                problems += segmentProblems.map { "segment \(segment.number): \($0)" }
+                contents[segment.number] = ids
+                if let earlier = run.uploaded[segment.number], earlier != ids {
+                    problems.append("segment \(segment.number) holds \(ids), uploaded before with \(earlier)")
+                }
+                for id in ids {
+                    if !seen.insert(id).inserted { problems.append("transaction \(id) twice") }
+                }
+            }
+            let missing = required.subtracting(seen)
+            if !missing.isEmpty { problems.append("lost \(missing.sorted().prefix(8)) (durable before the cut)") }
+            try store.close()
+            if reopen {
+                // A second recovery of the recovered state: no crash loop, same data.
+                store = try SegmentStore.open(configuration)
+                let again = Set(try store.pendingSegments().flatMap { try read(store, $0).ids })
+                if again != seen { problems.append("a second open found other transactions") }
+                try store.close()
+            }
+        } catch {
+            problems.append("recovery failed: \(error)")
+        }
+        return problems
+    }
+
+    @Test(arguments: variants) func everyCrashStateRecovers(_ variant: Variant) throws {
+        let budget = ProcessInfo.processInfo.environment["INGEST_POWER_MODEL_STATES"].flatMap(Int.init) ?? 500
+        let dir = try Self.scratch("power-model")
+        let storePath = dir.sub("store")
+        try FileManager.default.createDirectory(atPath: storePath, withIntermediateDirectories: true)
+        let recorder = RecordingFileSystem(root: storePath)
+        let run = try Self.record(variant, in: storePath, recorder)
+        let events = recorder.recordedEvents
+        let durable = run.commits.map { Self.durablePoint(of: $0, events: events, root: storePath) }
+        if case .full = variant.durability {
+            // Full durability: synced before `commit` returned.
+            for (commit, point) in zip(run.commits, durable) where point.map({ $0 > commit.point }) ?? true {
+                Issue.record("transaction \(commit.id) was not synced before commit returned")
+            }
+        }
+        let points = recorder.pointCount
+        var random = SeededRandom(seed: 0x5EED_0000 + UInt64(variant.name.utf8.count))
+        var states = 0
+        var failures: [String] = []
+        let stride = max(1, points * 3 / budget)
+        var index = 0
+        while index < points && failures.count < 20 {
+            let (floor, count) = recorder.bounds(of: index)
+            var required = Set<Int64>()
+            for (commit, point) in zip(run.commits, durable) {
+                guard let point, point <= index else { continue }
+                if let acknowledged = run.acknowledged[commit.segment], acknowledged <= index { continue }
+                required.insert(commit.id)
+            }
+            let cases: [(Int?, RecordingFileSystem.Choice)] = [
+                (floor, .synced), (count, .latest), (floor + Int(random.next() % UInt64(count - floor + 1)), .random),
+            ]
+            for (k, (length, choice)) in cases.enumerated() {
+                let target = dir.sub("state-\(index)-\(k)")
+                try recorder.materialize(point: index, metadataLength: length, choice: choice, random: &random, into: target)
+                let problems = Self.check(target, point: index, run: run, required: required, variant: variant, reopen: k == 2)
+                states += 1
+                if !problems.isEmpty {
+                    failures.append("point \(index) (\(recorder.points[index].label)), metadata \(length ?? count) of \(floor)...\(count), \(choice): \(problems.joined(separator: "; "))")
+                }
+                try? FileManager.default.removeItem(atPath: target)
+            }
+            index += stride
+        }
+        print("power-loss model, \(variant.name): \(points) points, \(events.count) syncs/renames/unlinks, \(states) crash states recovered, \(failures.count) failing")
+        for failure in failures { Issue.record("\(variant.name): \(failure)") }
+        #expect(states >= min(budget / 2, points))
+    }
+}
