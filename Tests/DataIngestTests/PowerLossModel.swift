@@ -95,7 +95,11 @@ final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
         return id
     }
 
-    private func read(fd: Int32) -> [UInt8] {
+    private func read(fd writable: Int32) -> [UInt8] {
+        // The store's descriptor may be write-only: read through a new one.
+        let fd = Glibc.open("/proc/self/fd/\(writable)", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { Glibc.close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))

@@ -60,8 +60,9 @@ import Glibc
     /// What the recorded run did, for the checks.
     struct Run {
         var commits: [(id: Int64, segment: UInt64, point: Int)] = []
-        /// Segment → transactions, as uploaded; and the point after its acknowledgement.
-        var uploaded: [UInt64: [Int64]] = [:]
+        /// Segment → transactions and the point at which they were uploaded;
+        /// the point at which its acknowledgement (or rejection) began.
+        var uploaded: [UInt64: (ids: [Int64], point: Int)] = [:]
         var acknowledged: [UInt64: Int] = [:]
         var storeId: SegmentStoreID?
         var openedAt = 0
@@ -84,14 +85,16 @@ import Glibc
             if i % 12 == 11 {
                 try store.flush()
                 for segment in store.pendingSegments() {
-                    run.uploaded[segment.number] = try Self.read(store, segment).ids
+                    recorder.mark("uploading \(segment.number)")
+                    run.uploaded[segment.number] = (try Self.read(store, segment).ids, recorder.pointCount - 1)
+                    // From here on the segment may be gone.
+                    recorder.mark("acknowledging \(segment.number)")
+                    run.acknowledged[segment.number] = recorder.pointCount - 1
                     if segment.number % 3 == 0 {
                         try store.reject(segment: segment.number, records: [0: "refused by the model check"])
                     } else {
                         try store.acknowledge(segment: segment.number)
                     }
-                    recorder.mark("acknowledged \(segment.number)")
-                    run.acknowledged[segment.number] = recorder.pointCount - 1
                 }
             }
             if i == 35 {
@@ -132,10 +135,11 @@ import Glibc
     /// The first point at which transaction `commit` is durable: a sync of its
     /// active file after it committed, or the directory sync after its sealed
     /// file's rename.
-    static func durablePoint(of commit: (id: Int64, segment: UInt64, point: Int), events: [(point: Int, kind: String, path: String)], root: String) -> Int? {
+    static func durablePoint(of commit: (id: Int64, segment: UInt64, point: Int), after start: Int,
+                             events: [(point: Int, kind: String, path: String)], root: String) -> Int? {
         let name = SegmentStore.fileName(commit.segment)
         var renamed = false
-        for event in events where event.point > commit.point {
+        for event in events where event.point > start {
             if event.kind == "sync" && event.path.hasSuffix("/\(name).active") { return event.point }
             if event.kind == "rename" && event.path.hasSuffix("/\(name).seg.gz") { renamed = true }
             if renamed && event.kind == "sync" && event.path == root { return event.point }
@@ -161,7 +165,7 @@ import Glibc
                 let (ids, segmentProblems) = try read(store, segment)
                 problems += segmentProblems.map { "segment \(segment.number): \($0)" }
                 contents[segment.number] = ids
-                if let earlier = run.uploaded[segment.number], earlier != ids {
+                if let earlier = run.uploaded[segment.number], earlier.point <= point, earlier.ids != ids {
                     problems.append("segment \(segment.number) holds \(ids), uploaded before with \(earlier)")
                 }
                 for id in ids {
@@ -192,11 +196,16 @@ import Glibc
         let recorder = RecordingFileSystem(root: storePath)
         let run = try Self.record(variant, in: storePath, recorder)
         let events = recorder.recordedEvents
-        let durable = run.commits.map { Self.durablePoint(of: $0, events: events, root: storePath) }
+        var durable = run.commits.map { Self.durablePoint(of: $0, after: $0.point, events: events, root: storePath) }
         if case .full = variant.durability {
-            // Full durability: synced before `commit` returned.
-            for (commit, point) in zip(run.commits, durable) where point.map({ $0 > commit.point }) ?? true {
-                Issue.record("transaction \(commit.id) was not synced before commit returned")
+            // Full durability: synced between the previous commit and this one's return.
+            for (i, commit) in run.commits.enumerated() {
+                let point = Self.durablePoint(of: commit, after: i == 0 ? 0 : run.commits[i - 1].point, events: events, root: storePath)
+                if let point, point <= commit.point {
+                    durable[i] = point
+                } else {
+                    Issue.record("transaction \(commit.id) was not synced before commit returned")
+                }
             }
         }
         let points = recorder.pointCount

@@ -8,10 +8,10 @@ extension SegmentStore {
     /// what was written to a file but not synced.
     static let sectorSize = 512
 
-    /// Whether the bytes of an active segment that fail to verify at `offset`
+    /// Whether the bytes of an active segment that fail to verify after `offset`
     /// are what a power cut leaves of writes that were never synced, rather
-    /// than damage: the failing frame (or, in an encrypted file, block)
-    /// overlaps a whole disk sector of zeros.
+    /// than damage: the bytes from `offset` to the end of the failing frame
+    /// (or, in an encrypted file, block) overlap a whole disk sector of zeros.
     ///
     /// An active segment only ever grows into zeros (preallocated space, or
     /// the end of the file), so after a power cut each of its unsynced sectors
@@ -22,20 +22,27 @@ extension SegmentStore {
     /// and is still quarantined. The price, as with a zeroed frame type byte
     /// (Docs/SegmentFormat.md): a sector of a synced frame that the disk
     /// itself replaced with zeros is cut without a report.
-    static func isUnsyncedTail(path: String, at offset: Int, fileSize: Int, encrypted: Bool) -> Bool {
-        guard offset < fileSize else { return false }
+    ///
+    /// - Parameters:
+    ///   - offset: where the valid stream ends (after the last commit).
+    ///   - failure: where the frame that failed starts, when known (the
+    ///     reader's error offset; in an encrypted file the failing block
+    ///     starts at `offset`).
+    static func isUnsyncedTail(path: String, at offset: Int, failure: Int?, fileSize: Int, encrypted: Bool) -> Bool {
+        let frame = encrypted ? offset : max(failure ?? offset, offset)
+        guard offset < fileSize, frame < fileSize else { return false }
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }
         // The failing frame's (or block's) extent, from its length field.
         var head = [UInt8](repeating: 0, count: 5)
-        let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 5, off_t(offset)) }
+        let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 5, off_t(frame)) }
         var end = fileSize
         if got == 5 {
             let length = Int(UInt32(head[1]) | UInt32(head[2]) << 8 | UInt32(head[3]) << 16 | UInt32(head[4]) << 24)
             let blockLength = Int(UInt32(head[0]) | UInt32(head[1]) << 8 | UInt32(head[2]) << 16 | UInt32(head[3]) << 24)
-            end = encrypted ? offset + 17 + blockLength + 16 : offset + SegmentFormat.frameOverhead + length
-            end = min(max(end, offset + 1), fileSize)
+            end = encrypted ? frame + 17 + blockLength + 16 : frame + SegmentFormat.frameOverhead + length
+            end = min(max(end, frame + 1), fileSize)
         }
         var sector = [UInt8](repeating: 0, count: sectorSize)
         var start = offset / sectorSize * sectorSize

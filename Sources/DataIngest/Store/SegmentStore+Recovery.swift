@@ -201,7 +201,8 @@ extension SegmentStore {
         // that fails authentication) is damage that may hide committed
         // transactions: keep those bytes in quarantine.
         if let scanError, (scanError as? SegmentError)?.code != .truncated, fileSize > validLength,
-           !Self.isUnsyncedTail(path: path, at: validLength, fileSize: fileSize, encrypted: encryptionKey != nil) {
+           !Self.isUnsyncedTail(path: path, at: validLength, failure: (scanError as? SegmentError)?.offset,
+                                fileSize: fileSize, encrypted: encryptionKey != nil) {
             saveDamagedTail(path: path, number: number, from: validLength, error: scanError)
         }
         guard headerRead, transactions > 0 else {
