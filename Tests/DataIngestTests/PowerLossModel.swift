@@ -20,7 +20,8 @@ import Glibc
 /// a prefix of it, at least up to the last `fsync` (or, for the file's own
 /// size, `fdatasync`). A size that grew by writes is kept only with the data
 /// written up to it (ext4's `data=ordered`, xfs); a size that grew by
-/// preallocation reads as zeros where nothing was synced.
+/// preallocation reads as zeros where nothing was synced. (`Choice.strict`
+/// drops that rule: POSIX's minimum, where unsynced data is simply gone.)
 // @unchecked Sendable: all state is guarded by `lock`.
 final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
     static let sector = 512
@@ -266,7 +267,15 @@ final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
 
     /// Which version each sector takes in a crash state.
     enum Choice {
-        case synced, latest, random
+        /// What was synced (and, for sizes grown by writes, the data up to them).
+        case synced
+        /// Everything written: what `kill -9` leaves.
+        case latest
+        /// Any version per sector; a size grown by writes keeps its data (ext4 `data=ordered`, xfs).
+        case random
+        /// Any version per sector, sizes without their data too (POSIX's
+        /// minimum, ext4 `data=writeback`): unsynced writes are simply gone.
+        case strict
     }
 
     /// Writes into `directory` the files a power cut at `points[index]` could
@@ -299,12 +308,14 @@ final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
                 guard start < size else { continue }
                 // data=ordered: a size grown by writes comes with the data written up to it.
                 var minimum = 0
-                if let ordered, ordered.generation == state.generation { minimum = min(ordered.versions[sector] ?? 0, versions.count) }
+                if let ordered, ordered.generation == state.generation, choice != .strict {
+                    minimum = min(ordered.versions[sector] ?? 0, versions.count)
+                }
                 var pick: Int  // 0: synced, k: versions[k - 1]
                 switch choice {
                 case .synced: pick = minimum
                 case .latest: pick = versions.count
-                case .random: pick = minimum + Int(random.next() % UInt64(versions.count - minimum + 1))
+                case .random, .strict: pick = minimum + Int(random.next() % UInt64(versions.count - minimum + 1))
                 }
                 pick = max(pick, minimum)
                 guard pick > 0 else { continue }

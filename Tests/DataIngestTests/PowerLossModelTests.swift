@@ -212,7 +212,7 @@ import Glibc
         var random = SeededRandom(seed: 0x5EED_0000 + UInt64(variant.name.utf8.count))
         var states = 0
         var failures: [String] = []
-        let stride = max(1, points * 3 / budget)
+        let stride = max(1, points * 4 / budget)
         var index = 0
         while index < points && failures.count < 20 {
             let (floor, count) = recorder.bounds(of: index)
@@ -224,6 +224,7 @@ import Glibc
             }
             let cases: [(Int?, RecordingFileSystem.Choice)] = [
                 (floor, .synced), (count, .latest), (floor + Int(random.next() % UInt64(count - floor + 1)), .random),
+                (floor + Int(random.next() % UInt64(count - floor + 1)), .strict),
             ]
             for (k, (length, choice)) in cases.enumerated() {
                 let target = dir.sub("state-\(index)-\(k)")

@@ -38,6 +38,8 @@ extension SegmentStore {
         var head = [UInt8](repeating: 0, count: 5)
         let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 5, off_t(frame)) }
         var end = fileSize
+        // A frame (block) header of zeros was never written: no frame is empty.
+        if got == 5 && head[..<4].allSatisfy({ $0 == 0 }) { return true }
         if got == 5 {
             let length = Int(UInt32(head[1]) | UInt32(head[2]) << 8 | UInt32(head[3]) << 16 | UInt32(head[4]) << 24)
             let blockLength = Int(UInt32(head[0]) | UInt32(head[1]) << 8 | UInt32(head[2]) << 16 | UInt32(head[3]) << 24)
