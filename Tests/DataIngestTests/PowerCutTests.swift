@@ -123,6 +123,7 @@ final class PowerRun {
     var bootSeconds: [Double] = []
     var kinds: [String: Int] = [:]
     var finalDrained = false
+    var quarantined = Set<String>()
 
     init(guest: String, disk: String, fileSystem: String, level: String, seed: UInt64) {
         self.guest = guest
@@ -257,7 +258,8 @@ final class PowerRun {
             }
         case "Q":
             // Only the harness's own rejections belong in quarantine.
-            if fields.count > 1, fields[1] != "rejected" {
+            // Reports stay in quarantine: each is counted once.
+            if fields.count > 1, fields[1] != "rejected", quarantined.insert(String(line)).inserted {
                 failures.append("boot \(boot): quarantined without damage: \(line)")
             }
         case "P", "E":
