@@ -10,6 +10,8 @@
 #                                                pid is qemu's), which mounts IMAGE at /data
 #                                                and runs COMMAND (a binary given to build,
 #                                                by its base name, and its arguments)
+#                                                (POWER_GUEST_PORT=N: the guest's port 8080
+#                                                on 127.0.0.1:N, through qemu's user network)
 #   Scripts/power-guest.sh check                 exits 0 when qemu, the kernel, busybox
 #                                                and mkfs are installed (prints what is missing)
 #
@@ -23,7 +25,7 @@
 # its page cache held is lost with qemu.
 set -euo pipefail
 
-usage() { sed -n '2,22p' "$0" >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" >&2; exit 2; }
 
 kernel_version() {
     local vmlinuz
@@ -40,6 +42,8 @@ check() {
     command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
     command -v mkfs.xfs >/dev/null || missing+=(xfsprogs)
     command -v cpio >/dev/null || missing+=(cpio)
+    command -v modprobe >/dev/null || missing+=(kmod)
+    command -v xz >/dev/null || missing+=(xz-utils)
     if [ ${#missing[@]} -gt 0 ]; then
         echo "missing: ${missing[*]}"
         return 1
@@ -75,7 +79,7 @@ build() {
     cp /bin/busybox "$initrd/bin/busybox"
     local order="$initrd/modules/order" module
     : >"$order"
-    for module in virtio_pci virtio_blk ext4 xfs; do
+    for module in virtio_pci virtio_blk ext4 xfs virtio_net; do
         modprobe -S "$version" --show-depends "$module" | awk '$1 == "insmod" {print $2}'
     done | awk '!seen[$0]++' | while read -r module; do
         local name
@@ -98,7 +102,10 @@ arg() { sed -n "s/.*\bpower\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 fs=$(arg fs)
 for module in $(cat /modules/order); do
     # xfs takes ~2 s to load under emulation: only when the data disk needs it.
-    case "$module" in xfs.ko) [ "$fs" = xfs ] || continue ;; esac
+    case "$module" in
+        xfs.ko) [ "$fs" = xfs ] || continue ;;
+        failover.ko|net_failover.ko|virtio_net.ko) [ "$(arg net)" = 1 ] || continue ;;
+    esac
     insmod /modules/$module 2>/dev/null
 done
 command=$(arg command | tr ',' ' ')
@@ -107,6 +114,14 @@ mount -o ro /dev/vda /system || { echo "power-guest: no system disk" >/dev/ttyS1
 mount -t devtmpfs devtmpfs /system/dev
 mount -t proc proc /system/proc
 mount -t "$fs" /dev/vdb /system/data || { echo "power-guest: cannot mount the data disk ($fs)" >/dev/ttyS1; poweroff -f; }
+if [ "$(arg net)" = 1 ]; then
+    # qemu's user network (restrict=on: nothing leaves qemu); the host reaches
+    # the guest's port 8080 through a forward on 127.0.0.1.
+    ip link set lo up
+    for i in $(seq 1 100); do [ -e /sys/class/net/eth0 ] && break; sleep 0.05; done
+    ip link set eth0 up
+    ip addr add 10.0.2.15/24 dev eth0
+fi
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 echo "power-guest: booted $fs" >/dev/ttyS1
 chroot /system /bin/$command >/dev/ttyS1 2>&1
@@ -166,10 +181,19 @@ run() {
     if ! dd if="$image" of=/dev/null bs=4096 count=1 iflag=direct status=none 2>/dev/null; then
         cache=writeback
     fi
+    # POWER_GUEST_PORT=N: a network card, the guest's port 8080 forwarded
+    # from 127.0.0.1:N (the server-side harness runs ingest-server there).
+    local network=() net=0
+    if [ -n "${POWER_GUEST_PORT:-}" ]; then
+        network=(-netdev "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:${POWER_GUEST_PORT}-10.0.2.15:8080"
+                 -device virtio-net-pci,netdev=net0)
+        net=1
+    fi
     exec qemu-system-x86_64 -accel tcg -cpu max -m 768 -smp 1 \
         -display none -monitor none -no-reboot \
         -kernel "$dir/vmlinux" -initrd "$dir/initrd.cpio" \
-        -append "console=ttyS0 quiet panic=-1 power.fs=$fs power.command=$command" \
+        -append "console=ttyS0 quiet panic=-1 power.fs=$fs power.net=$net power.command=$command" \
+        "${network[@]}" \
         -drive "file=$dir/system.img,format=raw,if=virtio,readonly=on" \
         -drive "file=$image,format=raw,if=virtio,cache=$cache" \
         -serial "file:$dir/console-$$.log" -serial stdio
