@@ -170,7 +170,8 @@ import Glibc
         defer { guest.cut() }
         func bootAndWait() async throws {
             try guest.boot()
-            let up = await eventuallyAsync(timeout: 150) { guest.listening }
+            // "listening" comes first, the banner with the app id right after it.
+            let up = await eventuallyAsync(timeout: 150) { guest.listening && guest.state.withLock { $0.appId != nil } }
             try #require(up, "the server's guest did not come up: \(guest.state.withLock { $0.lines.suffix(5) })")
         }
         try await bootAndWait()
@@ -184,13 +185,17 @@ import Glibc
         configuration.transport = transport
         let app = App(id: appId, configuration: configuration)
         let user = try await app.login(credentials: .anonymous)
-        let total = 4_000
-        let writer = Task.detached {
+        // Readings in transactions of 10, 100 every 0.2 s, until the cuts are done.
+        let stop = LockedBox(false)
+        let writer = Task.detached { () throws -> Int in
             let realm = try openSyncedRealm(user)
-            for chunk in 0..<40 {
+            var chunk = 0
+            while !stop.withLock({ $0 }) && chunk < 2_000 {
                 try writeReadings(realm, (chunk * 100)..<((chunk + 1) * 100), perTransaction: 10)
-                await pauseAsync(0.1)
+                chunk += 1
+                await pauseAsync(0.2)
             }
+            return chunk * 100
         }
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<cuts {
@@ -198,7 +203,7 @@ import Glibc
             // at a random instant if that does not come within a few seconds.
             transport.countdown.withLock { $0 = Int.random(in: 1...3, using: &generator) }
             let before = guest.state.withLock { $0.cuts }
-            let answered = await eventuallyAsync(timeout: Double.random(in: 2...6, using: &generator)) {
+            let answered = await eventuallyAsync(timeout: Double.random(in: 3...8, using: &generator)) {
                 guest.state.withLock { $0.cuts } > before
             }
             if !answered {
@@ -208,18 +213,21 @@ import Glibc
             await pauseAsync(Double.random(in: 0...0.5, using: &generator))
             try await bootAndWait()
         }
-        try await writer.value
+        stop.withLock { $0 = true }
+        let total = try await writer.value
         try await user.session.wait(for: .upload, timeout: 180)
         transport.countdown.withLock { $0 = nil }
         guest.cut()  // a last cut: what the sink holds now is what was synced
-        // The sink and its write-ahead log, out of the ext4 image.
+        // The sink and its write-ahead log, out of the ext4 image, after
+        // replaying its journal as a mount would (debugfs reads the image as is).
+        _ = PowerCutTests.run(["-c", "e2fsck -fy \(disk) >/dev/null 2>&1"])
         let sink = dir.sub("sink.sqlite")
         for suffix in ["", "-wal"] {
             _ = PowerCutTests.run(["-c", "debugfs -R 'dump -p /server/\(appId).sqlite\(suffix) \(sink)\(suffix)' \(disk) 2>&1"])
         }
         let counts = try Self.readSink(sink)
         let stats = guest.state.withLock { $0.cuts }
-        print("server power cuts: \(stats) cuts (\(transport.answeredThenCut.withLock { $0 }) right after the server answered an upload), sink rows/distinct/min/max \(counts)")
+        print("server power cuts: \(stats) cuts (\(transport.answeredThenCut.withLock { $0 }) right after the server answered an upload), \(total) readings committed, sink rows/distinct/min/max \(counts)")
         #expect(counts == [Int64(total), Int64(total), 0, Int64(total - 1)], "every committed reading once in the sink")
     }
 }
