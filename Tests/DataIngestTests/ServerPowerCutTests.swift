@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

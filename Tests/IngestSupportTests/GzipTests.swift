@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import IngestCore
+@testable import IngestSupport
+import IngestSupport
 
 @Suite struct GzipTests {
     /// Deterministic, moderately compressible bytes (text-like records).

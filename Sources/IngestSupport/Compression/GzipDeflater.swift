@@ -11,17 +11,17 @@ import CZlib
 /// try bytes.withUnsafeBytes { try deflater.compress($0, appendingTo: &out) }
 /// try deflater.finish(appendingTo: &out)   // out is now a complete .gz member
 /// ```
-public final class GzipDeflater {
+package final class GzipDeflater {
     private let stream: UnsafeMutablePointer<z_stream>
     private let scratch: UnsafeMutableRawBufferPointer
     private var finished = false
 
     /// The compression level, 0 (store) ... 9 (smallest).
-    public let level: Int
+    package let level: Int
 
     /// Creates a compressor writing one gzip member.
     /// - Parameter level: 0...9; default ``Gzip/defaultLevel``.
-    public init(level: Int = Gzip.defaultLevel) throws {
+    package init(level: Int = Gzip.defaultLevel) throws {
         guard (0...9).contains(level) else {
             throw GzipError(code: .invalidArgument, message: "compression level \(level) is outside 0...9")
         }
@@ -46,7 +46,7 @@ public final class GzipDeflater {
     }
 
     /// Compresses `input`, appending whatever compressed bytes zlib emits now.
-    public func compress(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws {
+    package func compress(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws {
         guard !finished else {
             throw GzipError(code: .invalidArgument, message: "compress after finish; call reset() to start a new member")
         }
@@ -63,12 +63,12 @@ public final class GzipDeflater {
     }
 
     /// Compresses a byte array (convenience for ``compress(_:appendingTo:)``).
-    public func compress(_ input: [UInt8], appendingTo output: inout [UInt8]) throws {
+    package func compress(_ input: [UInt8], appendingTo output: inout [UInt8]) throws {
         try input.withUnsafeBytes { (raw) throws in try compress(raw, appendingTo: &output) }
     }
 
     /// Ends the member: appends the remaining compressed bytes and the gzip trailer.
-    public func finish(appendingTo output: inout [UInt8]) throws {
+    package func finish(appendingTo output: inout [UInt8]) throws {
         guard !finished else { return }
         stream.pointee.next_in = nil
         stream.pointee.avail_in = 0
@@ -77,7 +77,7 @@ public final class GzipDeflater {
     }
 
     /// Starts a new gzip member with the same level (reuses zlib's memory).
-    public func reset() {
+    package func reset() {
         deflateReset(stream)
         finished = false
     }
