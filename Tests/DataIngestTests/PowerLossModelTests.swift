@@ -334,3 +334,65 @@ import Glibc
         try recovered.close()
     }
 }
+
+/// The model check of the app's metadata directory: a login, a token
+/// refresh and a few uploads through a real server, recorded at the seam
+/// (``App/Configuration/segmentStore``'s file system, which the user records
+/// use too); in every crash state after `login` returned the user is there,
+/// current, with its refresh token, and after the refresh returned with the
+/// new access token.
+@Suite(.serialized) struct MetadataPowerLossTests {
+    @Test func aLoggedInUserSurvivesEveryCrashState() async throws {
+        let directory = try SyncDirectory()
+        let server = try SyncTestServer(in: directory.path)
+        let appId = server.developmentAppId
+        let scratch = try PowerLossModelTests.scratch("power-metadata")
+        let root = scratch.sub("metadata")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let recorder = RecordingFileSystem(root: root)
+        let app = makeTestApp(id: appId, server: server, directory: scratch.path) { configuration in
+            configuration.metadataDirectory = root
+            configuration.segmentStore.fileSystem = recorder
+        }
+        let user = try await app.login(credentials: .anonymous)
+        recorder.mark("logged in")
+        let loggedIn = recorder.pointCount - 1
+        let realm = try openSyncedRealm(user)
+        try writeReadings(realm, 0..<30, perTransaction: 10)
+        try await user.session.wait(for: .upload, timeout: 60)
+        let access = try await user.refreshAccessToken(replacing: nil)
+        recorder.mark("refreshed")
+        let refreshed = recorder.pointCount - 1
+        recorder.mark("logging out")
+        let loggingOut = recorder.pointCount - 1
+        _ = try await user.logOut()
+        let points = recorder.pointCount
+        var random = SeededRandom(seed: 0xAB)
+        var failures: [String] = []
+        var states = 0
+        for index in 0..<points where failures.count < 10 {
+            let (floor, count) = recorder.bounds(of: index)
+            for (length, choice) in [(floor, RecordingFileSystem.Choice.synced), (count, .latest),
+                                     (floor + Int(random.next() % UInt64(count - floor + 1)), .strict)] {
+                let target = scratch.sub("state-\(index)")
+                try recorder.materialize(point: index, metadataLength: length, choice: choice, random: &random, into: target)
+                let records = UserRecordStore(appDirectory: target + "/" + App.directoryName(appId))
+                let record = records.loadAll().first { $0.id == user.id }
+                states += 1
+                var problems: [String] = []
+                if index >= loggedIn && index < loggingOut {
+                    if record == nil { problems.append("the logged-in user is gone") }
+                    if record?.refreshToken == nil { problems.append("its refresh token is gone") }
+                    if records.currentUserId != user.id { problems.append("it is no longer the current user") }
+                }
+                if index >= refreshed && index < loggingOut, let record, record.accessToken != access {
+                    problems.append("the refreshed access token is gone")
+                }
+                if !problems.isEmpty { failures.append("point \(index) (\(recorder.points[index].label)), \(choice): \(problems.joined(separator: "; "))") }
+                try? FileManager.default.removeItem(atPath: target)
+            }
+        }
+        print("power-loss model, metadata: \(points) points, \(states) crash states, \(failures.count) failing")
+        for failure in failures { Issue.record("\(failure)") }
+    }
+}
