@@ -13,9 +13,10 @@ import Glibc
 /// written to the disk is gone. The guest is then booted again on the same
 /// disk; the child recovers, reports what it found, and commits on.
 ///
+/// Runs only with `INGEST_POWER=1` (`Scripts/power.sh`, CI's power-cut step).
 /// Environment: `INGEST_POWER_CUTS` (cuts per durability level and file
 /// system, default 3), `INGEST_POWER_SECONDS` (time bound of the cuts,
-/// default 300; the final drain boots come after it), `INGEST_POWER_FILESYSTEMS`
+/// default 240; the final drain boots come after it), `INGEST_POWER_FILESYSTEMS`
 /// (default `ext4,xfs`), `INGEST_POWER_LEVELS` (default
 /// `full,interval,none,encrypted`; `encrypted` is an encrypted store with
 /// `.interval`). Hours: `INGEST_POWER_CUTS=1000 INGEST_POWER_SECONDS=14400`.
@@ -26,7 +27,7 @@ import Glibc
 
     struct Settings {
         var cuts = 3
-        var seconds = 300.0
+        var seconds = 240.0
         var fileSystems = ["ext4", "xfs"]
         var levels = ["full", "interval", "none", "encrypted"]
 
@@ -64,14 +65,24 @@ import Glibc
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    @Test func powerCutsLoseOnlyWhatDurabilityAllows() throws {
-        let (status, missing) = Self.run([Self.script, "check"])
-        guard status == 0 else {
-            // Scripts/test.sh installs them (Scripts/common.sh, POWER_PACKAGES).
-            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record("power-cut guest unavailable in CI: \(missing)") }
-            print("PowerCutTests skipped: \(missing.trimmingCharacters(in: .whitespacesAndNewlines)) (Scripts/test.sh installs them)")
-            return
+    /// Whether the harness runs: `INGEST_POWER=1` (Scripts/power.sh, CI's
+    /// power-cut step) and the guest's packages installed. Asked for but not
+    /// installed is a failure; not asked for, a skip with a message.
+    static func enabled(_ name: String) -> Bool {
+        guard ProcessInfo.processInfo.environment["INGEST_POWER"] == "1" else {
+            print("\(name) skipped: set INGEST_POWER=1 to cut a virtual machine's power (Scripts/power.sh does)")
+            return false
         }
+        let (status, missing) = run([script, "check"])
+        guard status == 0 else {
+            Issue.record("the power-cut guest cannot be built: \(missing) (Scripts/power.sh installs POWER_PACKAGES)")
+            return false
+        }
+        return true
+    }
+
+    @Test func powerCutsLoseOnlyWhatDurabilityAllows() throws {
+        guard Self.enabled("PowerCutTests") else { return }
         let settings = Settings.fromEnvironment()
         let dir = try StoreTempDirectory("power")
         let script = try Self.copyScript(into: dir.path)
