@@ -127,7 +127,7 @@ final class PowerRun {
     let disk: String
     let fileSystem: String
     let level: String
-    var random: SeededRandom
+    var random: SoakRandom
 
     struct Committed {
         let id: Int64
@@ -156,7 +156,7 @@ final class PowerRun {
         self.disk = disk
         self.fileSystem = fileSystem
         self.level = level
-        self.random = SeededRandom(seed: seed)
+        self.random = SoakRandom(seed: seed)
     }
 
     var name: String { "\(fileSystem) \(level)" }
@@ -338,15 +338,3 @@ final class PowerRun {
     }
 }
 
-/// A small seeded generator (splitmix64) for the kill schedule.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -212,7 +212,7 @@ import Glibc
             }
         }
         let points = recorder.pointCount
-        var random = SeededRandom(seed: 0x5EED_0000 &+ seed)
+        var random = SoakRandom(seed: 0x5EED_0000 &+ seed)
         var states = 0
         var failures: [String] = []
         var index = 0
@@ -367,7 +367,7 @@ import Glibc
         let loggingOut = recorder.pointCount - 1
         _ = try await user.logOut()
         let points = recorder.pointCount
-        var random = SeededRandom(seed: 0xAB)
+        var random = SoakRandom(seed: 0xAB)
         var failures: [String] = []
         var states = 0
         for index in 0..<points where failures.count < 10 {

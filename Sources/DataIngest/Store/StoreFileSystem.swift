@@ -104,17 +104,7 @@ public struct PosixFileSystem: StoreFileSystem {
         Self.posixAllocate(fd, offset: offset, length: length)
     }
 
-    public func pwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
-        Self.posixPwrite(fd, bytes, at: offset)
-    }
-
-    public func unlink(_ path: String) -> Int32 {
-        Glibc.unlink(path) == 0 ? 0 : -errno
-    }
-
-    public func map(_ fd: Int32, length: Int) -> UnsafeMutableRawPointer? {
-        Self.posixMap(fd, length: length)
-    }
+    // pwrite, unlink and map: the protocol's default implementations.
 
     static func posixPwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
         while true {
