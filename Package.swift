@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
         .library(name: "IngestServer", targets: ["IngestServer"]),
+        .library(name: "RealmSync", targets: ["RealmSync"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
         .executable(name: "WeatherStation", targets: ["WeatherStation"]),
@@ -38,6 +39,10 @@ let package = Package(
 
         // MARK: Shared core: BSON, Extended JSON, ObjectId, Decimal128
         .target(name: "IngestCore", dependencies: ["CCrypto", "CZlib"]),
+
+        // MARK: Realm's sync protocol: WebSocket frames, sync messages,
+        // changesets, and the documents a changeset creates (transport-free)
+        .target(name: "RealmSync", dependencies: ["IngestCore", "CCrypto"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
         .target(name: "DataIngest", dependencies: ["IngestCore", "CSQLite", "CZlib"]),
@@ -69,6 +74,8 @@ let package = Package(
             name: "store-crash-child", dependencies: ["DataIngest"],
             path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
+        // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
+        .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest"],
