@@ -209,10 +209,37 @@ struct ObjectBuild {
                 result.rejected.append(RejectedObject(className: key.table, primaryKey: key.object, reason: reason))
                 continue
             }
-            result.objects.append(IngestedObject(className: key.table, primaryKey: key.object,
-                                                 document: try node.document(counter: &counter)))
+            let document = try node.document(counter: &counter)
+            if let path = Self.keyWithNul(in: document) {
+                result.rejected.append(RejectedObject(className: key.table, primaryKey: key.object,
+                                                      reason: "\(path): a field name or map key with a NUL byte, which BSON cannot store"))
+                continue
+            }
+            result.objects.append(IngestedObject(className: key.table, primaryKey: key.object, document: document))
         }
         return result
+    }
+
+    /// The path of the first key holding a NUL byte (BSON keys are C strings).
+    static func keyWithNul(in document: BSONDocument, path: String = "") -> String? {
+        for (key, value) in document {
+            let here = path.isEmpty ? key : "\(path).\(key)"
+            if key.utf8.contains(0) { return here.debugDescription }
+            if let found = keyWithNul(in: value, path: here) { return found }
+        }
+        return nil
+    }
+
+    static func keyWithNul(in value: BSON, path: String) -> String? {
+        switch value {
+        case .document(let document): return keyWithNul(in: document, path: path)
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                if let found = keyWithNul(in: element, path: "\(path)[\(index)]") { return found }
+            }
+            return nil
+        default: return nil
+        }
     }
 
     // MARK: Objects
