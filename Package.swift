@@ -2,8 +2,10 @@
 import PackageDescription
 
 // DataIngest: stream immutable data from Swift apps into a real database,
-// every record exactly once. No Swift package dependencies: only the
-// toolchain and Debian's C libraries, wrapped as system library targets.
+// every record exactly once. Swift package dependencies: the three packages
+// every server-side Swift app already has (swift-log, swift-argument-parser,
+// swift-metrics); everything else is the toolchain and Debian's C libraries,
+// wrapped as system library targets.
 let package = Package(
     name: "DataIngest",
     products: [
@@ -18,7 +20,11 @@ let package = Package(
         .executable(name: "ServerLogging", targets: ["ServerLogging"]),
         .executable(name: "ingest-forward", targets: ["ingest-forward"]),
     ],
-    dependencies: [],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+    ],
     targets: [
         // MARK: C libraries (Debian -dev packages)
         .systemLibrary(
@@ -37,20 +43,25 @@ let package = Package(
         // accept4) for the HTTP server's event loop. Headers only.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
-        // MARK: Shared core: BSON, Extended JSON, ObjectId, Decimal128
-        .target(name: "IngestCore", dependencies: ["CCrypto", "CZlib"]),
+        // MARK: Infrastructure shared by the modules below (package access):
+        // locks, gzip, the HTTP/1.1 client, libcrypto, base64
+        .target(name: "IngestSupport", dependencies: ["CCrypto", "CZlib"]),
+
+        // MARK: The formats client and server share: BSON, Extended JSON,
+        // ObjectId, Decimal128, schema, the segment file
+        .target(name: "IngestCore", dependencies: ["IngestSupport", "CCrypto"]),
 
         // MARK: Realm's sync protocol: WebSocket frames, sync messages,
         // changesets, and the documents a changeset creates (transport-free)
-        .target(name: "RealmSync", dependencies: ["IngestCore", "CCrypto"]),
+        .target(name: "RealmSync", dependencies: ["IngestCore", "IngestSupport"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
-        .target(name: "DataIngest", dependencies: ["IngestCore", "CSQLite", "CZlib"]),
+        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
 
         // MARK: Server: HTTP, auth, apps, uploads, sinks
         .target(
             name: "IngestServer",
-            dependencies: ["IngestCore", "CSQLite", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
+            dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
         .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
         // MARK: Samples (each folder has a README)
@@ -58,14 +69,14 @@ let package = Package(
                          exclude: ["README.md"]),
         .executableTarget(name: "RetailInvoices", dependencies: ["DataIngest", "CSQLite"], path: "Samples/RetailInvoices",
                          exclude: ["README.md"]),
-        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestServer"], path: "Samples/ServerLogging",
+        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestServer", "IngestSupport"], path: "Samples/ServerLogging",
                          exclude: ["README.md"]),
-        .executableTarget(name: "ingest-forward", dependencies: ["DataIngest"], path: "Samples/LogForwarder",
+        .executableTarget(name: "ingest-forward", dependencies: ["DataIngest", "IngestSupport"], path: "Samples/LogForwarder",
                          exclude: ["README.md"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
-            name: "ingest-bench", dependencies: ["IngestCore", "DataIngest", "IngestServer", "CSQLite"],
+            name: "ingest-bench", dependencies: ["IngestCore", "IngestSupport", "DataIngest", "IngestServer", "CSQLite"],
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
@@ -73,19 +84,20 @@ let package = Package(
         .executableTarget(
             name: "store-crash-child", dependencies: ["DataIngest"],
             path: "Tests/Support/store-crash-child"),
-        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore"]),
+        .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
+        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport"]),
         // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
-        .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore"]),
+        .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore", "IngestSupport"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
-            name: "sync-client-child", dependencies: ["DataIngest"],
+            name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],
             path: "Tests/Support/sync-client-child"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
+            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "ingest-server"]),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "ingest-server"]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",

@@ -21,8 +21,43 @@ ensure_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }
 
-# The C libraries the package links against.
-BUILD_PACKAGES=(pkg-config libsqlite3-dev zlib1g-dev libssl-dev libpq-dev)
+# use_vendor_mirrors: on machines that cannot reach GitHub, the project's
+# three Swift package dependencies come from the bare git mirrors in
+# ../shared/vendor (next to the checkout). When that folder exists, SwiftPM is
+# pointed at it with `swift package config set-mirror` (the setting lives in
+# .swiftpm/configuration/mirrors.json, machine-specific and not committed);
+# when it does not, resolution is left alone and SwiftPM fetches the GitHub
+# URLs of Package.swift. A mirror that git cannot open as it is (a copy that
+# lost its empty refs/ folder) is opened through a small bare repository under
+# .build/vendor-mirrors that borrows its objects (objects/info/alternates).
+VENDOR_PACKAGES=(apple/swift-log apple/swift-argument-parser apple/swift-metrics)
+use_vendor_mirrors() {
+    local vendor
+    vendor="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/vendor"
+    [ -d "$vendor" ] || return 0
+    local package name mirror
+    for package in "${VENDOR_PACKAGES[@]}"; do
+        name="${package#*/}"
+        mirror="$vendor/$name.git"
+        [ -d "$mirror" ] || { echo "use_vendor_mirrors: $mirror is missing" >&2; return 1; }
+        if ! git -C "$mirror" rev-parse --git-dir >/dev/null 2>&1; then
+            local opened=".build/vendor-mirrors/$name.git"
+            if ! git -C "$opened" rev-parse --git-dir >/dev/null 2>&1; then
+                rm -rf "$opened"
+                mkdir -p "$opened/refs" "$opened/objects/info"
+                cp "$mirror/HEAD" "$mirror/packed-refs" "$mirror/config" "$opened/"
+                echo "$mirror/objects" > "$opened/objects/info/alternates"
+            fi
+            mirror="$(cd "$opened" && pwd)"
+        fi
+        swift package config set-mirror \
+            --original "https://github.com/$package.git" --mirror "$mirror"
+    done
+}
+
+# What building needs: git (SwiftPM fetches the Swift packages with it) and
+# the C libraries the package links against.
+BUILD_PACKAGES=(git pkg-config libsqlite3-dev zlib1g-dev libssl-dev libpq-dev)
 
 # start_test_services: the services the sink tests need (owned by
 # Scripts/services/): a throwaway PostgreSQL and ClickHouse on 127.0.0.1,

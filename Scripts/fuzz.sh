@@ -11,8 +11,8 @@
 #
 # The harnesses (Fuzz/<target>/main.swift) are not SwiftPM targets, so
 # `swift build` and `swift test` never compile them. This script compiles
-# IngestCore, IngestServer, RealmSync and DataIngest (each only when a target
-# needs it)
+# IngestSupport, IngestCore, IngestServer, RealmSync and DataIngest (each only
+# when a target needs it)
 # directly with swiftc, instrumented with `-sanitize=fuzzer,address` (and
 # -enable-testing, for the internal HTTP parser and ParsedSegment), then links
 # each harness against them. The syslog harness compiles the forwarder
@@ -52,6 +52,7 @@ done
 [ ${#targets[@]} -eq 0 ] && targets=("${ALL_TARGETS[@]}")
 
 ensure_packages "${BUILD_PACKAGES[@]}"
+use_vendor_mirrors
 mkdir -p "$build_dir/artifacts"
 build_dir="$(cd "$build_dir" && pwd)"
 
@@ -69,28 +70,31 @@ needs() {   # needs MODULE: true if a selected target links MODULE
 # The linker warns about every ASan check symbol it cannot export; noise.
 quiet() { "$@" 2>&1 | { grep -v "Cannot export local symbol" || true; }; return "${PIPESTATUS[0]}"; }
 
-SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library)
+SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library -package-name DataIngest)
 # Every system library module IngestServer and DataIngest import (IngestServer
 # imports CPostgres since the PostgreSQL sink; without it the server targets
 # did not compile).
 C_MODULES=(-I Sources/CZlib -I Sources/CCrypto -I Sources/CSQLite -I Sources/CLinux -I Sources/CPostgres)
 
-# build_module NAME FLAGS...: a static library plus its module, rebuilt when
-# a source file is newer than the library, when IngestCore's library is (for
-# the modules that import it), or when the flags changed.
+# build_module NAME "DEPENDENCIES" FLAGS...: a static library plus its
+# module from Sources/NAME, rebuilt when a source file is newer than the
+# library, when the library of a module it imports (DEPENDENCIES) is, or
+# when the flags changed.
 build_module() {
-    local name="$1" library="$build_dir/lib$1.a"
-    shift
-    local flags="$*" sources
+    local name="$1" dependencies="$2" library="$build_dir/lib$1.a"
+    shift 2
+    local flags="$*" sources dependency stale=0
     sources=$(find "Sources/$name" -name '*.swift' | sort)
-    if [ -f "$library" ] && [ -z "$(find "Sources/$name" -name '*.swift' -newer "$library" | head -1)" ] \
-        && { [ "$name" = IngestCore ] || [ ! "$build_dir/libIngestCore.a" -nt "$library" ]; } \
-        && [ "$(cat "$library.flags" 2>/dev/null)" = "$flags" ]; then
-        return 0
-    fi
+    [ -f "$library" ] || stale=1
+    [ -n "$(find "Sources/$name" -name '*.swift' -newer "$library" 2>/dev/null | head -1)" ] && stale=1
+    for dependency in $dependencies; do
+        [ "$build_dir/lib$dependency.a" -nt "$library" ] && stale=1
+    done
+    [ "$(cat "$library.flags" 2>/dev/null)" = "$flags" ] || stale=1
+    [ "$stale" -eq 1 ] || return 0
     echo "== compiling $name ($flags)"
     # shellcheck disable=SC2086
-    quiet swiftc "$@" -parse-as-library -module-name "$name" \
+    quiet swiftc "$@" -parse-as-library -package-name DataIngest -module-name "$name" \
         -emit-library -static -o "$library.tmp" \
         -emit-module -emit-module-path "$build_dir/$name.swiftmodule" \
         -I "$build_dir" "${C_MODULES[@]}" $sources
@@ -109,18 +113,19 @@ INSTRUMENTED=(-swift-version 6 -O -wmo -sanitize=fuzzer,address -enable-testing)
 PLAIN=(-swift-version 6 -Onone)
 
 if [ "$build" -eq 1 ]; then
-    build_module IngestCore "${INSTRUMENTED[@]}"
-    if needs IngestServer; then build_module IngestServer "${INSTRUMENTED[@]}"; fi
-    if needs RealmSync; then build_module RealmSync "${INSTRUMENTED[@]}"; fi
-    if needs DataIngest; then build_module DataIngest "${PLAIN[@]}"; fi
+    build_module IngestSupport "" "${INSTRUMENTED[@]}"
+    build_module IngestCore "IngestSupport" "${INSTRUMENTED[@]}"
+    if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
+    if needs RealmSync; then build_module RealmSync "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
+    if needs DataIngest; then build_module DataIngest "IngestSupport IngestCore" "${PLAIN[@]}"; fi
     for target in "${targets[@]}"; do
-        libraries=(-lIngestCore -lz -lcrypto)
+        libraries=(-lIngestCore -lIngestSupport -lz -lcrypto)
         sources=("Fuzz/$target/main.swift")
         case "$target" in
-            http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lpq -lsqlite3 -lz -lcrypto) ;;
-            websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lz -lcrypto) ;;
+            http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
+            websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lz -lcrypto) ;;
             syslog)
-                libraries=(-lDataIngest -lIngestCore -lsqlite3 -lz -lcrypto)
+                libraries=(-lDataIngest -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
                 sources+=(Samples/LogForwarder/LineParser.swift) ;;
         esac
         echo "== linking fuzz-$target"

@@ -42,6 +42,7 @@ while [ $# -gt 0 ]; do
 done
 
 ensure_packages "${BUILD_PACKAGES[@]}" sqlite3
+use_vendor_mirrors
 
 echo "== building ($configuration)"
 swift build -c "$configuration" --product ingest-server

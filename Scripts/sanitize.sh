@@ -56,6 +56,7 @@ rm -rf "$reports_dir"
 mkdir -p "$reports_dir"
 
 ensure_packages "${BUILD_PACKAGES[@]}" curl python3 sqlite3 openssl gzip
+use_vendor_mirrors
 
 case "$sanitizer" in
     thread)

@@ -1,5 +1,6 @@
 import DataIngest
 import Foundation
+import IngestSupport
 
 /// The seed's asymmetric type.
 private final class BenchWeatherSensor: AsymmetricObject {

@@ -4,6 +4,7 @@ import Glibc
 import CSQLite
 import Foundation
 import IngestCore
+import IngestSupport
 
 // The ingest server in its own process (the release `ingest-server` built
 // next to this binary, development mode, SQLite sink at its default

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import IngestCore
 import IngestServer
+import IngestSupport
 
 // The production sinks (issue 8): objects/s through a real `ingest-server`
 // process (release build next to this binary, a configuration file with one

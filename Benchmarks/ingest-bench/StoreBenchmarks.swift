@@ -5,6 +5,7 @@ import IngestCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import IngestSupport
 
 /// Measures the segment store on the seed's WeatherSensor (a 5-field BSON
 /// document built by hand: ObjectId, string, two doubles, an int64) against a

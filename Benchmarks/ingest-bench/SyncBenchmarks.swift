@@ -4,6 +4,7 @@ import Glibc
 import CSQLite
 import DataIngest
 import Foundation
+import IngestSupport
 
 // End to end: the client SDK in this process, the `ingest-server` (built next
 // to this binary) in its own process on 127.0.0.1, its SQLite sink at

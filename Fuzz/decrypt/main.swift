@@ -29,6 +29,7 @@
 // counters, kinds, versions and key checks reach the checks behind the CRCs.
 // Every decrypting source that threw is read once more and must throw again.
 @testable import IngestCore
+import IngestSupport
 
 // Small frame limit as in the segment harness (a declared 16 MiB frame
 // would allocate 16 MiB per input); no gzip limits, as the store reads its

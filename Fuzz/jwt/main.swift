@@ -9,6 +9,7 @@
 // parsed by StrictJSON as AuthService does (the other JSON parser that
 // unauthenticated clients reach).
 @testable import IngestServer
+import IngestSupport
 
 let secret = Array("fuzz-secret-0123456789abcdef0123".utf8)
 let codec = AccessTokenCodec(appId: "fuzz-app", secret: secret)

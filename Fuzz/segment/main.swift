@@ -8,6 +8,7 @@
 //   2: the rest is a raw stream, read as an active segment (no end frame);
 //   3: the rest is a raw stream, gzip-compressed here, then read as in 0.
 import IngestCore
+import IngestSupport
 
 // Small limits keep each run fast and exercise the limit checks.
 let limits = SegmentReader.Limits(

@@ -8,6 +8,7 @@
 // segment stream, gzip-compressed here first (so mutations reach the frames).
 @testable import IngestServer
 import IngestCore
+import IngestSupport
 
 let gzipLimits = GzipLimits(maxOutputBytes: 4 << 20, maxRatio: 50, ratioCheckFloorBytes: 64 << 10)
 

@@ -1,5 +1,6 @@
 import DataIngest
 import Foundation
+import IngestSupport
 
 /// The formats `ingest-forward` understands.
 enum LineFormat: String, CaseIterable {

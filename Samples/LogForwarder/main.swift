@@ -5,6 +5,7 @@ import Glibc
 #endif
 import DataIngest
 import Foundation
+import IngestSupport
 
 let usage = """
     usage: ingest-forward [options] FILE

@@ -13,6 +13,7 @@ import Glibc
 import DataIngest
 import Foundation
 import IngestServer
+import IngestSupport
 
 func fail(_ message: String, _ status: Int32) -> Never {
     FileHandle.standardError.write(Data("ServerLogging: \(message)\n".utf8))

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 @testable import DataIngest
+import IngestSupport
 
 /// One accepted connection of a ``TinyHTTPServer``: blocking reads with a
 /// 5 s timeout, so a test never hangs on a client that does not send.

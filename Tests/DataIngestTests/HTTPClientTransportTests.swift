@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 /// The socket transport against the real `ingest-server` process and against
 /// a scripted server in the test (for answers the real server never gives:

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 final class LRPlace: EmbeddedObject {
     @Persisted var name: String

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 @Suite struct LocalStoreConcurrencyTests {
     @Test func readersRunWhileAWriterHoldsATransaction() throws {

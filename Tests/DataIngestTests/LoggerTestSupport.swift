@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import IngestCore
 @testable import DataIngest
+import IngestSupport
 
 /// A transaction sink for the logger tests: keeps the committed documents,
 /// can be held (commits wait until released) and can be made to fail. It is

@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 /// A recorded object for the recorder tests.
 final class LoggerTestInvoice: AsymmetricObject {

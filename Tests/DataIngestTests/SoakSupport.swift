@@ -5,6 +5,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 /// The soak test's settings, from the environment.
 ///

@@ -5,6 +5,7 @@ import IngestCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import IngestSupport
 
 /// Encryption at rest of the segment store (AES-256-GCM, Docs/SegmentFormat.md).
 @Suite struct StoreEncryptionTests {

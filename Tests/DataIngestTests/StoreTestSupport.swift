@@ -5,6 +5,7 @@ import IngestCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import IngestSupport
 
 /// A temporary directory removed when the test ends.
 final class StoreTempDirectory {

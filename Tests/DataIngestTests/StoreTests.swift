@@ -5,6 +5,7 @@ import IngestCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import IngestSupport
 
 @Suite struct StoreTests {
     static func configuration(_ dir: StoreTempDirectory, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) -> SegmentStore.Configuration {

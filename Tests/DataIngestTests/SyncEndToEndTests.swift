@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 /// The client against a real `ingest-server` process on 127.0.0.1, checked
 /// row by row in the server's SQLite.

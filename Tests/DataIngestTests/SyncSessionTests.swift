@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 /// Forwards to a real `URLSessionTransport` and injects faults into upload
 /// requests: network errors before sending, answers lost after the server

@@ -5,6 +5,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 /// A failure in the sync tests' own plumbing.
 struct SyncTestError: Error, CustomStringConvertible {

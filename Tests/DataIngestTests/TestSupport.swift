@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 
 /// A transaction sink that keeps what was committed, in memory. It stands in
 /// for the segment store, which lives in its own module area.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestCore
+import IngestSupport
 
 /// Inputs that Scripts/fuzz.sh found breaking IngestCore, kept as regression
 /// cases (the same inputs are seeds in Fuzz/corpus/).

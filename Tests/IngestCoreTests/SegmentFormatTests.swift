@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestCore
+import IngestSupport
 
 /// Builds small BSON documents by hand (the BSON codec lives elsewhere).
 enum HandBSON {

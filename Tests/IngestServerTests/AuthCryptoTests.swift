@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 @Suite struct AuthCryptoTests {
     func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

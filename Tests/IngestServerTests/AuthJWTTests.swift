@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 @Suite struct AuthJWTTests {
     let secret = Array("0123456789abcdef0123456789abcdef-app-one".utf8)

@@ -2,6 +2,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 @Suite struct AuthServiceTests {
     /// A service over a fresh state directory with every provider enabled on "app-one"

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import IngestCore
 @testable import IngestServer
+import IngestSupport
 
 /// A temporary directory removed when the test is done with it.
 final class AuthTempDirectory {

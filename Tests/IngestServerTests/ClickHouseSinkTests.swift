@@ -6,6 +6,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 /// The ClickHouse sink against the real ClickHouse (Debian's 18.16) that
 /// Scripts/test.sh starts on 127.0.0.1. Serialized: the cluster test owns

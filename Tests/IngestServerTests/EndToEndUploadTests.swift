@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 /// Uploads against a real `ingest-server` process on 127.0.0.1, with the
 /// stored rows checked in the SQLite sink with SQL.

@@ -1,5 +1,6 @@
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 /// Inputs that Scripts/fuzz.sh found crashing the server's parsers, kept as
 /// regression cases (the same inputs are seeds in Fuzz/corpus/).

@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 /// The `HTTPServer` library API used in-process, as `IngestService` does:
 /// async handlers, thrown errors, the request observer and `shutdown()`.

@@ -6,6 +6,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 /// The PostgreSQL sink against the real PostgreSQL that Scripts/test.sh
 /// starts on 127.0.0.1. Serialized: one test restarts that PostgreSQL.

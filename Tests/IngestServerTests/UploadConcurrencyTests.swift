@@ -2,6 +2,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestSupport
 
 /// The upload handler in process, under concurrent uploads of the same and
 /// of different segments: every object stored once, every answer consistent.

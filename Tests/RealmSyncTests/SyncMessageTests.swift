@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 import Testing
 
 @testable import RealmSync

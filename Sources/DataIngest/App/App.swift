@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// A client of one app on an ingest server, as in the seed SDK: log users in
 /// and open synced realms for them.

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// A logged-in user of an ``App``: its tokens, its sync session and the
 /// synced realm configuration that writes into its segment store.

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// The local (non-synced) side of one ``Realm``: its SQLite store, the
 /// store's write transaction, and the managed objects the realm handed out.

@@ -4,6 +4,7 @@ import IngestCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import IngestSupport
 
 /// The SQLite store of a local (non-synced) realm, keyed by the schema
 /// model: one table per top-level class, typed columns, the schema and

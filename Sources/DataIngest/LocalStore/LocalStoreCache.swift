@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// One open ``LocalStore`` per file, schema and schema version in this
 /// process, shared by the realms opened on it (each realm keeps its own

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// The background writer behind ``IngestLogger`` and ``IngestRecorder``: one
 /// thread that owns a synced realm and commits queued log events in groups,
@@ -29,7 +30,7 @@ import IngestCore
 /// ``Statistics/droppedCommitFailed``; with `.dropOldest` the store drops old
 /// segments and counts them in its own counters. Recorded objects are never
 /// dropped: ``IngestRecorder/record(_:)`` throws instead.
-// @unchecked Sendable: every mutable field is guarded by `mutex`.
+// @unchecked Sendable: every mutable field is guarded by `monitor`.
 public final class LogWriter: @unchecked Sendable {
     /// The configuration it was created with.
     public let configuration: Configuration
@@ -37,11 +38,16 @@ public final class LogWriter: @unchecked Sendable {
     /// are replaced per recorded type).
     public let realmConfiguration: Realm.Configuration
 
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let workCondition: UnsafeMutablePointer<pthread_cond_t>
-    private let progressCondition: UnsafeMutablePointer<pthread_cond_t>
+    /// What a thread of the writer waits for.
+    private enum Wake: Int, CaseIterable {
+        /// Queued events or jobs, or stopping (the writer thread).
+        case work
+        /// Events handled, room in the queue, or the thread finished (producers, `flush`, `shutdown`).
+        case progress
+    }
+    private let monitor = ConditionLock<Wake>()
 
-    // Guarded by `mutex`, which already makes every access exclusive: the
+    // Guarded by `monitor`, which already makes every access exclusive: the
     // run-time exclusivity check of a class's stored property (two per log
     // call) cost about 150 instructions per call in callgrind.
     @exclusivity(unchecked) private var queue: [PendingLogEvent] = []
@@ -73,15 +79,6 @@ public final class LogWriter: @unchecked Sendable {
     public init(realmConfiguration: Realm.Configuration, configuration: Configuration = .init()) throws {
         self.configuration = configuration
         self.realmConfiguration = realmConfiguration
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        workCondition = .allocate(capacity: 1)
-        workCondition.initialize(to: pthread_cond_t())
-        pthread_cond_init(workCondition, nil)
-        progressCondition = .allocate(capacity: 1)
-        progressCondition.initialize(to: pthread_cond_t())
-        pthread_cond_init(progressCondition, nil)
         queue.reserveCapacity(min(configuration.queueCapacity, 4_096))
 
         let opened = DispatchSemaphore(value: 0)
@@ -116,12 +113,6 @@ public final class LogWriter: @unchecked Sendable {
 
     deinit {
         shutdown()
-        pthread_cond_destroy(workCondition)
-        pthread_cond_destroy(progressCondition)
-        pthread_mutex_destroy(mutex)
-        workCondition.deallocate()
-        progressCondition.deallocate()
-        mutex.deallocate()
     }
 
     /// Records objects through this writer's thread; see ``IngestRecorder``.
@@ -140,16 +131,16 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Queues an event; never waits for I/O (see ``Configuration/whenFull``).
     func enqueue(_ event: consuming PendingLogEvent) {
-        pthread_mutex_lock(mutex)
+        monitor.lock()
         if stopping {
             statistics.droppedAfterShutdown += 1
-            pthread_mutex_unlock(mutex)
+            monitor.unlock()
             return
         }
         if queue.count >= configuration.queueCapacity {
             guard case .wait(let milliseconds) = configuration.whenFull, waitForRoom(milliseconds: milliseconds) else {
                 statistics.droppedQueueFull += 1
-                pthread_mutex_unlock(mutex)
+                monitor.unlock()
                 return
             }
         }
@@ -158,22 +149,20 @@ public final class LogWriter: @unchecked Sendable {
         statistics.acceptedEvents += 1
         if writerWaiting {
             writerWaiting = false
-            pthread_cond_signal(workCondition)
+            monitor.signal(.work)
         }
-        pthread_mutex_unlock(mutex)
+        monitor.unlock()
     }
 
-    /// With the mutex held: waits for room in the queue; false on timeout or shutdown.
+    /// With the monitor held: waits for room in the queue; false on timeout or shutdown.
     private func waitForRoom(milliseconds: Int) -> Bool {
-        let deadline = Self.deadline(after: Double(milliseconds) / 1000)
-        var timeout = deadline
+        let deadline = ConditionLock<Wake>.deadline(after: Double(milliseconds) / 1000)
         while queue.count >= configuration.queueCapacity && !stopping {
             if writerWaiting {
                 writerWaiting = false
-                pthread_cond_signal(workCondition)
+                monitor.signal(.work)
             }
-            if pthread_cond_timedwait(progressCondition, mutex, &timeout) == ETIMEDOUT { break }
-            timeout = deadline
+            if !monitor.wait(.progress, until: deadline) { break }
         }
         return queue.count < configuration.queueCapacity && !stopping
     }
@@ -181,18 +170,18 @@ public final class LogWriter: @unchecked Sendable {
     /// Runs `work` on the writer thread and waits for it.
     func perform(_ work: @escaping (Realm, inout [ObjectIdentifier: Realm]) throws -> Int) throws {
         let job = RecordJob(work: work)
-        pthread_mutex_lock(mutex)
+        monitor.lock()
         if stopping {
-            pthread_mutex_unlock(mutex)
+            monitor.unlock()
             throw LoggingError(.shutDown, "the log writer was shut down; create a new LogWriter to record more objects")
         }
         jobs.append(job)
         jobsSubmitted += 1
         if writerWaiting {
             writerWaiting = false
-            pthread_cond_signal(workCondition)
+            monitor.signal(.work)
         }
-        pthread_mutex_unlock(mutex)
+        monitor.unlock()
         job.done.wait()
         if let error = job.error { throw error }
     }
@@ -204,21 +193,19 @@ public final class LogWriter: @unchecked Sendable {
     /// longer than `timeout` seconds.
     @discardableResult
     public func flush(timeout: TimeInterval = 30) -> Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        monitor.lock()
+        defer { monitor.unlock() }
         let targetEvents = acceptedSequence
         let targetJobs = jobsSubmitted
-        let deadline = Self.deadline(after: timeout)
-        var until = deadline
+        let deadline = ConditionLock<Wake>.deadline(after: timeout)
         while (handledSequence < targetEvents || jobsDone < targetJobs) && !finished {
             if writerWaiting {
                 writerWaiting = false
-                pthread_cond_signal(workCondition)
+                monitor.signal(.work)
             }
-            if pthread_cond_timedwait(progressCondition, mutex, &until) == ETIMEDOUT {
+            if !monitor.wait(.progress, until: deadline) {
                 return handledSequence >= targetEvents && jobsDone >= targetJobs
             }
-            until = deadline
         }
         return handledSequence >= targetEvents && jobsDone >= targetJobs
     }
@@ -229,24 +216,24 @@ public final class LogWriter: @unchecked Sendable {
     /// the store; wait for the upload with
     /// `try await user.session.wait(for: .upload, timeout:)`.
     public func shutdown() {
-        pthread_mutex_lock(mutex)
+        monitor.lock()
         stopping = true
         if writerWaiting {
             writerWaiting = false
-            pthread_cond_signal(workCondition)
+            monitor.signal(.work)
         }
         if shutdownClaimed || finished {
-            while !finished { pthread_cond_wait(progressCondition, mutex) }
-            pthread_mutex_unlock(mutex)
+            while !finished { monitor.wait(.progress) }
+            monitor.unlock()
             return
         }
         shutdownClaimed = true
-        pthread_mutex_unlock(mutex)
+        monitor.unlock()
         stopped.wait()
-        pthread_mutex_lock(mutex)
+        monitor.lock()
         finished = true
-        pthread_cond_broadcast(progressCondition)
-        pthread_mutex_unlock(mutex)
+        monitor.broadcast(.progress)
+        monitor.unlock()
     }
 
     // MARK: - The writer thread
@@ -259,22 +246,22 @@ public final class LogWriter: @unchecked Sendable {
         let appVersion = configuration.appVersion
         let pid = processId
         while true {
-            pthread_mutex_lock(mutex)
+            monitor.lock()
             while queue.isEmpty && jobs.isEmpty && !stopping {
                 writerWaiting = true
-                pthread_cond_wait(workCondition, mutex)
+                monitor.wait(.work)
             }
             writerWaiting = false
             if queue.isEmpty && jobs.isEmpty && stopping {
-                pthread_mutex_unlock(mutex)
+                monitor.unlock()
                 break
             }
             swap(&batch, &queue)
             let pendingJobs = jobs
             jobs.removeAll()
             // Room in the queue again: wake callers waiting for it.
-            pthread_cond_broadcast(progressCondition)
-            pthread_mutex_unlock(mutex)
+            monitor.broadcast(.progress)
+            monitor.unlock()
 
             for job in pendingJobs {
                 do {
@@ -314,15 +301,15 @@ public final class LogWriter: @unchecked Sendable {
             let handled = batch.count
             batch.removeAll(keepingCapacity: true)
 
-            pthread_mutex_lock(mutex)
+            monitor.lock()
             handledSequence += handled
             jobsDone += pendingJobs.count
             statistics.committedEvents += committed
             statistics.droppedCommitFailed += failed
             statistics.transactions += transactions
             if let lastError { statistics.lastError = lastError }
-            pthread_cond_broadcast(progressCondition)
-            pthread_mutex_unlock(mutex)
+            monitor.broadcast(.progress)
+            monitor.unlock()
         }
         recordRealms.removeAll()
     }
@@ -330,23 +317,7 @@ public final class LogWriter: @unchecked Sendable {
     // MARK: - Helpers
 
     private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
-
-    /// An absolute CLOCK_REALTIME deadline (what pthread_cond_timedwait uses).
-    private static func deadline(after seconds: TimeInterval) -> timespec {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let clamped = max(0, min(seconds, 1e8))
-        var sec = now.tv_sec + Int(clamped)
-        var nsec = now.tv_nsec + Int((clamped - clamped.rounded(.down)) * 1e9)
-        if nsec >= 1_000_000_000 {
-            sec += 1
-            nsec -= 1_000_000_000
-        }
-        return timespec(tv_sec: sec, tv_nsec: nsec)
+        monitor.withLock(body)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 extension Realm {
     /// How to open a realm: its file, its classes and whether it is synced.

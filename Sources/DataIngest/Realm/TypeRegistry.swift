@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// The types automatic schema discovery knows. Swift on Linux cannot list
 /// the subclasses of a class at run time, so types become known by being

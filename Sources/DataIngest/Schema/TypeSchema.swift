@@ -1,5 +1,6 @@
 @_spi(Reflection) import Swift
 import IngestCore
+import IngestSupport
 
 /// Everything DataIngest knows about one object class, derived once from
 /// its `@Persisted` fields and cached for the life of the process.

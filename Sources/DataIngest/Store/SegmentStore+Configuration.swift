@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 extension SegmentStore {
     /// What a committed transaction can lose on power loss (a `kill -9` of the

@@ -3,6 +3,7 @@ import IngestCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import IngestSupport
 
 extension SegmentStore {
     /// The sealer thread: compresses rotated active segments, oldest first.

@@ -13,7 +13,7 @@ extension SegmentStore {
 
     /// A streaming reader over a pending segment (memory stays flat whatever its size).
     /// Decrypts as it reads when the store is encrypted.
-    public func reader(for segment: PendingSegment) throws -> SegmentReader {
+    package func reader(for segment: PendingSegment) throws -> SegmentReader {
         try sealedReader(path: segment.path)
     }
 

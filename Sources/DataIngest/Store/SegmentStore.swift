@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import IngestSupport
 
 /// Keeps every committed object on disk, gzip-compressed, until the server
 /// has acknowledged it.

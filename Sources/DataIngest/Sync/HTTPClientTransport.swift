@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// The default transport for `http://` base URLs: a plain HTTP/1.1 client on
 /// POSIX sockets with keep-alive connections, one request in flight per

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// App-wide sync settings, as the seed SDK's `app.syncManager`: the error
 /// handler every session of the app reports to.

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// Uploads one user's segment store to the server, as `realm.syncSession`
 /// (or `user.session`).

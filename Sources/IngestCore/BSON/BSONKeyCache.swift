@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import IngestSupport
 
 /// The long keys this thread decoded most recently, interned, so that
 /// decoding many records of one type neither allocates nor reference-counts

@@ -12,17 +12,18 @@
 /// with a bad CRC is `checksumMismatch`; a complete block whose tag fails is
 /// `authenticationFailed`; a sealed file without its final block is `truncated`.
 /// After an error, every later read throws the same error.
-public final class DecryptingByteSource: SegmentByteSource {
+import IngestSupport
+package final class DecryptingByteSource: SegmentByteSource {
     /// The file's header (read by `init`).
-    public let header: EncryptedFileHeader
+    package let header: EncryptedFileHeader
     /// File offset just after the last block that verified.
-    public private(set) var fileOffset = EncryptedFileHeader.byteCount
+    package private(set) var fileOffset = EncryptedFileHeader.byteCount
     /// Plaintext bytes produced so far.
-    public private(set) var plaintextOffset = 0
+    package private(set) var plaintextOffset = 0
     /// The plaintext and file offsets at the end of every verified block, in
     /// order (kept only when `recordBlockEnds` is set): recovery maps the last
     /// complete transaction to the file offset to cut at.
-    public private(set) var blockEnds: [(plaintext: Int, file: Int)] = []
+    package private(set) var blockEnds: [(plaintext: Int, file: Int)] = []
 
     private let upstream: SegmentByteSource
     private let cipher: SegmentCipher
@@ -52,7 +53,7 @@ public final class DecryptingByteSource: SegmentByteSource {
     ///   - maxBlockBytes: the largest block plaintext accepted. Default 1 GiB.
     /// - Throws: ``SegmentError`` — `truncated`, `notEncrypted`, `badMagic`,
     ///   `checksumMismatch`, `unsupportedVersion`, `wrongKey`, `malformedFrame`.
-    public init(_ upstream: SegmentByteSource, key: SegmentEncryptionKey, kind: EncryptedFileHeader.Kind,
+    package init(_ upstream: SegmentByteSource, key: SegmentEncryptionKey, kind: EncryptedFileHeader.Kind,
                 requiresFinal: Bool? = nil, recordBlockEnds: Bool = false, maxBlockBytes: Int = 1 << 30) throws {
         self.upstream = upstream
         self.requiresFinal = requiresFinal ?? (kind == .sealed)
@@ -80,7 +81,7 @@ public final class DecryptingByteSource: SegmentByteSource {
 
     deinit { input?.deallocate() }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard buffer.count > 0 else { return 0 }
         if let failure { throw failure }
         while plaintextStart == plaintext.count {
@@ -156,7 +157,7 @@ public final class DecryptingByteSource: SegmentByteSource {
 
     /// The file offset of the end of the block whose plaintext ends at
     /// `plaintextOffset` (or the last block end before it).
-    public func fileOffset(forPlaintextOffset offset: Int) -> Int {
+    package func fileOffset(forPlaintextOffset offset: Int) -> Int {
         var low = 0
         var high = blockEnds.count - 1
         var best = EncryptedFileHeader.byteCount

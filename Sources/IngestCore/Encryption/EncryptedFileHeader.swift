@@ -7,47 +7,48 @@
 /// ```swift
 /// let header = try EncryptedFileHeader(kind: .sealed, storeId: id, segmentNumber: 42, key: key)
 /// ```
-public struct EncryptedFileHeader: Sendable, Hashable {
+import IngestSupport
+package struct EncryptedFileHeader: Sendable, Hashable {
     /// What the decrypted bytes are.
-    public struct Kind: Sendable, Hashable {
+    package struct Kind: Sendable, Hashable {
         /// The byte stored in the header.
-        public let rawValue: UInt8
+        package let rawValue: UInt8
         /// Creates a kind from its byte.
-        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
         /// An uncompressed segment stream (the active segment, `N.active`).
-        public static let stream = Kind(rawValue: 1)
+        package static let stream = Kind(rawValue: 1)
         /// A gzip-compressed sealed segment (`N.seg.gz` and quarantine files).
-        public static let sealed = Kind(rawValue: 2)
+        package static let sealed = Kind(rawValue: 2)
     }
 
     /// `"DIENC\r\n\u{1A}"`, unlike the plaintext segment magic `"DISEG…"`.
-    public static let magic: [UInt8] = [0x44, 0x49, 0x45, 0x4E, 0x43, 0x0D, 0x0A, 0x1A]
+    package static let magic: [UInt8] = [0x44, 0x49, 0x45, 0x4E, 0x43, 0x0D, 0x0A, 0x1A]
     /// The envelope version this code writes and reads.
-    public static let version: UInt16 = 1
+    package static let version: UInt16 = 1
     /// The only algorithm so far: AES-256-GCM.
-    public static let algorithmAES256GCM: UInt8 = 1
+    package static let algorithmAES256GCM: UInt8 = 1
     /// The header's size in bytes.
-    public static let byteCount = 72
+    package static let byteCount = 72
 
     /// What the decrypted bytes are.
-    public var kind: Kind
+    package var kind: Kind
     /// The store that wrote the file.
-    public var storeId: SegmentStoreID
+    package var storeId: SegmentStoreID
     /// The segment's number.
-    public var segmentNumber: UInt64
+    package var segmentNumber: UInt64
     /// 16 random bytes: with the store id and segment number they derive the
     /// file's own key, so no two files share a key (and so no nonce is ever
     /// used twice under one key).
-    public var salt: [UInt8]
+    package var salt: [UInt8]
     /// ``SegmentEncryptionKey/checkValue`` of the key that wrote the file.
-    public var keyCheck: [UInt8]
+    package var keyCheck: [UInt8]
 
     /// A header for a new file with a fresh random salt.
-    public init(kind: Kind, storeId: SegmentStoreID, segmentNumber: UInt64, key: SegmentEncryptionKey) throws(SegmentError) {
+    package init(kind: Kind, storeId: SegmentStoreID, segmentNumber: UInt64, key: SegmentEncryptionKey) throws(SegmentError) {
         self.kind = kind
         self.storeId = storeId
         self.segmentNumber = segmentNumber
-        self.salt = try SegmentCrypto.randomBytes(16)
+        self.salt = try SegmentEncryptionKey.randomBytes(16)
         self.keyCheck = key.checkValue
     }
 
@@ -60,7 +61,7 @@ public struct EncryptedFileHeader: Sendable, Hashable {
     }
 
     /// The 72 header bytes.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out = Self.magic
         out.reserveCapacity(Self.byteCount)
         SegmentFormat.appendLE(Self.version, to: &out)
@@ -78,7 +79,7 @@ public struct EncryptedFileHeader: Sendable, Hashable {
     /// Parses and checks the 72 header bytes.
     /// - Throws: ``SegmentError`` — `badMagic` (with a hint when the bytes are a
     ///   plaintext segment), `checksumMismatch`, `unsupportedVersion`.
-    public init(parsing raw: UnsafeRawBufferPointer) throws(SegmentError) {
+    package init(parsing raw: UnsafeRawBufferPointer) throws(SegmentError) {
         guard raw.count >= Self.byteCount else {
             throw SegmentError(code: .truncated, message: "the encrypted file ends inside its \(Self.byteCount)-byte header", offset: 0)
         }
@@ -107,6 +108,6 @@ public struct EncryptedFileHeader: Sendable, Hashable {
 
     /// The file's own AES-256 key: HMAC-SHA256(key, "DataIngest file key v1" || header bytes 0..<52).
     func fileKey(_ key: SegmentEncryptionKey) -> [UInt8] {
-        SegmentCrypto.hmacSHA256(key: key.bytes, message: Array("DataIngest file key v1".utf8) + bytes.prefix(52))
+        Crypto.hmacSHA256(key: key.bytes, message: Array("DataIngest file key v1".utf8) + bytes.prefix(52))
     }
 }

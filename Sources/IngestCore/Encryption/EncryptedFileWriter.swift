@@ -7,7 +7,7 @@
 /// try writer.write(gzipBytes)
 /// try writer.finish()
 /// ```
-public final class EncryptedFileWriter {
+package final class EncryptedFileWriter {
     private let cipher: SegmentCipher
     private let output: (UnsafeRawBufferPointer) throws -> Void
     private let blockBytes: Int
@@ -17,7 +17,7 @@ public final class EncryptedFileWriter {
     private var finished = false
 
     /// Starts a file with `header` (written with the first block).
-    public init(header: EncryptedFileHeader, key: SegmentEncryptionKey, blockBytes: Int = 64 << 10,
+    package init(header: EncryptedFileHeader, key: SegmentEncryptionKey, blockBytes: Int = 64 << 10,
                 output: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
         self.cipher = try SegmentCipher(header: header, key: key, encrypting: true)
         self.output = output
@@ -28,7 +28,7 @@ public final class EncryptedFileWriter {
     }
 
     /// Appends plaintext; full blocks are encrypted and written.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws {
         var rest = bytes
         while !rest.isEmpty {
             let take = min(rest.count, blockBytes - pending.count)
@@ -39,12 +39,12 @@ public final class EncryptedFileWriter {
     }
 
     /// Appends plaintext held in an array.
-    public func write(_ bytes: [UInt8]) throws {
+    package func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try write($0) }
     }
 
     /// Encrypts what is left as the final block and writes it.
-    public func finish() throws {
+    package func finish() throws {
         guard !finished else { return }
         try emit(final: true)
         finished = true

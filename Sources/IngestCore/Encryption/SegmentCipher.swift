@@ -1,4 +1,5 @@
 import CCrypto
+import IngestSupport
 
 /// AES-256-GCM over the blocks of one encrypted segment file.
 ///
@@ -12,18 +13,18 @@ import CCrypto
 /// copied into another file or cut from the end of a sealed file fails.
 ///
 /// Not thread-safe: one owner at a time (the commit leader, the sealer, a reader).
-public final class SegmentCipher {
+package final class SegmentCipher {
     /// Bytes before a block's ciphertext.
-    public static let blockHeaderSize = 17
+    package static let blockHeaderSize = 17
     /// Bytes of the GCM tag after the ciphertext.
-    public static let tagSize = 16
+    package static let tagSize = 16
     /// Bytes a block adds around its plaintext.
-    public static let blockOverhead = blockHeaderSize + tagSize
+    package static let blockOverhead = blockHeaderSize + tagSize
     /// Block flag: the last block of a sealed file.
-    public static let finalFlag: UInt8 = 1
+    package static let finalFlag: UInt8 = 1
 
     /// The file's header.
-    public let header: EncryptedFileHeader
+    package let header: EncryptedFileHeader
     let headerBytes: [UInt8]
     private let context: OpaquePointer
     private let encrypting: Bool
@@ -32,8 +33,8 @@ public final class SegmentCipher {
     /// A cipher for the file described by `header`, encrypting (writer) or decrypting (reader).
     /// - Throws: ``SegmentError/Code/wrongKey`` when `header` was written with
     ///   another key; ``SegmentError/Code/io`` if libcrypto fails.
-    public init(header: EncryptedFileHeader, key: SegmentEncryptionKey, encrypting: Bool) throws(SegmentError) {
-        guard SegmentCrypto.constantTimeEqual(header.keyCheck, key.checkValue) else {
+    package init(header: EncryptedFileHeader, key: SegmentEncryptionKey, encrypting: Bool) throws(SegmentError) {
+        guard Crypto.constantTimeEqual(header.keyCheck, key.checkValue) else {
             throw SegmentError(code: .wrongKey, message: "segment \(header.segmentNumber) was encrypted with another key: open the store with the key it was written with", offset: 0)
         }
         guard let context = EVP_CIPHER_CTX_new() else {
@@ -63,7 +64,7 @@ public final class SegmentCipher {
     deinit { EVP_CIPHER_CTX_free(context) }
 
     /// Appends one encrypted block of `plaintext`, to be written at `fileOffset`.
-    public func appendBlock(_ plaintext: UnsafeRawBufferPointer, fileOffset: Int, final: Bool = false, to out: inout [UInt8]) throws(SegmentError) {
+    package func appendBlock(_ plaintext: UnsafeRawBufferPointer, fileOffset: Int, final: Bool = false, to out: inout [UInt8]) throws(SegmentError) {
         precondition(encrypting, "a decrypting SegmentCipher cannot encrypt")
         guard plaintext.count <= Int(UInt32.max) else {
             throw SegmentError(code: .invalidArgument, message: "an encrypted block holds at most 4 GiB")
@@ -102,7 +103,7 @@ public final class SegmentCipher {
     /// `fileOffset`, replacing `plaintext`'s contents. Returns the block's flags.
     /// - Throws: ``SegmentError/Code/authenticationFailed`` when the tag does
     ///   not match (the block was changed, moved or comes from another file).
-    public func openBlock(_ block: UnsafeRawBufferPointer, fileOffset: Int, into plaintext: inout [UInt8]) throws(SegmentError) -> UInt8 {
+    package func openBlock(_ block: UnsafeRawBufferPointer, fileOffset: Int, into plaintext: inout [UInt8]) throws(SegmentError) -> UInt8 {
         precondition(!encrypting, "an encrypting SegmentCipher cannot decrypt")
         let length = Int(SegmentFormat.readLE(UInt32.self, block, 0))
         precondition(block.count == length + Self.blockOverhead)

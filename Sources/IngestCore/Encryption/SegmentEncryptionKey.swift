@@ -1,4 +1,4 @@
-import CCrypto
+import IngestSupport
 
 /// A 256-bit key that encrypts a segment store's files at rest with
 /// AES-256-GCM (layout in Docs/SegmentFormat.md, threat model in Docs/Security.md).
@@ -37,7 +37,16 @@ public struct SegmentEncryptionKey: Sendable, Hashable {
     /// A new key from libcrypto's cryptographically secure generator.
     /// - Throws: ``SegmentError/Code/io`` if the generator fails.
     public static func random() throws(SegmentError) -> SegmentEncryptionKey {
-        try SegmentEncryptionKey(bytes: SegmentCrypto.randomBytes(byteCount))
+        try SegmentEncryptionKey(bytes: randomBytes(byteCount))
+    }
+
+    /// `count` bytes from libcrypto's secure generator, failing as a segment I/O error.
+    static func randomBytes(_ count: Int) throws(SegmentError) -> [UInt8] {
+        do {
+            return try Crypto.randomBytes(count)
+        } catch {
+            throw SegmentError(code: .io, message: "libcrypto's random generator failed: \(error)")
+        }
     }
 
     /// The key check value stored in every encrypted file and in the store's
@@ -45,7 +54,7 @@ public struct SegmentEncryptionKey: Sendable, Hashable {
     /// HMAC-SHA256(key, "DataIngest key check v1"). It tells a wrong key
     /// apart from damage without revealing the key.
     public var checkValue: [UInt8] {
-        Array(SegmentCrypto.hmacSHA256(key: bytes, message: Array("DataIngest key check v1".utf8)).prefix(16))
+        Array(Crypto.hmacSHA256(key: bytes, message: Array("DataIngest key check v1".utf8)).prefix(16))
     }
 
     // Keys stay out of logs and error messages.
@@ -54,34 +63,4 @@ public struct SegmentEncryptionKey: Sendable, Hashable {
 
 extension SegmentEncryptionKey: CustomStringConvertible, CustomDebugStringConvertible {
     public var debugDescription: String { description }
-}
-
-/// The libcrypto calls behind the encrypted segment files.
-enum SegmentCrypto {
-    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var mac = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        key.withUnsafeBufferPointer { k in
-            message.withUnsafeBufferPointer { m in
-                mac.withUnsafeMutableBufferPointer { out in
-                    _ = HMAC(dataingest_evp_sha256(), k.baseAddress, Int32(k.count), m.baseAddress, m.count, out.baseAddress, &length)
-                }
-            }
-        }
-        return mac
-    }
-
-    static func randomBytes(_ count: Int) throws(SegmentError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let rc = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
-        guard rc == 1 else {
-            throw SegmentError(code: .io, message: "libcrypto's random generator failed (RAND_bytes returned \(rc))")
-        }
-        return bytes
-    }
-
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count, !a.isEmpty else { return a.count == b.count }
-        return a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, pa.count) == 0 } }
-    }
 }

@@ -1,6 +1,7 @@
 /// Turns parsed JSON into BSON by the Extended JSON v2 rules: canonical
 /// and relaxed forms, plus the legacy forms MongoDB tools still emit
 /// (`{"$binary": "…", "$type": "…"}`, `{"$regex": "…", "$options": "…"}`).
+import IngestSupport
 enum ExtendedJSONReader {
     /// Keys that make an object a type wrapper: an object holding any of
     /// them must be exactly one of the wrappers, or it is an error.

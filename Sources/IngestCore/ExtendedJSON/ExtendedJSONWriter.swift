@@ -1,5 +1,6 @@
 /// Writes BSON as compact Extended JSON v2 text (no whitespace), keys in
 /// document order, wrapper keys in the order the specification gives.
+import IngestSupport
 struct ExtendedJSONWriter {
     let mode: ExtendedJSONMode
     var out: [UInt8] = []

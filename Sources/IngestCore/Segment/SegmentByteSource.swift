@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import IngestSupport
 
 /// A source of bytes for ``SegmentReader``: a file, memory, or a gzip layer over either.
 ///
@@ -10,20 +11,20 @@ import Darwin
 /// let source = try GzipByteSource(FileByteSource(path: "00000000000000000042.seg.gz"))
 /// let reader = try SegmentReader(source: source)
 /// ```
-public protocol SegmentByteSource: AnyObject {
+package protocol SegmentByteSource: AnyObject {
     /// Reads up to `buffer.count` bytes into `buffer`; returns 0 only at the end.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
 }
 
 /// Bytes held in memory (for example an HTTP upload body).
-public final class MemoryByteSource: SegmentByteSource {
+package final class MemoryByteSource: SegmentByteSource {
     private let bytes: [UInt8]
     private var offset = 0
 
     /// A source over `bytes`.
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let count = min(buffer.count, bytes.count - offset)
         guard count > 0 else { return 0 }
         bytes.withUnsafeBytes { raw in
@@ -35,15 +36,15 @@ public final class MemoryByteSource: SegmentByteSource {
 }
 
 /// A file read sequentially through its own descriptor (closed in `deinit`).
-public final class FileByteSource: SegmentByteSource {
+package final class FileByteSource: SegmentByteSource {
     private let fd: Int32
     private var remaining: Int
     /// The file's path.
-    public let path: String
+    package let path: String
 
     /// Opens `path` for reading, optionally reading at most `limit` bytes.
     /// - Throws: ``SegmentError/Code/io`` when the file cannot be opened.
-    public init(path: String, limit: Int = .max) throws {
+    package init(path: String, limit: Int = .max) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw SegmentError(code: .io, message: "cannot open \(path) for reading", errno: errno)
@@ -55,7 +56,7 @@ public final class FileByteSource: SegmentByteSource {
 
     deinit { close(fd) }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let wanted = min(buffer.count, remaining)
         guard wanted > 0 else { return 0 }
         while true {
@@ -73,7 +74,7 @@ public final class FileByteSource: SegmentByteSource {
 /// Inflates gzip data from another source, within ``GzipLimits`` (the
 /// server's defence against decompression bombs). Reports a stream that ends
 /// inside a gzip member as ``SegmentError/Code/compression`` with gzip code `truncated`.
-public final class GzipByteSource: SegmentByteSource {
+package final class GzipByteSource: SegmentByteSource {
     private let upstream: SegmentByteSource
     private let inflater: GzipInflater
     private let input: UnsafeMutableRawBufferPointer
@@ -82,7 +83,7 @@ public final class GzipByteSource: SegmentByteSource {
     private var upstreamDone = false
 
     /// A gzip layer over `upstream`.
-    public init(_ upstream: SegmentByteSource, limits: GzipLimits = GzipLimits()) throws {
+    package init(_ upstream: SegmentByteSource, limits: GzipLimits = GzipLimits()) throws {
         self.upstream = upstream
         do { inflater = try GzipInflater(limits: limits) } catch { throw Self.wrap(error) }
         input = .allocate(byteCount: 64 << 10, alignment: 16)
@@ -91,9 +92,9 @@ public final class GzipByteSource: SegmentByteSource {
     deinit { input.deallocate() }
 
     /// Compressed bytes consumed so far.
-    public var compressedBytesRead: Int { inflater.totalIn }
+    package var compressedBytesRead: Int { inflater.totalIn }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard buffer.count > 0 else { return 0 }
         // Bounded: each pass consumes input, produces output, or reads upstream.
         while true {

@@ -7,6 +7,7 @@
 /// do { while let event = try reader.next() { ... } }
 /// catch let error as SegmentError where error.code == .checksumMismatch { /* quarantine */ }
 /// ```
+import IngestSupport
 public struct SegmentError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as an extensible code.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -53,12 +54,12 @@ public struct SegmentError: Error, Sendable, CustomStringConvertible {
     /// Offset in the decompressed segment stream, when known.
     public var offset: Int?
     /// The gzip error code, for ``Code/compression``.
-    public var gzipCode: GzipError.Code?
+    package var gzipCode: GzipError.Code?
     /// The `errno` of a failed system call, for ``Code/io``.
     public var errno: Int32?
 
     /// Creates an error.
-    public init(code: Code, message: String, offset: Int? = nil, gzipCode: GzipError.Code? = nil, errno: Int32? = nil) {
+    package init(code: Code, message: String, offset: Int? = nil, gzipCode: GzipError.Code? = nil, errno: Int32? = nil) {
         self.code = code
         self.message = message
         self.offset = offset

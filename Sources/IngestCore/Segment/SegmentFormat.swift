@@ -13,40 +13,41 @@
 /// try SegmentFormat.appendRecord(collection: "WeatherSensor", document: bson, to: &buffer)
 /// SegmentFormat.appendCommit(transactionNumber: 7, recordCount: 1, to: &buffer)
 /// ```
-public enum SegmentFormat {
+import IngestSupport
+package enum SegmentFormat {
     /// `"DISEG\r\n\u{1A}"`: identifies a segment stream and catches text-mode mangling.
-    public static let magic: [UInt8] = [0x44, 0x49, 0x53, 0x45, 0x47, 0x0D, 0x0A, 0x1A]
+    package static let magic: [UInt8] = [0x44, 0x49, 0x53, 0x45, 0x47, 0x0D, 0x0A, 0x1A]
     /// The format version this code writes and reads.
-    public static let version: UInt16 = 1
+    package static let version: UInt16 = 1
     /// Bytes before a frame's payload (type + length).
-    public static let frameHeaderSize = 5
+    package static let frameHeaderSize = 5
     /// Bytes of framing around a payload (type + length + CRC).
-    public static let frameOverhead = 9
+    package static let frameOverhead = 9
     /// The largest BSON document accepted (MongoDB's limit).
-    public static let maxDocumentBytes = 16 << 20
+    package static let maxDocumentBytes = 16 << 20
     /// The longest collection name, in UTF-8 bytes.
-    public static let maxCollectionNameBytes = 255
+    package static let maxCollectionNameBytes = 255
     /// The encoded empty BSON document (`{}`).
-    public static let emptyDocument: [UInt8] = [5, 0, 0, 0, 0]
+    package static let emptyDocument: [UInt8] = [5, 0, 0, 0, 0]
     /// Size of an encoded commit frame.
-    public static let commitFrameSize = frameOverhead + 12
+    package static let commitFrameSize = frameOverhead + 12
 
     /// Frame type bytes.
-    public enum FrameType {
+    package enum FrameType {
         /// `H`: the header, first frame of a stream.
-        public static let header: UInt8 = 0x48
+        package static let header: UInt8 = 0x48
         /// `R`: one record.
-        public static let record: UInt8 = 0x52
+        package static let record: UInt8 = 0x52
         /// `C`: commit, closing a transaction.
-        public static let commit: UInt8 = 0x43
+        package static let commit: UInt8 = 0x43
         /// `E`: end, the last frame of a sealed segment.
-        public static let end: UInt8 = 0x45
+        package static let end: UInt8 = 0x45
         /// Lower-case ASCII letters are optional frames: readers skip them.
-        public static func isSkippable(_ type: UInt8) -> Bool { type >= 0x61 && type <= 0x7A }
+        package static func isSkippable(_ type: UInt8) -> Bool { type >= 0x61 && type <= 0x7A }
     }
 
     /// Appends the magic bytes and the header frame.
-    public static func appendStart(_ header: SegmentHeader, to buffer: inout [UInt8]) {
+    package static func appendStart(_ header: SegmentHeader, to buffer: inout [UInt8]) {
         buffer.append(contentsOf: magic)
         let start = beginFrame(FrameType.header, to: &buffer)
         appendLE(header.formatVersion, to: &buffer)
@@ -62,19 +63,19 @@ public enum SegmentFormat {
     /// - Throws: ``SegmentError/Code/invalidArgument`` for an empty or too long
     ///   name, or a document whose length prefix does not match its size or
     ///   which does not end with a zero byte. The buffer is left unchanged.
-    public static func appendRecord(collection: String, document: UnsafeRawBufferPointer, to buffer: inout [UInt8]) throws {
+    package static func appendRecord(collection: String, document: UnsafeRawBufferPointer, to buffer: inout [UInt8]) throws {
         try appendRecord(collection: collection, to: &buffer) { $0.append(contentsOf: document) }
     }
 
     /// Appends a record frame for one BSON document held in an array.
-    public static func appendRecord(collection: String, document: [UInt8], to buffer: inout [UInt8]) throws {
+    package static func appendRecord(collection: String, document: [UInt8], to buffer: inout [UInt8]) throws {
         try appendRecord(collection: collection, to: &buffer) { $0.append(contentsOf: document) }
     }
 
     /// Appends a record frame whose document `encode` appends directly to the
     /// buffer (no intermediate copy), e.g. `{ doc.appendBSON(to: &$0) }`.
     /// `encode` must append exactly one BSON document.
-    public static func appendRecord(
+    package static func appendRecord(
         collection: String, to buffer: inout [UInt8], encode: (inout [UInt8]) throws -> Void
     ) throws {
         var name = collection
@@ -105,7 +106,7 @@ public enum SegmentFormat {
     }
 
     /// Appends a commit frame closing a transaction of `recordCount` records.
-    public static func appendCommit(transactionNumber: UInt64, recordCount: Int, to buffer: inout [UInt8]) {
+    package static func appendCommit(transactionNumber: UInt64, recordCount: Int, to buffer: inout [UInt8]) {
         let start = beginFrame(FrameType.commit, to: &buffer)
         appendLE(transactionNumber, to: &buffer)
         appendLE(UInt32(truncatingIfNeeded: recordCount), to: &buffer)
@@ -116,7 +117,7 @@ public enum SegmentFormat {
     /// same bytes as ``appendCommit(transactionNumber:recordCount:to:)``, for
     /// the client store, which copies transactions into a memory mapping of
     /// its active segment.
-    public static func storeCommit(transactionNumber: UInt64, recordCount: Int, at destination: UnsafeMutableRawPointer) {
+    package static func storeCommit(transactionNumber: UInt64, recordCount: Int, at destination: UnsafeMutableRawPointer) {
         destination.storeBytes(of: FrameType.commit, as: UInt8.self)
         destination.storeBytes(of: UInt32(12).littleEndian, toByteOffset: 1, as: UInt32.self)
         destination.storeBytes(of: transactionNumber.littleEndian, toByteOffset: 5, as: UInt64.self)
@@ -126,7 +127,7 @@ public enum SegmentFormat {
     }
 
     /// Appends the end frame that closes a sealed segment.
-    public static func appendEnd(recordCount: Int, transactionCount: Int, to buffer: inout [UInt8]) {
+    package static func appendEnd(recordCount: Int, transactionCount: Int, to buffer: inout [UInt8]) {
         let start = beginFrame(FrameType.end, to: &buffer)
         appendLE(UInt64(recordCount), to: &buffer)
         appendLE(UInt64(transactionCount), to: &buffer)

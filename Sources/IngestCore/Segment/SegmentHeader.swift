@@ -4,21 +4,21 @@
 /// let header = SegmentHeader(storeId: .random(), segmentNumber: 1,
 ///                            createdAtMillis: 1_700_000_000_000, schema: schemaBSON)
 /// ```
-public struct SegmentHeader: Sendable, Hashable {
+package struct SegmentHeader: Sendable, Hashable {
     /// The format version (``SegmentFormat/version`` when written by this code).
-    public var formatVersion: UInt16
+    package var formatVersion: UInt16
     /// The store that wrote the segment.
-    public var storeId: SegmentStoreID
+    package var storeId: SegmentStoreID
     /// The segment's number, increasing within a store (the upload order).
-    public var segmentNumber: UInt64
+    package var segmentNumber: UInt64
     /// When the segment was started, in milliseconds since the Unix epoch (UTC).
-    public var createdAtMillis: Int64
+    package var createdAtMillis: Int64
     /// The schema of the types the segment holds, as one encoded BSON document
     /// (opaque to the format; the schema model defines its contents).
-    public var schema: [UInt8]
+    package var schema: [UInt8]
 
     /// Creates a header of the current format version.
-    public init(
+    package init(
         storeId: SegmentStoreID, segmentNumber: UInt64, createdAtMillis: Int64,
         schema: [UInt8] = SegmentFormat.emptyDocument
     ) {
@@ -31,34 +31,34 @@ public struct SegmentHeader: Sendable, Hashable {
 }
 
 /// One record: a BSON document in a named collection (the object's type).
-public struct SegmentRecord: Sendable, Hashable {
+package struct SegmentRecord: Sendable, Hashable {
     /// The record's 0-based position in its segment (used to reject it).
-    public var index: Int
+    package var index: Int
     /// The collection (type) name, e.g. `"WeatherSensor"`.
-    public var collection: String
+    package var collection: String
     /// The encoded BSON document (its first 4 bytes are its little-endian length).
-    public var document: [UInt8]
+    package var document: [UInt8]
 }
 
 /// The end of a write transaction: the records since the previous commit
 /// frame (or the header) form one transaction.
-public struct SegmentCommit: Sendable, Hashable {
+package struct SegmentCommit: Sendable, Hashable {
     /// The store-wide transaction number (increasing, never reused by a store).
-    public var transactionNumber: UInt64
+    package var transactionNumber: UInt64
     /// How many records the transaction holds.
-    public var recordCount: Int
+    package var recordCount: Int
 }
 
 /// The summary closing a sealed segment.
-public struct SegmentEnd: Sendable, Hashable {
+package struct SegmentEnd: Sendable, Hashable {
     /// Records in the segment.
-    public var recordCount: Int
+    package var recordCount: Int
     /// Transactions in the segment.
-    public var transactionCount: Int
+    package var transactionCount: Int
 }
 
 /// What ``SegmentReader/next()`` returns, in stream order.
-public enum SegmentEvent: Sendable, Hashable {
+package enum SegmentEvent: Sendable, Hashable {
     /// A record of the current (not yet committed) transaction.
     case record(SegmentRecord)
     /// The transaction holding the preceding records is complete.

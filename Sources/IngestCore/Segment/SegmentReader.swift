@@ -13,45 +13,46 @@
 ///     }
 /// }
 /// ```
-public final class SegmentReader {
+import IngestSupport
+package final class SegmentReader {
     /// Bounds on what a reader accepts.
-    public struct Limits: Sendable, Hashable {
+    package struct Limits: Sendable, Hashable {
         /// The largest frame payload: a 16 MiB document plus its name. Default 16 MiB + 4 KiB.
-        public var maxFramePayloadBytes: Int
+        package var maxFramePayloadBytes: Int
         /// Limits for the gzip layer (sealed segments and uploads).
-        public var gzip: GzipLimits
+        package var gzip: GzipLimits
 
         /// Creates limits; every argument has a documented default.
-        public init(maxFramePayloadBytes: Int = (16 << 20) + 4096, gzip: GzipLimits = GzipLimits()) {
+        package init(maxFramePayloadBytes: Int = (16 << 20) + 4096, gzip: GzipLimits = GzipLimits()) {
             self.maxFramePayloadBytes = maxFramePayloadBytes
             self.gzip = gzip
         }
     }
 
     /// The segment's header (read by `init`).
-    public let header: SegmentHeader
+    package let header: SegmentHeader
     /// Whether the stream must close with an end frame (sealed segments) or may
     /// stop at any frame boundary (an active segment file).
-    public let requiresEnd: Bool
+    package let requiresEnd: Bool
     /// Records read so far.
-    public private(set) var recordCount = 0
+    package private(set) var recordCount = 0
     /// Committed transactions read so far.
-    public private(set) var transactionCount = 0
+    package private(set) var transactionCount = 0
     /// Records read since the last commit frame.
-    public private(set) var uncommittedRecordCount = 0
+    package private(set) var uncommittedRecordCount = 0
     /// Stream offset just after the last complete frame.
-    public private(set) var offset = 0
+    package private(set) var offset = 0
     /// Stream offset just after the last commit frame (or the header): where a
     /// torn active segment is cut back to.
-    public private(set) var offsetAfterLastCommit = 0
+    package private(set) var offsetAfterLastCommit = 0
     /// The last transaction number seen in a commit frame.
-    public private(set) var lastTransactionNumber: UInt64?
+    package private(set) var lastTransactionNumber: UInt64?
     /// Whether the end frame has been read.
-    public private(set) var sawEnd = false
+    package private(set) var sawEnd = false
     /// Whether an active stream (`requiresEnd == false`) ended at a zero byte
     /// where a frame type was expected: the client store's preallocated, still
     /// unwritten space (Docs/SegmentFormat.md). `offset` is where it starts.
-    public private(set) var endedAtUnwrittenSpace = false
+    package private(set) var endedAtUnwrittenSpace = false
 
     private let source: SegmentByteSource
     private let limits: Limits
@@ -64,7 +65,7 @@ public final class SegmentReader {
 
     /// Reads the magic and the header from `source`.
     /// - Parameter requiresEnd: `true` for sealed segments (default).
-    public init(source: SegmentByteSource, limits: Limits = Limits(), requiresEnd: Bool = true) throws {
+    package init(source: SegmentByteSource, limits: Limits = Limits(), requiresEnd: Bool = true) throws {
         self.source = source
         self.limits = limits
         self.requiresEnd = requiresEnd
@@ -81,12 +82,12 @@ public final class SegmentReader {
     }
 
     /// Reads a sealed segment from gzip bytes in memory (an upload body).
-    public convenience init(gzipBytes: [UInt8], limits: Limits = Limits()) throws {
+    package convenience init(gzipBytes: [UInt8], limits: Limits = Limits()) throws {
         try self.init(source: GzipByteSource(MemoryByteSource(gzipBytes), limits: limits.gzip), limits: limits)
     }
 
     /// Reads a sealed segment file (`*.seg.gz`).
-    public convenience init(sealedFileAt path: String, limits: Limits = Limits()) throws {
+    package convenience init(sealedFileAt path: String, limits: Limits = Limits()) throws {
         try self.init(source: GzipByteSource(FileByteSource(path: path), limits: limits.gzip), limits: limits)
     }
 
@@ -94,7 +95,7 @@ public final class SegmentReader {
 
     /// The next event, or `nil` after the end frame (sealed) or at the end of
     /// the stream at a frame boundary (active segment).
-    public func next() throws -> SegmentEvent? {
+    package func next() throws -> SegmentEvent? {
         if endedAtUnwrittenSpace { return nil }
         while true {
             if sawEnd {

@@ -9,7 +9,8 @@
 /// try writer.commit(transactionNumber: 1)
 /// try writer.finish()   // sink.bytes is a complete .seg.gz
 /// ```
-public final class SegmentWriter {
+import IngestSupport
+package final class SegmentWriter {
     private let deflater: GzipDeflater
     private let output: (UnsafeRawBufferPointer) throws -> Void
     private var frames: [UInt8] = []
@@ -17,14 +18,14 @@ public final class SegmentWriter {
     private var finished = false
 
     /// Records written so far.
-    public private(set) var recordCount = 0
+    package private(set) var recordCount = 0
     /// Transactions committed so far.
-    public private(set) var transactionCount = 0
+    package private(set) var transactionCount = 0
     /// Records since the last commit.
-    public private(set) var uncommittedRecordCount = 0
+    package private(set) var uncommittedRecordCount = 0
 
     /// Starts a segment with `header`, compressing at `level`.
-    public init(header: SegmentHeader, level: Int = Gzip.defaultLevel, output: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
+    package init(header: SegmentHeader, level: Int = Gzip.defaultLevel, output: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
         self.deflater = try GzipDeflater(level: level)
         self.output = output
         frames.reserveCapacity(128 << 10)
@@ -32,7 +33,7 @@ public final class SegmentWriter {
     }
 
     /// Appends a record to the current transaction.
-    public func append(collection: String, document: [UInt8]) throws {
+    package func append(collection: String, document: [UInt8]) throws {
         try SegmentFormat.appendRecord(collection: collection, document: document, to: &frames)
         recordCount += 1
         uncommittedRecordCount += 1
@@ -40,7 +41,7 @@ public final class SegmentWriter {
     }
 
     /// Closes the current transaction.
-    public func commit(transactionNumber: UInt64) throws {
+    package func commit(transactionNumber: UInt64) throws {
         SegmentFormat.appendCommit(transactionNumber: transactionNumber, recordCount: uncommittedRecordCount, to: &frames)
         uncommittedRecordCount = 0
         transactionCount += 1
@@ -49,7 +50,7 @@ public final class SegmentWriter {
 
     /// Writes the end frame and the gzip trailer.
     /// - Throws: ``SegmentError/Code/invalidArgument`` if records are not committed.
-    public func finish() throws {
+    package func finish() throws {
         guard !finished else { return }
         guard uncommittedRecordCount == 0 else {
             throw SegmentError(code: .invalidArgument, message: "\(uncommittedRecordCount) records are not committed; call commit before finish")

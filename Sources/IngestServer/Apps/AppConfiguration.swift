@@ -6,31 +6,31 @@
 /// app.auth.anonymous = AnonymousSettings()
 /// app.developmentMode = true
 /// ```
-public struct AppConfiguration: Sendable {
+package struct AppConfiguration: Sendable {
     /// The app id clients put in URLs: 1–64 characters from `A-Z a-z 0-9 - _`.
-    public var id: String
+    package var id: String
     /// The enabled auth providers. Default: none (no one can log in).
-    public var auth: AuthConfiguration = .init()
+    package var auth: AuthConfiguration = .init()
     /// The HMAC key for access tokens (at least 32 bytes). Default `nil`: the
     /// server generates one and keeps it in its state database, so tokens
     /// survive restarts. Set it explicitly when several servers share an app.
-    public var signingSecret: [UInt8]? = nil
+    package var signingSecret: [UInt8]? = nil
     /// Access token lifetime in seconds. Default 1800 (30 minutes).
-    public var accessTokenLifetimeSeconds: Int64 = 1800
+    package var accessTokenLifetimeSeconds: Int64 = 1800
     /// Refresh token lifetime in seconds. Default 5 184 000 (60 days).
-    public var refreshTokenLifetimeSeconds: Int64 = 60 * 86_400
+    package var refreshTokenLifetimeSeconds: Int64 = 60 * 86_400
     /// Whether a refresh also replaces the refresh token (the old one is
     /// revoked). Default `false`, as in the seed's backend.
-    public var rotateRefreshTokens: Bool = false
+    package var rotateRefreshTokens: Bool = false
     /// Development mode: the server accepts new collections and new fields
     /// sent by clients and adds them to the schema (additive only). Default `false`.
-    public var developmentMode: Bool = false
+    package var developmentMode: Bool = false
     /// The collections that accept data and the shape of their objects. Default: empty.
-    public var schema: ConfigSchema = .init()
+    package var schema: ConfigSchema = .init()
     /// Where accepted objects go. Default: SQLite file `<id>.sqlite` in the state directory.
-    public var sink: SinkConfiguration
+    package var sink: SinkConfiguration
 
-    public init(id: String, auth: AuthConfiguration = .init(), signingSecret: [UInt8]? = nil,
+    package init(id: String, auth: AuthConfiguration = .init(), signingSecret: [UInt8]? = nil,
                 accessTokenLifetimeSeconds: Int64 = 1800, refreshTokenLifetimeSeconds: Int64 = 60 * 86_400,
                 rotateRefreshTokens: Bool = false, developmentMode: Bool = false, schema: ConfigSchema = .init(),
                 sink: SinkConfiguration? = nil) {
@@ -46,7 +46,7 @@ public struct AppConfiguration: Sendable {
     }
 
     /// Whether `id` is an acceptable app id.
-    public static func isValidId(_ id: String) -> Bool {
+    package static func isValidId(_ id: String) -> Bool {
         (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
             (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
                 || byte == 0x2D || byte == 0x5F

@@ -9,17 +9,17 @@
 ///   "custom-token": { "audience": ["weather"], "keys": [{ "algorithm": "RS256", "publicKeyFile": "issuer.pem" }] }
 /// }
 /// ```
-public struct AuthConfiguration: Sendable {
+package struct AuthConfiguration: Sendable {
     /// Anonymous login (`anon-user`). Default: disabled.
-    public var anonymous: AnonymousSettings? = nil
+    package var anonymous: AnonymousSettings? = nil
     /// Email/password (`local-userpass`). Default: disabled.
-    public var userPassword: UserPasswordSettings? = nil
+    package var userPassword: UserPasswordSettings? = nil
     /// Server API keys (`api-key`). Default: disabled.
-    public var apiKey: APIKeySettings? = nil
+    package var apiKey: APIKeySettings? = nil
     /// Third-party JWTs (`custom-token`). Default: disabled.
-    public var customToken: CustomTokenSettings? = nil
+    package var customToken: CustomTokenSettings? = nil
 
-    public init(anonymous: AnonymousSettings? = nil, userPassword: UserPasswordSettings? = nil,
+    package init(anonymous: AnonymousSettings? = nil, userPassword: UserPasswordSettings? = nil,
                 apiKey: APIKeySettings? = nil, customToken: CustomTokenSettings? = nil) {
         self.anonymous = anonymous
         self.userPassword = userPassword
@@ -28,7 +28,7 @@ public struct AuthConfiguration: Sendable {
     }
 
     /// Whether `provider` is enabled.
-    public func isEnabled(_ provider: AuthProvider) -> Bool {
+    package func isEnabled(_ provider: AuthProvider) -> Bool {
         switch provider {
         case .anonymous: anonymous != nil
         case .userPassword: userPassword != nil
@@ -38,26 +38,26 @@ public struct AuthConfiguration: Sendable {
     }
 
     /// The enabled providers.
-    public var enabledProviders: [AuthProvider] { AuthProvider.allCases.filter(isEnabled) }
+    package var enabledProviders: [AuthProvider] { AuthProvider.allCases.filter(isEnabled) }
 }
 
 /// Settings of the anonymous provider (none yet; `{}` enables it).
-public struct AnonymousSettings: Sendable {
-    public init() {}
+package struct AnonymousSettings: Sendable {
+    package init() {}
 }
 
 /// Settings of the email/password provider.
-public struct UserPasswordSettings: Sendable {
+package struct UserPasswordSettings: Sendable {
     /// The shortest password accepted at registration. Default 8.
-    public var minPasswordLength: Int = 8
+    package var minPasswordLength: Int = 8
     /// The scrypt cost for new password hashes. Default logN 15, r 8, p 1.
-    public var passwordHashing: PasswordHasher.Parameters = .init()
+    package var passwordHashing: PasswordHasher.Parameters = .init()
     /// Failed logins per email before further attempts get 429. Default 10.
-    public var maxFailedLogins: Int = 10
+    package var maxFailedLogins: Int = 10
     /// How long failed logins are counted and the lock lasts, in seconds. Default 900.
-    public var lockoutSeconds: Int64 = 900
+    package var lockoutSeconds: Int64 = 900
 
-    public init(minPasswordLength: Int = 8, passwordHashing: PasswordHasher.Parameters = .init(),
+    package init(minPasswordLength: Int = 8, passwordHashing: PasswordHasher.Parameters = .init(),
                 maxFailedLogins: Int = 10, lockoutSeconds: Int64 = 900) {
         self.minPasswordLength = minPasswordLength
         self.passwordHashing = passwordHashing
@@ -67,17 +67,17 @@ public struct UserPasswordSettings: Sendable {
 }
 
 /// Settings of the API key provider (none yet; `{}` enables it).
-public struct APIKeySettings: Sendable {
-    public init() {}
+package struct APIKeySettings: Sendable {
+    package init() {}
 }
 
 /// Settings of the custom JWT provider: which keys sign valid tokens and
 /// which claims they must carry.
-public struct CustomTokenSettings: Sendable {
+package struct CustomTokenSettings: Sendable {
     /// One verification key.
-    public struct Key: Sendable {
+    package struct Key: Sendable {
         /// The algorithm and its key material.
-        public enum Material: Sendable {
+        package enum Material: Sendable {
             /// HMAC-SHA256 with a shared secret.
             case hs256(secret: [UInt8])
             /// RSA PKCS#1 v1.5 with SHA-256, verified with a public key.
@@ -85,17 +85,17 @@ public struct CustomTokenSettings: Sendable {
         }
 
         /// The key material; its algorithm is the only `alg` it accepts.
-        public var material: Material
+        package var material: Material
         /// If set, only tokens whose `kid` header equals it are checked with this key.
-        public var keyId: String?
+        package var keyId: String?
 
-        public init(material: Material, keyId: String? = nil) {
+        package init(material: Material, keyId: String? = nil) {
             self.material = material
             self.keyId = keyId
         }
 
         /// `HS256` or `RS256`.
-        public var algorithm: String {
+        package var algorithm: String {
             switch material {
             case .hs256: "HS256"
             case .rs256: "RS256"
@@ -104,17 +104,17 @@ public struct CustomTokenSettings: Sendable {
     }
 
     /// The accepted keys (at least one).
-    public var keys: [Key]
+    package var keys: [Key]
     /// Accepted `aud` values; if non-empty the token's `aud` (string or array) must contain one. Default: none.
-    public var audience: [String] = []
+    package var audience: [String] = []
     /// The required `iss`, if set. Default: not checked.
-    public var issuer: String? = nil
+    package var issuer: String? = nil
     /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds. Default 30.
-    public var leewaySeconds: Int64 = 30
+    package var leewaySeconds: Int64 = 30
     /// The longest accepted `exp - iat` (or `exp - now`), in seconds. Default 86400 (one day).
-    public var maxLifetimeSeconds: Int64 = 86_400
+    package var maxLifetimeSeconds: Int64 = 86_400
 
-    public init(keys: [Key], audience: [String] = [], issuer: String? = nil, leewaySeconds: Int64 = 30,
+    package init(keys: [Key], audience: [String] = [], issuer: String? = nil, leewaySeconds: Int64 = 30,
                 maxLifetimeSeconds: Int64 = 86_400) {
         self.keys = keys
         self.audience = audience

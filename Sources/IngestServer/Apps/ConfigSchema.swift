@@ -19,47 +19,47 @@
 ///   "Reading": { "kind": "embedded", "properties": { "at": "date", "value": "double" } }
 /// }
 /// ```
-public struct ConfigSchema: Sendable, Hashable {
+package struct ConfigSchema: Sendable, Hashable {
     /// The object types in declaration order.
-    public var objectTypes: [ObjectType]
+    package var objectTypes: [ObjectType]
 
-    public init(objectTypes: [ObjectType] = []) {
+    package init(objectTypes: [ObjectType] = []) {
         self.objectTypes = objectTypes
     }
 
     /// The type named `name`, if declared.
-    public subscript(name: String) -> ObjectType? {
+    package subscript(name: String) -> ObjectType? {
         objectTypes.first { $0.name == name }
     }
 
     /// The collections that accept uploaded data (the asymmetric types).
-    public var asymmetricTypes: [ObjectType] {
+    package var asymmetricTypes: [ObjectType] {
         objectTypes.filter { $0.kind == .asymmetric }
     }
 
     /// One declared object type.
-    public struct ObjectType: Sendable, Hashable {
+    package struct ObjectType: Sendable, Hashable {
         /// The type (and collection) name.
-        public var name: String
+        package var name: String
         /// Asymmetric (a collection that accepts data) or embedded (only inside another object).
-        public var kind: Kind
+        package var kind: Kind
         /// Properties in declaration order. Asymmetric types have `_id` as their primary key.
-        public var properties: [Property]
+        package var properties: [Property]
 
-        public init(name: String, kind: Kind, properties: [Property]) {
+        package init(name: String, kind: Kind, properties: [Property]) {
             self.name = name
             self.kind = kind
             self.properties = properties
         }
 
         /// The property named `name`, if declared.
-        public subscript(property name: String) -> Property? {
+        package subscript(property name: String) -> Property? {
             properties.first { $0.name == name }
         }
     }
 
     /// Whether a type is a collection or an embedded object.
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
         /// A write-only collection that accepts uploaded objects.
         case asymmetric
         /// An object that exists only inside another object.
@@ -67,17 +67,17 @@ public struct ConfigSchema: Sendable, Hashable {
     }
 
     /// One property of an object type.
-    public struct Property: Sendable, Hashable {
+    package struct Property: Sendable, Hashable {
         /// The property name (a BSON field name).
-        public var name: String
+        package var name: String
         /// The element type: a scalar or an embedded object type.
-        public var type: ValueType
+        package var type: ValueType
         /// Single value, list, set or map (string keys).
-        public var collection: Collection
+        package var collection: Collection
         /// Whether the value (or, for collections, each element) may be null.
-        public var isOptional: Bool
+        package var isOptional: Bool
 
-        public init(name: String, type: ValueType, collection: Collection = .single, isOptional: Bool = false) {
+        package init(name: String, type: ValueType, collection: Collection = .single, isOptional: Bool = false) {
             self.name = name
             self.type = type
             self.collection = collection
@@ -86,19 +86,19 @@ public struct ConfigSchema: Sendable, Hashable {
     }
 
     /// The type of a property's values.
-    public enum ValueType: Sendable, Hashable {
+    package enum ValueType: Sendable, Hashable {
         case bool, int, float, double, string, data, date, decimal128, objectId, uuid, mixed
         /// An embedded object of the named type.
         case object(String)
 
         /// The scalar type names accepted in the configuration.
-        public static let scalarNames: [String: ValueType] = [
+        package static let scalarNames: [String: ValueType] = [
             "bool": .bool, "int": .int, "float": .float, "double": .double, "string": .string, "data": .data,
             "date": .date, "decimal128": .decimal128, "objectId": .objectId, "uuid": .uuid, "mixed": .mixed,
         ]
 
         /// The name used in the configuration.
-        public var name: String {
+        package var name: String {
             switch self {
             case .object(let name): name
             default: ValueType.scalarNames.first { $0.value == self }?.key ?? "unknown"
@@ -107,7 +107,7 @@ public struct ConfigSchema: Sendable, Hashable {
     }
 
     /// Single value or a collection of values.
-    public enum Collection: String, Sendable, Hashable {
+    package enum Collection: String, Sendable, Hashable {
         case single, list, set, map
     }
 }

@@ -7,7 +7,7 @@ extension ServerConfiguration {
     /// var http = config.httpServerConfiguration
     /// http.handleSignals = true
     /// ```
-    public var httpServerConfiguration: HTTPServerConfiguration {
+    package var httpServerConfiguration: HTTPServerConfiguration {
         var http = HTTPServerConfiguration()
         http.host = host
         http.port = port

@@ -1,4 +1,5 @@
 import Foundation
+import IngestSupport
 
 extension ServerConfiguration {
     /// Reads and parses a JSON configuration file (see Docs/Server.md for the reference).
@@ -10,7 +11,7 @@ extension ServerConfiguration {
     /// - Parameter environment: where `…Env` fields (`signingSecretEnv`,
     ///   `secretEnv`) are looked up. Default: the process environment.
     /// - Throws: ``ConfigError`` naming the file and the field path.
-    public init(contentsOfFile path: String,
+    package init(contentsOfFile path: String,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) {
         let data: Data
         do {
@@ -38,7 +39,7 @@ extension ServerConfiguration {
     /// - Parameters:
     ///   - baseDirectory: where relative `publicKeyFile` paths are resolved.
     ///   - environment: where `…Env` fields are looked up.
-    public init(json bytes: [UInt8], baseDirectory: String = ".",
+    package init(json bytes: [UInt8], baseDirectory: String = ".",
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) {
         let root: StrictJSON
         do {
@@ -99,7 +100,7 @@ extension ServerConfiguration {
     ///
     /// - Throws: ``ConfigError`` with code `.unreadable` if the state directory
     ///   cannot be created or the id file cannot be read or written.
-    public static func development(stateDirectory: String = "./ingest-data",
+    package static func development(stateDirectory: String = "./ingest-data",
                                    port: Int = 9090) throws(ConfigError) -> ServerConfiguration {
         let idPath = (stateDirectory as NSString).appendingPathComponent("development-app-id")
         let id: String

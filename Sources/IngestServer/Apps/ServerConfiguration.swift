@@ -9,25 +9,25 @@ import Foundation
 /// let dev = try ServerConfiguration.development()
 /// print("app id:", dev.apps[0].id)
 /// ```
-public struct ServerConfiguration: Sendable {
+package struct ServerConfiguration: Sendable {
     /// The address to bind. Default `127.0.0.1` (use `0.0.0.0` to accept remote clients).
-    public var host: String = "127.0.0.1"
+    package var host: String = "127.0.0.1"
     /// The TCP port. Default 9090; 0 picks a free port.
-    public var port: Int = 9090
+    package var port: Int = 9090
     /// The directory for the state database (users, tokens, API keys,
     /// generated secrets) and relative SQLite sink paths. Default `./ingest-data`.
-    public var stateDirectory: String = "./ingest-data"
+    package var stateDirectory: String = "./ingest-data"
     /// Request and resource limits.
-    public var limits: Limits = .init()
+    package var limits: Limits = .init()
     /// The apps served (ids unique).
-    public var apps: [AppConfiguration] = []
+    package var apps: [AppConfiguration] = []
     /// A PostgreSQL connection string for the server state (users, refresh
     /// tokens, API keys, app secrets, and the ClickHouse sinks' receipts),
     /// shared by several ingest servers. Default nil: `state.sqlite` in the
     /// state directory. JSON: `"sharedState": { "kind": "postgres", "connection": "…" }`.
-    public var sharedStatePostgres: String? = nil
+    package var sharedStatePostgres: String? = nil
 
-    public init(host: String = "127.0.0.1", port: Int = 9090, stateDirectory: String = "./ingest-data",
+    package init(host: String = "127.0.0.1", port: Int = 9090, stateDirectory: String = "./ingest-data",
                 limits: Limits = .init(), apps: [AppConfiguration] = []) {
         self.host = host
         self.port = port
@@ -37,51 +37,51 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// The app with `id`, if configured.
-    public func app(_ id: String) -> AppConfiguration? {
+    package func app(_ id: String) -> AppConfiguration? {
         apps.first { $0.id == id }
     }
 
     /// The state database file: `<stateDirectory>/state.sqlite`.
-    public var stateDatabasePath: String {
+    package var stateDatabasePath: String {
         (stateDirectory as NSString).appendingPathComponent("state.sqlite")
     }
 
     /// The SQLite sink path of `app` resolved against ``stateDirectory``, or
     /// `nil` if the app's sink is not SQLite.
-    public func sqliteSinkPath(for app: AppConfiguration) -> String? {
+    package func sqliteSinkPath(for app: AppConfiguration) -> String? {
         guard case .sqlite(let path) = app.sink else { return nil }
         return path.hasPrefix("/") ? path : (stateDirectory as NSString).appendingPathComponent(path)
     }
 
     /// Limits that protect the server from oversized, slow or too many
     /// clients. Defaults match ``HTTPServerConfiguration``'s.
-    public struct Limits: Sendable, Hashable {
+    package struct Limits: Sendable, Hashable {
         /// Threads that run request handlers. Default 4.
-        public var workerThreads: Int = 4
+        package var workerThreads: Int = 4
         /// Open connections above which new ones get a 503. Default 1024.
-        public var maxConnections: Int = 1024
+        package var maxConnections: Int = 1024
         /// Largest request line plus header fields, in bytes. Default 16 KiB.
-        public var maxHeaderBytes: Int = 16 * 1024
+        package var maxHeaderBytes: Int = 16 * 1024
         /// Most header fields per request. Default 100.
-        public var maxHeaderCount: Int = 100
+        package var maxHeaderCount: Int = 100
         /// Largest request body in bytes (the compressed upload). Default 64 MiB.
-        public var maxBodyBytes: Int = 64 * 1024 * 1024
+        package var maxBodyBytes: Int = 64 * 1024 * 1024
         /// Largest inflated upload in bytes. Default 256 MiB.
-        public var maxInflatedBytes: Int = 256 * 1024 * 1024
+        package var maxInflatedBytes: Int = 256 * 1024 * 1024
         /// Largest inflated/compressed size ratio accepted. Default 200.
-        public var maxInflateRatio: Int = 200
+        package var maxInflateRatio: Int = 200
         /// Seconds a client has to send a complete request head. Default 10.
-        public var headerTimeoutSeconds: Double = 10
+        package var headerTimeoutSeconds: Double = 10
         /// Seconds a request body may stall between two reads. Default 30.
-        public var bodyIdleTimeoutSeconds: Double = 30
+        package var bodyIdleTimeoutSeconds: Double = 30
         /// Seconds an idle keep-alive connection stays open. Default 30.
-        public var keepAliveTimeoutSeconds: Double = 30
+        package var keepAliveTimeoutSeconds: Double = 30
         /// Seconds a response may stall because the client does not read. Default 30.
-        public var writeTimeoutSeconds: Double = 30
+        package var writeTimeoutSeconds: Double = 30
         /// Seconds graceful shutdown waits for in-flight requests. Default 10.
-        public var shutdownGraceSeconds: Double = 10
+        package var shutdownGraceSeconds: Double = 10
 
         /// Creates limits with the defaults above.
-        public init() {}
+        package init() {}
     }
 }

@@ -8,7 +8,7 @@
 ///           "cluster": { "name": "two_shards", "shards": [ { "url": "http://10.0.0.1:8123", "database": "weather_local" },
 ///                                                         { "url": "http://10.0.0.2:8123", "database": "weather_local" } ] } }
 /// ```
-public enum SinkConfiguration: Sendable, Hashable {
+package enum SinkConfiguration: Sendable, Hashable {
     /// An embedded SQLite database file. A relative path is resolved against
     /// the server's state directory.
     case sqlite(path: String)
@@ -19,7 +19,7 @@ public enum SinkConfiguration: Sendable, Hashable {
     case clickhouse(url: String, database: String, cluster: ClickHouseSink.Cluster? = nil)
 
     /// `sqlite`, `postgres` or `clickhouse`.
-    public var kind: String {
+    package var kind: String {
         switch self {
         case .sqlite: "sqlite"
         case .postgres: "postgres"

@@ -14,7 +14,7 @@ import Foundation
 /// value["port"]?.integerValue   // 8080
 /// value.serialized()            // {"port":8080,"apps":[]}
 /// ```
-public enum StrictJSON: Sendable, Hashable {
+package enum StrictJSON: Sendable, Hashable {
     case null
     case bool(Bool)
     /// A number as written in the source (validated JSON number syntax).
@@ -25,14 +25,14 @@ public enum StrictJSON: Sendable, Hashable {
     case object([(key: String, value: StrictJSON)])
 
     /// The member named `key` of an object, or `nil`.
-    public subscript(key: String) -> StrictJSON? {
+    package subscript(key: String) -> StrictJSON? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
     /// The value as an integer, if it is a number written without fraction or exponent
     /// (or one that is integral and fits `Int64`).
-    public var integerValue: Int64? {
+    package var integerValue: Int64? {
         guard case .number(let text) = self else { return nil }
         if let exact = Int64(text) { return exact }
         guard let double = Double(text), double.rounded() == double, abs(double) < 9.0e18 else { return nil }
@@ -40,25 +40,25 @@ public enum StrictJSON: Sendable, Hashable {
     }
 
     /// The value as a `Double`, if it is a number.
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         guard case .number(let text) = self else { return nil }
         return Double(text)
     }
 
     /// The value as a string, if it is one.
-    public var stringValue: String? {
+    package var stringValue: String? {
         guard case .string(let text) = self else { return nil }
         return text
     }
 
     /// The value as a Boolean, if it is one.
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         guard case .bool(let flag) = self else { return nil }
         return flag
     }
 
     /// A name for the kind of value, for error messages ("a string", "an object").
-    public var kindDescription: String {
+    package var kindDescription: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -70,9 +70,9 @@ public enum StrictJSON: Sendable, Hashable {
     }
 
     /// A JSON number value from an integer.
-    public static func integer(_ value: some BinaryInteger) -> StrictJSON { .number(String(value)) }
+    package static func integer(_ value: some BinaryInteger) -> StrictJSON { .number(String(value)) }
 
-    public static func == (lhs: StrictJSON, rhs: StrictJSON) -> Bool {
+    package static func == (lhs: StrictJSON, rhs: StrictJSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -85,7 +85,7 @@ public enum StrictJSON: Sendable, Hashable {
         }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
         case .bool(let flag): hasher.combine(flag)
@@ -105,7 +105,7 @@ public enum StrictJSON: Sendable, Hashable {
 
 extension StrictJSON {
     /// Compact JSON text (no insignificant whitespace), keys in stored order.
-    public func serialized() -> String {
+    package func serialized() -> String {
         var output = ""
         write(to: &output)
         return output
@@ -158,26 +158,26 @@ extension StrictJSON {
 // MARK: - Parsing
 
 /// A JSON syntax error with its position in the text.
-public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
+package struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
     /// What is wrong.
-    public var message: String
+    package var message: String
     /// 1-based line of the error.
-    public var line: Int
+    package var line: Int
     /// 1-based column (in bytes) of the error.
-    public var column: Int
+    package var column: Int
 
-    public var description: String { "JSON syntax error at line \(line), column \(column): \(message)" }
+    package var description: String { "JSON syntax error at line \(line), column \(column): \(message)" }
 }
 
 extension StrictJSON {
     /// Parses JSON text strictly: one value, no trailing garbage, no duplicate
     /// keys, nesting at most `maxDepth` deep.
-    public init(parsing text: String, maxDepth: Int = 64) throws(JSONSyntaxError) {
+    package init(parsing text: String, maxDepth: Int = 64) throws(JSONSyntaxError) {
         try self.init(parsing: Array(text.utf8), maxDepth: maxDepth)
     }
 
     /// Parses UTF-8 JSON bytes strictly (see ``init(parsing:maxDepth:)-swift.init``).
-    public init(parsing bytes: [UInt8], maxDepth: Int = 64) throws(JSONSyntaxError) {
+    package init(parsing bytes: [UInt8], maxDepth: Int = 64) throws(JSONSyntaxError) {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         self = try parser.parseDocument()
     }

@@ -19,19 +19,19 @@ import Foundation
 /// print(result.output, terminator: "")
 /// exit(result.status)
 /// ```
-public enum APIKeyCommand {
+package enum APIKeyCommand {
     /// What the command printed and its exit status.
-    public struct Result: Sendable, Equatable {
+    package struct Result: Sendable, Equatable {
         /// 0 on success, 1 on failure, 2 on a usage error.
-        public var status: Int32
+        package var status: Int32
         /// Standard output text.
-        public var output: String
+        package var output: String
         /// Standard error text.
-        public var errorOutput: String
+        package var errorOutput: String
     }
 
     /// The usage text.
-    public static let usage = """
+    package static let usage = """
         usage: ingest-server apikey create --app ID --name NAME [--config FILE] [--data-dir DIR]
                ingest-server apikey list   --app ID             [--config FILE] [--data-dir DIR]
                ingest-server apikey revoke --app ID --name NAME [--config FILE] [--data-dir DIR]
@@ -39,7 +39,7 @@ public enum APIKeyCommand {
         """
 
     /// Runs the subcommand; `arguments` start after `apikey`.
-    public static func run(arguments: [String],
+    package static func run(arguments: [String],
                            environment: [String: String] = ProcessInfo.processInfo.environment) -> Result {
         func usageError(_ message: String) -> Result {
             Result(status: 2, output: "", errorOutput: "ingest-server apikey: \(message)\n\(usage)")

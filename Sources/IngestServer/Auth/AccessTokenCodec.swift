@@ -9,20 +9,20 @@
 /// let token = codec.issue(userId: user, deviceId: device, now: now)
 /// let claims = try codec.verify(token, now: now)
 /// ```
-public struct AccessTokenCodec: Sendable {
+package struct AccessTokenCodec: Sendable {
     /// The issuer claim the server writes and requires.
-    public static let issuer = "dataingest"
+    package static let issuer = "dataingest"
 
     /// The app tokens are scoped to.
-    public var appId: String
+    package var appId: String
     /// The HMAC key.
-    public var secret: [UInt8]
+    package var secret: [UInt8]
     /// Lifetime of new tokens in seconds. Default 1800 (30 minutes).
-    public var lifetimeSeconds: Int64 = 1800
+    package var lifetimeSeconds: Int64 = 1800
     /// Clock skew tolerated on `exp` and `iat`, in seconds. Default 30.
-    public var leewaySeconds: Int64 = 30
+    package var leewaySeconds: Int64 = 30
 
-    public init(appId: String, secret: [UInt8], lifetimeSeconds: Int64 = 1800, leewaySeconds: Int64 = 30) {
+    package init(appId: String, secret: [UInt8], lifetimeSeconds: Int64 = 1800, leewaySeconds: Int64 = 30) {
         self.appId = appId
         self.secret = secret
         self.lifetimeSeconds = lifetimeSeconds
@@ -30,7 +30,7 @@ public struct AccessTokenCodec: Sendable {
     }
 
     /// Issues a token for `userId` on `deviceId`, valid from `now` for ``lifetimeSeconds``.
-    public func issue(userId: String, deviceId: String, now: Int64) -> String {
+    package func issue(userId: String, deviceId: String, now: Int64) -> String {
         let claims = StrictJSON.object([
             ("iss", .string(AccessTokenCodec.issuer)),
             ("sub", .string(userId)),
@@ -51,7 +51,7 @@ public struct AccessTokenCodec: Sendable {
     /// ``leewaySeconds``.
     ///
     /// - Throws: ``AuthError`` `.invalidToken` (401), `.expiredToken` (401) or `.wrongApp` (403).
-    public func verify(_ token: String, now: Int64) throws(AuthError) -> AccessClaims {
+    package func verify(_ token: String, now: Int64) throws(AuthError) -> AccessClaims {
         let jwt = try JWT(parsing: token)
         guard jwt.algorithm == "HS256" else {
             throw AuthError(.invalidToken, "the access token uses alg \"\(jwt.algorithm)\"; only HS256 is accepted",

@@ -5,58 +5,58 @@
 /// do { _ = try auth.verifyAccessToken(token, appId: appId) }
 /// catch { response.status = error.httpStatus; response.body = error.code.rawValue }
 /// ```
-public struct AuthError: Error, Sendable, CustomStringConvertible {
+package struct AuthError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. Extensible: new codes may be added; clients
     /// should treat unknown codes by their HTTP status.
-    public struct Code: RawRepresentable, Hashable, Sendable {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+    package struct Code: RawRepresentable, Hashable, Sendable {
+        package var rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// The request body or a parameter is malformed (400).
-        public static let badRequest = Code(rawValue: "bad_request")
+        package static let badRequest = Code(rawValue: "bad_request")
         /// The password does not meet the app's password policy (400).
-        public static let passwordPolicy = Code(rawValue: "password_policy")
+        package static let passwordPolicy = Code(rawValue: "password_policy")
         /// The token is malformed, forged, revoked or of the wrong type (401).
-        public static let invalidToken = Code(rawValue: "invalid_token")
+        package static let invalidToken = Code(rawValue: "invalid_token")
         /// The token's lifetime is over; refresh the access token or log in again (401).
-        public static let expiredToken = Code(rawValue: "expired_token")
+        package static let expiredToken = Code(rawValue: "expired_token")
         /// Wrong email/password, unknown or revoked API key, rejected custom JWT (401).
-        public static let invalidCredentials = Code(rawValue: "invalid_credentials")
+        package static let invalidCredentials = Code(rawValue: "invalid_credentials")
         /// The token belongs to another app (403).
-        public static let wrongApp = Code(rawValue: "wrong_app")
+        package static let wrongApp = Code(rawValue: "wrong_app")
         /// The auth provider is not enabled for this app (403).
-        public static let providerDisabled = Code(rawValue: "provider_disabled")
+        package static let providerDisabled = Code(rawValue: "provider_disabled")
         /// The user was disabled by an administrator (403).
-        public static let userDisabled = Code(rawValue: "user_disabled")
+        package static let userDisabled = Code(rawValue: "user_disabled")
         /// No app with this id is configured (404).
-        public static let unknownApp = Code(rawValue: "unknown_app")
+        package static let unknownApp = Code(rawValue: "unknown_app")
         /// The provider name in the URL is not one the server knows (404).
-        public static let unknownProvider = Code(rawValue: "unknown_provider")
+        package static let unknownProvider = Code(rawValue: "unknown_provider")
         /// A user with this email (or an API key with this name) exists (409).
-        public static let alreadyExists = Code(rawValue: "already_exists")
+        package static let alreadyExists = Code(rawValue: "already_exists")
         /// Too many failed attempts; retry after ``AuthError/retryAfterSeconds`` (429).
-        public static let tooManyRequests = Code(rawValue: "too_many_requests")
+        package static let tooManyRequests = Code(rawValue: "too_many_requests")
         /// The server could not complete the operation (storage or crypto failure) (500).
-        public static let internalError = Code(rawValue: "internal_error")
+        package static let internalError = Code(rawValue: "internal_error")
     }
 
     /// The kind of failure.
-    public var code: Code
+    package var code: Code
     /// What happened and what to do; safe to return to the client.
-    public var message: String
+    package var message: String
     /// The app the request was for, if known.
-    public var appId: String?
+    package var appId: String?
     /// For `.tooManyRequests`: seconds until a retry can succeed (the `Retry-After` header).
-    public var retryAfterSeconds: Int?
+    package var retryAfterSeconds: Int?
 
-    public init(_ code: Code, _ message: String, appId: String? = nil) {
+    package init(_ code: Code, _ message: String, appId: String? = nil) {
         self.code = code
         self.message = message
         self.appId = appId
     }
 
     /// The HTTP status for this error: 400, 401, 403, 404, 409, 429 or 500.
-    public var httpStatus: Int {
+    package var httpStatus: Int {
         switch code {
         case .badRequest, .passwordPolicy: 400
         case .invalidToken, .expiredToken, .invalidCredentials: 401
@@ -70,9 +70,9 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
 
     /// The JSON error body: `{"error":"<message>","error_code":"<code>"}`,
     /// the shape the seed's backend used.
-    public var jsonBody: String {
+    package var jsonBody: String {
         StrictJSON.object([("error", .string(message)), ("error_code", .string(code.rawValue))]).serialized()
     }
 
-    public var description: String { "AuthError(\(code.rawValue), HTTP \(httpStatus)): \(message)" }
+    package var description: String { "AuthError(\(code.rawValue), HTTP \(httpStatus)): \(message)" }
 }

@@ -4,7 +4,7 @@
 /// ```swift
 /// AuthProvider(rawValue: "anon-user")   // .anonymous
 /// ```
-public enum AuthProvider: String, Sendable, Hashable, CaseIterable {
+package enum AuthProvider: String, Sendable, Hashable, CaseIterable {
     /// Anonymous: every login creates a new user.
     case anonymous = "anon-user"
     /// Email and password; users register first.

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// Authentication for all configured apps: logins with each provider,
 /// session refresh and logout, email/password registration, API key
@@ -16,9 +17,9 @@ import IngestCore
 /// let session = try auth.refresh(refreshToken: login.refreshToken)
 /// try auth.logout(refreshToken: login.refreshToken)
 /// ```
-public final class AuthService: Sendable {
+package final class AuthService: Sendable {
     /// The state database (users, refresh tokens, API keys, generated secrets).
-    public let store: StateStore
+    package let store: StateStore
     private let apps: [String: AppAuth]
     private let clock: @Sendable () -> Date
     /// Access tokens that passed ``verifyAccessToken(_:appId:)``, with their claims.
@@ -41,7 +42,7 @@ public final class AuthService: Sendable {
     /// Bytes of randomness in refresh tokens and API keys.
     static let tokenBytes = 32
     /// Prefix of API keys, so that secret scanners and people can recognize them.
-    public static let apiKeyPrefix = "dik_"
+    package static let apiKeyPrefix = "dik_"
 
     /// Opens the state database under `configuration.stateDirectory` and
     /// resolves each app's signing secret (configured, or generated once and
@@ -51,7 +52,7 @@ public final class AuthService: Sendable {
     ///   - store: an already open state store; default opens `configuration.stateDatabasePath`.
     ///   - clock: the time source (a seam for expiry tests). Default `Date.init`.
     /// - Throws: ``StorageError`` if the state database cannot be opened.
-    public init(configuration: ServerConfiguration, store: StateStore? = nil,
+    package init(configuration: ServerConfiguration, store: StateStore? = nil,
                 clock: @escaping @Sendable () -> Date = { Date() }) throws(StorageError) {
         let openStore: StateStore
         if let store {
@@ -112,7 +113,7 @@ public final class AuthService: Sendable {
     /// - Throws: ``AuthError``: 404 unknown app or provider, 403 provider
     ///   disabled or user disabled, 400 malformed body, 401 bad credentials,
     ///   429 too many failed password logins for this email (see ``AuthError/retryAfterSeconds``).
-    public func login(appId: String, provider providerName: String, body: [UInt8]) throws(AuthError) -> LoginResponse {
+    package func login(appId: String, provider providerName: String, body: [UInt8]) throws(AuthError) -> LoginResponse {
         let app = try app(appId)
         guard let provider = AuthProvider(rawValue: providerName) else {
             throw AuthError(.unknownProvider, "unknown auth provider \"\(providerName)\"; use "
@@ -243,7 +244,7 @@ public final class AuthService: Sendable {
     ///
     /// - Throws: ``AuthError`` 401 `.invalidToken` (unknown, revoked, app no
     ///   longer configured) or `.expiredToken`; 403 `.userDisabled`.
-    public func refresh(refreshToken: String) throws(AuthError) -> SessionResponse {
+    package func refresh(refreshToken: String) throws(AuthError) -> SessionResponse {
         let hash = Crypto.sha256(Array(refreshToken.utf8))
         let now = self.now
         let record = try storage(nil) { () throws(StorageError) in try store.refreshToken(hash: hash) }
@@ -306,7 +307,7 @@ public final class AuthService: Sendable {
     /// access tokens already issued stay valid until they expire.
     ///
     /// - Throws: ``AuthError`` 401 `.invalidToken` if the token is unknown.
-    public func logout(refreshToken: String) throws(AuthError) {
+    package func logout(refreshToken: String) throws(AuthError) {
         let hash = Crypto.sha256(Array(refreshToken.utf8))
         let now = self.now
         let record = try storage(nil) { () throws(StorageError) in try store.refreshToken(hash: hash) }
@@ -318,7 +319,7 @@ public final class AuthService: Sendable {
     ///
     /// - Throws: ``AuthError`` 404 unknown app; 401 `.invalidToken` or
     ///   `.expiredToken` (refresh and retry); 403 `.wrongApp`.
-    public func verifyAccessToken(_ token: String, appId: String) throws(AuthError) -> AccessClaims {
+    package func verifyAccessToken(_ token: String, appId: String) throws(AuthError) -> AccessClaims {
         let app = try app(appId)
         let now = self.now
         // The signature and the claims depend on the token alone (and the app's
@@ -347,7 +348,7 @@ public final class AuthService: Sendable {
     /// - Throws: ``AuthError`` 400 malformed email or `.passwordPolicy`;
     ///   403 provider disabled; 404 unknown app; 409 `.alreadyExists`.
     @discardableResult
-    public func register(appId: String, email: String, password: String) throws(AuthError) -> String {
+    package func register(appId: String, email: String, password: String) throws(AuthError) -> String {
         let app = try app(appId)
         guard let settings = app.configuration.auth.userPassword else {
             throw AuthError(.providerDisabled, "the local-userpass provider is not enabled for app \(appId)", appId: appId)
@@ -380,7 +381,7 @@ public final class AuthService: Sendable {
 
     /// Registers from a JSON body `{"email": "…", "password": "…"}`.
     @discardableResult
-    public func register(appId: String, body: [UInt8]) throws(AuthError) -> String {
+    package func register(appId: String, body: [UInt8]) throws(AuthError) -> String {
         _ = try app(appId)
         let request = try parseBody(body, appId: appId)
         guard let email = request["email"]?.stringValue, let password = request["password"]?.stringValue else {
@@ -395,7 +396,7 @@ public final class AuthService: Sendable {
     ///
     /// - Throws: ``AuthError`` 404 unknown app; 400 empty or overlong name;
     ///   409 a key with this name exists (revoked keys keep their name).
-    public func createAPIKey(appId: String, name: String) throws(AuthError) -> CreatedAPIKey {
+    package func createAPIKey(appId: String, name: String) throws(AuthError) -> CreatedAPIKey {
         _ = try app(appId)
         guard (1...100).contains(name.utf8.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw AuthError(.badRequest, "the API key name must have 1 to 100 bytes and no control characters", appId: appId)
@@ -414,7 +415,7 @@ public final class AuthService: Sendable {
     /// Revokes the API key named `name`, and the sessions it started.
     /// Returns whether a valid key was revoked.
     @discardableResult
-    public func revokeAPIKey(appId: String, name: String) throws(AuthError) -> Bool {
+    package func revokeAPIKey(appId: String, name: String) throws(AuthError) -> Bool {
         _ = try app(appId)
         let now = self.now
         return try storage(appId) { () throws(StorageError) in try store.revokeAPIKey(appId: appId, name: name, now: now) }

@@ -9,11 +9,11 @@
 /// let verifier = CustomJWTVerifier(settings: app.auth.customToken!)
 /// let subject = try verifier.verify(token, now: now)   // the third party's user id
 /// ```
-public struct CustomJWTVerifier: Sendable {
+package struct CustomJWTVerifier: Sendable {
     /// The accepted keys and claim rules.
-    public var settings: CustomTokenSettings
+    package var settings: CustomTokenSettings
 
-    public init(settings: CustomTokenSettings) {
+    package init(settings: CustomTokenSettings) {
         self.settings = settings
     }
 
@@ -22,7 +22,7 @@ public struct CustomJWTVerifier: Sendable {
     /// - Throws: ``AuthError`` `.invalidCredentials` (401) for a bad signature,
     ///   algorithm, audience, issuer or subject; `.expiredToken` (401) if
     ///   expired or not yet valid.
-    public func verify(_ token: String, now: Int64) throws(AuthError) -> String {
+    package func verify(_ token: String, now: Int64) throws(AuthError) -> String {
         let jwt: JWT
         do {
             jwt = try JWT(parsing: token)

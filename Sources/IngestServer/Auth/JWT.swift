@@ -12,26 +12,27 @@
 /// jwt.algorithm               // "HS256"
 /// jwt.claims["sub"]           // .string("u1")
 /// ```
-public struct JWT: Sendable {
+import IngestSupport
+package struct JWT: Sendable {
     /// The decoded header (a JSON object).
-    public var header: StrictJSON
+    package var header: StrictJSON
     /// The decoded claims (a JSON object).
-    public var claims: StrictJSON
+    package var claims: StrictJSON
     /// The `alg` header value, exactly as sent.
-    public var algorithm: String
+    package var algorithm: String
     /// `base64url(header) + "." + base64url(claims)`: the bytes the signature covers.
-    public var signingInput: [UInt8]
+    package var signingInput: [UInt8]
     /// The decoded signature bytes (empty for an unsigned token).
-    public var signature: [UInt8]
+    package var signature: [UInt8]
 
     /// Tokens longer than this are rejected before any decoding.
-    public static let maximumLength = 16 * 1024
+    package static let maximumLength = 16 * 1024
 
     /// Splits and decodes a token.
     ///
     /// - Throws: ``AuthError`` with code `.invalidToken` if the token is not
     ///   three base64url parts with JSON object header and claims.
-    public init(parsing token: String) throws(AuthError) {
+    package init(parsing token: String) throws(AuthError) {
         guard token.utf8.count <= JWT.maximumLength else {
             throw AuthError(.invalidToken, "the token is longer than \(JWT.maximumLength) bytes")
         }
@@ -65,7 +66,7 @@ public struct JWT: Sendable {
     ///   - claims: a JSON object of claims.
     ///   - secret: the HMAC key (at least 32 random bytes in practice).
     ///   - keyId: an optional `kid` header.
-    public static func signHS256(claims: StrictJSON, secret: [UInt8], keyId: String? = nil) -> String {
+    package static func signHS256(claims: StrictJSON, secret: [UInt8], keyId: String? = nil) -> String {
         var header: [(key: String, value: StrictJSON)] = [("alg", .string("HS256")), ("typ", .string("JWT"))]
         if let keyId { header.append(("kid", .string(keyId))) }
         let input = Base64URL.encode(Array(StrictJSON.object(header).serialized().utf8)) + "."
@@ -76,19 +77,19 @@ public struct JWT: Sendable {
 
     /// Whether the signature is a valid HMAC-SHA256 of the signing input under `secret`
     /// (constant-time comparison). Does not look at `alg`: callers check it first.
-    public func hasValidHS256Signature(secret: [UInt8]) -> Bool {
+    package func hasValidHS256Signature(secret: [UInt8]) -> Bool {
         let expected = Crypto.hmacSHA256(key: secret, message: signingInput)
         return Crypto.constantTimeEqual(expected, signature)
     }
 
     /// Whether the signature is a valid RS256 signature of the signing input under `key`.
     /// Does not look at `alg`: callers check it first.
-    public func hasValidRS256Signature(key: RSAPublicKey) -> Bool {
+    package func hasValidRS256Signature(key: RSAPublicKey) -> Bool {
         key.verifySHA256(signature: signature, message: signingInput)
     }
 
     /// A numeric date claim (`exp`, `iat`, `nbf`) in whole seconds, if present and numeric.
-    public func numericDate(_ name: String) -> Int64? {
+    package func numericDate(_ name: String) -> Int64? {
         guard let value = claims[name] else { return nil }
         if let integer = value.integerValue { return integer }
         if let double = value.doubleValue, double.isFinite, abs(double) < 9.0e18 { return Int64(double.rounded(.down)) }

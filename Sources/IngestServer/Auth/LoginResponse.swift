@@ -5,17 +5,17 @@
 /// httpResponse.body = response.jsonBody
 /// // {"access_token":"…","refresh_token":"…","user_id":"…","device_id":"…"}
 /// ```
-public struct LoginResponse: Sendable, Hashable {
+package struct LoginResponse: Sendable, Hashable {
     /// A short-lived access token (JWT) for uploads.
-    public var accessToken: String
+    package var accessToken: String
     /// A long-lived refresh token to get new access tokens; only its hash is stored.
-    public var refreshToken: String
+    package var refreshToken: String
     /// The user id.
-    public var userId: String
+    package var userId: String
     /// The device id of this session.
-    public var deviceId: String
+    package var deviceId: String
 
-    public init(accessToken: String, refreshToken: String, userId: String, deviceId: String) {
+    package init(accessToken: String, refreshToken: String, userId: String, deviceId: String) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.userId = userId
@@ -23,7 +23,7 @@ public struct LoginResponse: Sendable, Hashable {
     }
 
     /// `{"access_token", "refresh_token", "user_id", "device_id"}` as JSON text.
-    public var jsonBody: String {
+    package var jsonBody: String {
         StrictJSON.object([
             ("access_token", .string(accessToken)), ("refresh_token", .string(refreshToken)),
             ("user_id", .string(userId)), ("device_id", .string(deviceId)),
@@ -32,19 +32,19 @@ public struct LoginResponse: Sendable, Hashable {
 }
 
 /// The answer to a session refresh (`POST /api/client/v2.0/auth/session`).
-public struct SessionResponse: Sendable, Hashable {
+package struct SessionResponse: Sendable, Hashable {
     /// The new access token.
-    public var accessToken: String
+    package var accessToken: String
     /// The replacement refresh token when the app rotates refresh tokens; `nil` otherwise.
-    public var refreshToken: String?
+    package var refreshToken: String?
 
-    public init(accessToken: String, refreshToken: String? = nil) {
+    package init(accessToken: String, refreshToken: String? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
     }
 
     /// `{"access_token"}` (plus `"refresh_token"` when rotated) as JSON text.
-    public var jsonBody: String {
+    package var jsonBody: String {
         var members: [(key: String, value: StrictJSON)] = [("access_token", .string(accessToken))]
         if let refreshToken { members.append(("refresh_token", .string(refreshToken))) }
         return StrictJSON.object(members).serialized()
@@ -52,9 +52,9 @@ public struct SessionResponse: Sendable, Hashable {
 }
 
 /// A newly created API key: the only time the key itself is available.
-public struct CreatedAPIKey: Sendable, Hashable {
+package struct CreatedAPIKey: Sendable, Hashable {
     /// The secret key to give to the client (`{"key": "…"}` at the `api-key` login). Not stored.
-    public var key: String
+    package var key: String
     /// The stored record (id, name, user).
-    public var record: APIKeyRecord
+    package var record: APIKeyRecord
 }

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// Counts failed password logins per app and email and refuses further
 /// attempts for a while once too many failed, against online guessing.
@@ -12,13 +13,13 @@ import IngestCore
 /// try throttle.check("app/ada@example.org", now: now)   // throws 429 when locked
 /// throttle.recordFailure("app/ada@example.org", now: now)
 /// ```
-public final class LoginThrottle: Sendable {
+package final class LoginThrottle: Sendable {
     /// Failures allowed within ``lockoutSeconds`` before logins are refused.
-    public let maxFailures: Int
+    package let maxFailures: Int
     /// How long the failures are remembered and the lock lasts, in seconds.
-    public let lockoutSeconds: Int64
+    package let lockoutSeconds: Int64
     /// The most identities tracked at once.
-    public let maximumEntries: Int
+    package let maximumEntries: Int
 
     private struct Entry {
         var failures: Int
@@ -27,7 +28,7 @@ public final class LoginThrottle: Sendable {
 
     private let entries = LockedBox([String: Entry]())
 
-    public init(maxFailures: Int = 10, lockoutSeconds: Int64 = 900, maximumEntries: Int = 100_000) {
+    package init(maxFailures: Int = 10, lockoutSeconds: Int64 = 900, maximumEntries: Int = 100_000) {
         self.maxFailures = maxFailures
         self.lockoutSeconds = lockoutSeconds
         self.maximumEntries = maximumEntries
@@ -35,7 +36,7 @@ public final class LoginThrottle: Sendable {
 
     /// Throws ``AuthError`` `.tooManyRequests` (429, with `retryAfterSeconds`)
     /// if `key` has reached ``maxFailures`` within the lockout window.
-    public func check(_ key: String, now: Int64, appId: String? = nil) throws(AuthError) {
+    package func check(_ key: String, now: Int64, appId: String? = nil) throws(AuthError) {
         let remaining: Int64? = entries.withLock { entries in
             guard let entry = entries[key] else { return nil }
             let end = entry.firstFailure + lockoutSeconds
@@ -54,7 +55,7 @@ public final class LoginThrottle: Sendable {
     }
 
     /// Records one failed login for `key`.
-    public func recordFailure(_ key: String, now: Int64) {
+    package func recordFailure(_ key: String, now: Int64) {
         entries.withLock { entries in
             if var entry = entries[key], now < entry.firstFailure + lockoutSeconds {
                 entry.failures += 1
@@ -67,7 +68,7 @@ public final class LoginThrottle: Sendable {
     }
 
     /// Forgets `key`'s failures (after a successful login).
-    public func recordSuccess(_ key: String) {
+    package func recordSuccess(_ key: String) {
         _ = entries.withLock { $0.removeValue(forKey: key) }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import IngestSupport
 
 /// Hashes passwords with scrypt and verifies them, storing the parameters
 /// with each hash so that the cost can be raised later without breaking
@@ -11,17 +12,17 @@ import Foundation
 /// let stored = try hasher.hash("correct horse battery staple")
 /// try hasher.verify("correct horse battery staple", against: stored) // true
 /// ```
-public struct PasswordHasher: Sendable {
+package struct PasswordHasher: Sendable {
     /// The scrypt cost parameters used for new hashes.
-    public struct Parameters: Sendable, Hashable {
+    package struct Parameters: Sendable, Hashable {
         /// N = 2^logN. Default 15 (about 32 MiB and 50–150 ms per hash).
-        public var logN: Int = 15
+        package var logN: Int = 15
         /// Block size. Default 8.
-        public var r: Int = 8
+        package var r: Int = 8
         /// Parallelization. Default 1.
-        public var p: Int = 1
+        package var p: Int = 1
 
-        public init(logN: Int = 15, r: Int = 8, p: Int = 1) {
+        package init(logN: Int = 15, r: Int = 8, p: Int = 1) {
             self.logN = logN
             self.r = r
             self.p = p
@@ -29,14 +30,14 @@ public struct PasswordHasher: Sendable {
     }
 
     /// Parameters for new hashes; existing hashes keep their own.
-    public var parameters: Parameters
+    package var parameters: Parameters
 
-    public init(parameters: Parameters = Parameters()) {
+    package init(parameters: Parameters = Parameters()) {
         self.parameters = parameters
     }
 
     /// Hashes `password` with a fresh random 16-byte salt.
-    public func hash(_ password: String) throws(CryptoError) -> String {
+    package func hash(_ password: String) throws(CryptoError) -> String {
         let salt = try Crypto.randomBytes(16)
         let derived = try Crypto.scrypt(password: Array(password.utf8), salt: salt, logN: parameters.logN,
                                         r: parameters.r, p: parameters.p, length: 32)
@@ -48,7 +49,7 @@ public struct PasswordHasher: Sendable {
     ///
     /// - Throws: ``CryptoError`` with code `.invalidParameters` if `stored` is
     ///   not a hash this type wrote.
-    public func verify(_ password: String, against stored: String) throws(CryptoError) -> Bool {
+    package func verify(_ password: String, against stored: String) throws(CryptoError) -> Bool {
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt",
               let salt = Base64URL.decode(parts[3]), let expected = Base64URL.decode(parts[4]), !expected.isEmpty

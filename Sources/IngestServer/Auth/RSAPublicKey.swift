@@ -1,5 +1,6 @@
 import CCrypto
 import Foundation
+import IngestSupport
 
 /// An RSA public key read from PEM, used to verify RS256 signatures
 /// (RSASSA-PKCS1-v1_5 with SHA-256) on third-party JWTs.
@@ -10,14 +11,14 @@ import Foundation
 /// ```
 // @unchecked: the EVP_PKEY is immutable after init; OpenSSL 3 allows
 // concurrent verification with one key, each call uses its own EVP_MD_CTX.
-public final class RSAPublicKey: @unchecked Sendable {
+package final class RSAPublicKey: @unchecked Sendable {
     private let key: OpaquePointer
 
     /// Reads a `-----BEGIN PUBLIC KEY-----` (SubjectPublicKeyInfo) PEM block.
     ///
     /// - Throws: ``CryptoError`` with code `.invalidKey` if the text is not a
     ///   PEM public key or the key is not RSA (or shorter than 2048 bits).
-    public init(pem: String) throws(CryptoError) {
+    package init(pem: String) throws(CryptoError) {
         let bytes = Array(pem.utf8)
         let parsed: OpaquePointer? = bytes.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
@@ -43,7 +44,7 @@ public final class RSAPublicKey: @unchecked Sendable {
     deinit { EVP_PKEY_free(key) }
 
     /// Whether `signature` is a valid RSASSA-PKCS1-v1_5 SHA-256 signature of `message`.
-    public func verifySHA256(signature: [UInt8], message: [UInt8]) -> Bool {
+    package func verifySHA256(signature: [UInt8], message: [UInt8]) -> Bool {
         guard let context = EVP_MD_CTX_new() else { return false }
         defer {
             EVP_MD_CTX_free(context)

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// A small blocking client for ClickHouse's HTTP interface (POST with the
 /// query in the URL and data in the body), on IngestCore's
@@ -16,14 +17,14 @@ import IngestCore
 /// (see Docs/Deployment.md) or keep it on a private network.
 // @unchecked Sendable: the pool is lock-protected and a connection is used by
 // one call at a time; `timeoutSeconds` is set before the client is shared.
-public final class ClickHouseClient: @unchecked Sendable {
+package final class ClickHouseClient: @unchecked Sendable {
     /// Host (name or address) and port of the server.
-    public let host: String
-    public let port: UInt16
+    package let host: String
+    package let port: UInt16
     /// The URL without credentials, for messages.
-    public let displayName: String
+    package let displayName: String
     /// Seconds a call may take (connect, send, each read). Default 60.
-    public var timeoutSeconds: Double = 60
+    package var timeoutSeconds: Double = 60
     private let credentials: String
     /// How connection messages name the server: `ClickHouse at http://host:port`.
     private let peer: String
@@ -34,7 +35,7 @@ public final class ClickHouseClient: @unchecked Sendable {
     /// Parses `http://[user[:password]@]host[:port]` (port 8123 by default).
     ///
     /// - Throws: ``ClickHouseError`` `.usage` for another scheme or a bad URL.
-    public init(url: String) throws(ClickHouseError) {
+    package init(url: String) throws(ClickHouseError) {
         guard url.hasPrefix("http://") else {
             throw ClickHouseError(.usage, "the ClickHouse URL \(url) must start with http:// (its HTTP interface, port 8123 by default)")
         }
@@ -71,23 +72,23 @@ public final class ClickHouseClient: @unchecked Sendable {
     }
 
     /// Closes the idle keep-alive connections (the client's `deinit` does too).
-    public func closeIdle() {
+    package func closeIdle() {
         pool.closeAll()
     }
 
     /// A table sent along with a query (ClickHouse's "external data"): the
     /// query reads it by ``name``, e.g. `WHERE _id IN ids`. Much cheaper for
     /// ClickHouse than the same values as literals in the SQL text.
-    public struct ExternalTable: Sendable {
+    package struct ExternalTable: Sendable {
         /// The name the query uses.
-        public var name: String
+        package var name: String
         /// Its columns, e.g. `key FixedString(12)`.
-        public var structure: String
+        package var structure: String
         /// Its rows in TabSeparated format.
-        public var rows: [UInt8]
+        package var rows: [UInt8]
 
         /// Creates an external table.
-        public init(name: String, structure: String, rows: [UInt8]) {
+        package init(name: String, structure: String, rows: [UInt8]) {
             self.name = name
             self.structure = structure
             self.rows = rows
@@ -97,7 +98,7 @@ public final class ClickHouseClient: @unchecked Sendable {
     /// Runs `sql` with `body` as its data (for `INSERT … FORMAT …`) and the
     /// given settings (e.g. `insert_distributed_sync=1`); returns the answer.
     @discardableResult
-    public func execute(_ sql: String, body: [UInt8] = [], database: String? = nil,
+    package func execute(_ sql: String, body: [UInt8] = [], database: String? = nil,
                         settings: [(String, String)] = []) throws(ClickHouseError) -> [UInt8] {
         // Without data the statement travels as the body: the URL is limited
         // (16 KiB in ClickHouse 18.16's HTTP server). With data (an INSERT)
@@ -115,7 +116,7 @@ public final class ClickHouseClient: @unchecked Sendable {
     /// let ids = ClickHouseClient.ExternalTable(name: "ids", structure: "key Int64", rows: Array("1\n2\n".utf8))
     /// let found = try client.execute("SELECT id FROM weather.t WHERE id IN ids", external: ids)
     /// ```
-    public func execute(_ sql: String, external table: ClickHouseClient.ExternalTable, database: String? = nil,
+    package func execute(_ sql: String, external table: ClickHouseClient.ExternalTable, database: String? = nil,
                         settings: [(String, String)] = []) throws(ClickHouseError) -> [UInt8] {
         // The rows are TabSeparated: escaped, so no CR and no "\r\n--" boundary inside.
         let boundary = "dataingest-external-data"
@@ -154,7 +155,7 @@ public final class ClickHouseClient: @unchecked Sendable {
     }
 
     /// ``execute(_:body:database:settings:)`` with the answer as UTF-8 text.
-    public func query(_ sql: String, database: String? = nil) throws(ClickHouseError) -> String {
+    package func query(_ sql: String, database: String? = nil) throws(ClickHouseError) -> String {
         String(decoding: try execute(sql, database: database), as: UTF8.self)
     }
 

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// A ClickHouse failure: the server's exception (its numeric code and
 /// text) or a connection problem, with whether retrying later may succeed.
@@ -7,34 +8,34 @@ import IngestCore
 /// do { try client.execute("SELECT 1") }
 /// catch { print(error.serverCode ?? -1, error.isTransient, error.message) }
 /// ```
-public struct ClickHouseError: Error, Sendable, CustomStringConvertible {
+package struct ClickHouseError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. Extensible: new codes may be added.
-    public struct Code: RawRepresentable, Hashable, Sendable {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+    package struct Code: RawRepresentable, Hashable, Sendable {
+        package var rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
         /// The server could not be reached, or the connection broke.
-        public static let connection = Code(rawValue: "connection")
+        package static let connection = Code(rawValue: "connection")
         /// The server answered with an exception (``ClickHouseError/serverCode``).
-        public static let server = Code(rawValue: "server")
+        package static let server = Code(rawValue: "server")
         /// The answer was not valid HTTP, or the URL is unusable.
-        public static let protocolError = Code(rawValue: "protocol")
+        package static let protocolError = Code(rawValue: "protocol")
         /// A value ClickHouse cannot hold, or another caller mistake.
-        public static let usage = Code(rawValue: "usage")
+        package static let usage = Code(rawValue: "usage")
     }
 
     /// The kind of failure.
-    public var code: Code
+    package var code: Code
     /// What happened and what to do.
-    public var message: String
+    package var message: String
     /// ClickHouse's exception code (`Code: 252` → 252), if the server sent one.
-    public var serverCode: Int?
+    package var serverCode: Int?
     /// The HTTP status, if the server answered.
-    public var httpStatus: Int?
+    package var httpStatus: Int?
     /// The `errno` of the failing system call, for a ``Code/connection`` failure.
-    public var errno: Int32?
+    package var errno: Int32?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, serverCode: Int? = nil, httpStatus: Int? = nil, errno: Int32? = nil) {
+    package init(_ code: Code, _ message: String, serverCode: Int? = nil, httpStatus: Int? = nil, errno: Int32? = nil) {
         self.code = code
         self.message = message
         self.serverCode = serverCode
@@ -60,7 +61,7 @@ public struct ClickHouseError: Error, Sendable, CustomStringConvertible {
 
     /// Whether retrying later may succeed: no connection, a timeout, too
     /// many parts or queries, memory limits, a server shutting down.
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         if code == .connection { return true }
         guard let serverCode else { return httpStatus == 503 }
         // 159 timeout, 164 readonly (replica going down), 202 too many
@@ -71,7 +72,7 @@ public struct ClickHouseError: Error, Sendable, CustomStringConvertible {
         return [159, 164, 202, 209, 210, 241, 242, 252, 279, 319, 394].contains(serverCode)
     }
 
-    public var description: String {
+    package var description: String {
         "ClickHouseError(\(code.rawValue)\(serverCode.map { ", code \($0)" } ?? "")): \(message)"
             + (errno.map { " (errno \($0))" } ?? "")
     }

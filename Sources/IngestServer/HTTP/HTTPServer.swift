@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLinux
 import IngestCore
+import IngestSupport
 
 /// An HTTP/1.1 server on POSIX sockets: one epoll event loop thread does all
 /// socket I/O without blocking; handlers run on a small worker pool and post

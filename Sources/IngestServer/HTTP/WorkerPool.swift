@@ -1,24 +1,25 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+import IngestSupport
 
 /// A fixed set of threads that run submitted jobs in FIFO order, so blocking
 /// handlers never run on the event loop.
-// @unchecked Sendable: `jobs`, `head` and `stopping` are only touched with `mutex` held.
+// @unchecked Sendable: `jobs`, `head`, `stopping` and `running` are only
+// touched with `monitor` held.
 final class WorkerPool: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private let exited = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// What a thread of the pool waits for.
+    private enum Wake: Int, CaseIterable {
+        /// A queued job, or stopping (the workers).
+        case job
+        /// A worker exited (``stop(timeout:)``).
+        case exited
+    }
+    private let monitor = ConditionLock<Wake>()
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
     private var stopping = false
     private var running = 0
 
     init(threads: Int, name: String) {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-        pthread_cond_init(exited, nil)
         let count = max(1, threads)
         running = count
         for i in 0..<count {
@@ -28,55 +29,41 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_cond_destroy(exited)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        exited.deallocate()
-        mutex.deallocate()
-    }
-
     /// Queues `job` to run on a worker thread.
     func submit(_ job: @escaping @Sendable () -> Void) {
-        pthread_mutex_lock(mutex)
-        jobs.append(job)
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
+        monitor.withLock {
+            jobs.append(job)
+            monitor.signal(.job)
+        }
     }
 
     /// Drops queued jobs, lets running jobs finish and waits up to `timeout`
     /// seconds for the threads to exit. Returns whether they all did.
     @discardableResult
     func stop(timeout: Double) -> Bool {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        jobs.removeAll()
-        head = 0
-        pthread_cond_broadcast(condition)
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        let nanos = Int(deadline.tv_nsec) + Int(max(0, timeout) * 1e9)
-        deadline.tv_sec += nanos / 1_000_000_000
-        deadline.tv_nsec = nanos % 1_000_000_000
-        while running > 0 {
-            if pthread_cond_timedwait(exited, mutex, &deadline) == ETIMEDOUT { break }
+        monitor.withLock {
+            stopping = true
+            jobs.removeAll()
+            head = 0
+            monitor.broadcast(.job)
+            let deadline = ConditionLock<Wake>.deadline(after: timeout)
+            while running > 0 {
+                if !monitor.wait(.exited, until: deadline) { break }
+            }
+            return running == 0
         }
-        let done = running == 0
-        pthread_mutex_unlock(mutex)
-        return done
     }
 
     private func work() {
         while true {
-            pthread_mutex_lock(mutex)
+            monitor.lock()
             while head == jobs.count && !stopping {
-                pthread_cond_wait(condition, mutex)
+                monitor.wait(.job)
             }
             if stopping {
                 running -= 1
-                pthread_cond_broadcast(exited)
-                pthread_mutex_unlock(mutex)
+                monitor.broadcast(.exited)
+                monitor.unlock()
                 return
             }
             let job = jobs[head]
@@ -88,7 +75,7 @@ final class WorkerPool: @unchecked Sendable {
                 jobs.removeFirst(head)
                 head = 0
             }
-            pthread_mutex_unlock(mutex)
+            monitor.unlock()
             job()
         }
     }

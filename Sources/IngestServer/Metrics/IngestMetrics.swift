@@ -20,28 +20,28 @@ import Foundation
 /// metrics.objects.increment(["weather", "accepted"], by: 10)
 /// print(metrics.registry.render())
 /// ```
-public final class IngestMetrics: Sendable {
+package final class IngestMetrics: Sendable {
     /// The registry `/metrics` renders.
-    public let registry = MetricsRegistry()
+    package let registry = MetricsRegistry()
     /// Responses by method, route pattern (`unmatched` for 404s and protocol errors) and status.
-    public let requests: Counter
+    package let requests: Counter
     /// Seconds from a complete request to its response, by route.
-    public let requestDuration: Histogram
+    package let requestDuration: Histogram
     /// Request body bytes by route.
-    public let requestBodyBytes: Counter
+    package let requestBodyBytes: Counter
     /// Upload requests by app and response status.
-    public let uploads: Counter
+    package let uploads: Counter
     /// Uploads answered from a stored receipt (repeated segments).
-    public let replays: Counter
+    package let replays: Counter
     /// Uploaded objects by app and outcome.
-    public let objects: Counter
+    package let objects: Counter
     /// Upload bytes by app, compressed (as received) and inflated.
-    public let uploadBytes: Counter
+    package let uploadBytes: Counter
     /// Seconds each sink transaction took, by app.
-    public let sinkWriteDuration: Histogram
+    package let sinkWriteDuration: Histogram
 
     /// Registers every metric.
-    public init() {
+    package init() {
         requests = registry.counter("ingest_http_requests_total", help: "HTTP responses by method, route and status.",
                                     labels: ["method", "route", "status"])
         requestDuration = registry.histogram("ingest_http_request_duration_seconds",
@@ -61,7 +61,7 @@ public final class IngestMetrics: Sendable {
     }
 
     /// Records one HTTP response (install as the server's request observer).
-    public func observe(_ summary: HTTPRequestSummary) {
+    package func observe(_ summary: HTTPRequestSummary) {
         let route = summary.routePattern ?? "unmatched"
         requests.increment([summary.method, route, String(summary.status)])
         requestDuration.observe(summary.durationSeconds, [route])

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// A small Prometheus registry: counters and histograms with labels,
 /// rendered in the text exposition format (version 0.0.4) at `/metrics`.
@@ -14,29 +15,29 @@ import IngestCore
 /// ```
 // @unchecked Sendable: the metric list is guarded by `lock`; each metric
 // guards its own values.
-public final class MetricsRegistry: @unchecked Sendable {
+package final class MetricsRegistry: @unchecked Sendable {
     private let lock = Lock()
     private var metrics: [any RenderableMetric] = []
 
     /// Creates an empty registry.
-    public init() {}
+    package init() {}
 
     /// Registers a counter (a value that only goes up).
-    public func counter(_ name: String, help: String, labels: [String] = []) -> Counter {
+    package func counter(_ name: String, help: String, labels: [String] = []) -> Counter {
         let counter = Counter(name: name, help: help, labelNames: labels)
         lock.withLock { metrics.append(counter) }
         return counter
     }
 
     /// Registers a gauge whose value is read when rendering.
-    public func gauge(_ name: String, help: String, labels: [String] = [],
+    package func gauge(_ name: String, help: String, labels: [String] = [],
                       read: @escaping @Sendable () -> [(labels: [String], value: Double)]) {
         let gauge = Gauge(name: name, help: help, labelNames: labels, read: read)
         lock.withLock { metrics.append(gauge) }
     }
 
     /// Registers a histogram with cumulative buckets (upper bounds in seconds by default).
-    public func histogram(_ name: String, help: String, labels: [String] = [],
+    package func histogram(_ name: String, help: String, labels: [String] = [],
                           buckets: [Double] = Histogram.defaultBuckets) -> Histogram {
         let histogram = Histogram(name: name, help: help, labelNames: labels, buckets: buckets)
         lock.withLock { metrics.append(histogram) }
@@ -44,7 +45,7 @@ public final class MetricsRegistry: @unchecked Sendable {
     }
 
     /// All metrics in the Prometheus text format.
-    public func render() -> String {
+    package func render() -> String {
         var out = ""
         for metric in lock.withLock({ metrics }) { metric.render(into: &out) }
         return out
@@ -74,7 +75,7 @@ func prometheusNumber(_ value: Double) -> String {
 }
 
 /// A monotonically increasing count per label set.
-public final class Counter: RenderableMetric, Sendable {
+package final class Counter: RenderableMetric, Sendable {
     let name: String
     let help: String
     let labelNames: [String]
@@ -87,12 +88,12 @@ public final class Counter: RenderableMetric, Sendable {
     }
 
     /// Adds `amount` (default 1) to the series with these label values.
-    public func increment(_ labels: [String] = [], by amount: Double = 1) {
+    package func increment(_ labels: [String] = [], by amount: Double = 1) {
         values.withLock { $0[labels, default: 0] += amount }
     }
 
     /// The current value of one series (0 if never incremented).
-    public func value(_ labels: [String] = []) -> Double {
+    package func value(_ labels: [String] = []) -> Double {
         values.withLock { $0[labels] ?? 0 }
     }
 
@@ -127,9 +128,9 @@ final class Gauge: RenderableMetric, Sendable {
 }
 
 /// Observations counted in cumulative buckets, with their sum and count.
-public final class Histogram: RenderableMetric, Sendable {
+package final class Histogram: RenderableMetric, Sendable {
     /// Seconds from 0.5 ms to 10 s.
-    public static let defaultBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    package static let defaultBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     struct Series {
         var counts: [UInt64]
@@ -151,7 +152,7 @@ public final class Histogram: RenderableMetric, Sendable {
     }
 
     /// Records one observation in the series with these label values.
-    public func observe(_ value: Double, _ labels: [String] = []) {
+    package func observe(_ value: Double, _ labels: [String] = []) {
         let bucket = buckets.firstIndex { value <= $0 } ?? buckets.count
         let size = buckets.count + 1
         series.withLock {
@@ -162,7 +163,7 @@ public final class Histogram: RenderableMetric, Sendable {
     }
 
     /// The number of observations of one series.
-    public func count(_ labels: [String] = []) -> UInt64 {
+    package func count(_ labels: [String] = []) -> UInt64 {
         series.withLock { $0[labels]?.count ?? 0 }
     }
 

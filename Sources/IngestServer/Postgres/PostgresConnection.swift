@@ -15,9 +15,9 @@ import CPostgres
 /// Not thread-safe: one owner at a time (``PostgresPool`` hands a connection
 /// to one caller at a time). Authentication, TLS (`sslmode`, `sslrootcert`,
 /// …) and timeouts are libpq's, set in the connection string.
-public final class PostgresConnection {
+package final class PostgresConnection {
     /// A statement parameter, sent in text or binary form.
-    public enum Value: Sendable {
+    package enum Value: Sendable {
         /// SQL NULL.
         case null
         /// The parameter's text form (as in SQL literals).
@@ -28,17 +28,17 @@ public final class PostgresConnection {
 
     private var conn: OpaquePointer?
     /// The connection string without its password, for messages.
-    public let displayName: String
+    package let displayName: String
     /// State the owner keeps per database session (e.g. temporary tables it
     /// created); it dies with the connection.
-    public var sessionState: [String: String] = [:]
+    package var sessionState: [String: String] = [:]
 
     /// Opens a connection. `connection` is a libpq connection string or URI;
     /// unless it sets them, `connect_timeout` is 10 seconds and
     /// `application_name` is `ingest-server`.
     ///
     /// - Throws: ``PostgresError`` `.connection` with libpq's reason.
-    public init(_ connection: String) throws(PostgresError) {
+    package init(_ connection: String) throws(PostgresError) {
         displayName = Self.redacted(connection)
         // With expand_dbname the string's own settings override the earlier
         // keywords, so these are only defaults.
@@ -66,19 +66,19 @@ public final class PostgresConnection {
     deinit { close() }
 
     /// Closes the connection (idempotent).
-    public func close() {
+    package func close() {
         if let conn { PQfinish(conn) }
         conn = nil
     }
 
     /// Whether libpq still considers the connection usable.
-    public var isHealthy: Bool {
+    package var isHealthy: Bool {
         guard let conn else { return false }
         return PQstatus(conn) == CONNECTION_OK
     }
 
     /// Whether a transaction is open (or failed and not rolled back yet).
-    public var inTransaction: Bool {
+    package var inTransaction: Bool {
         guard let conn else { return false }
         let status = PQtransactionStatus(conn)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
@@ -89,7 +89,7 @@ public final class PostgresConnection {
     /// Runs one or more statements without parameters; returns the number of
     /// rows the last one affected.
     @discardableResult
-    public func execute(_ sql: String) throws(PostgresError) -> Int {
+    package func execute(_ sql: String) throws(PostgresError) -> Int {
         let conn = try handle()
         let result = PQexec(conn, sql)
         defer { PQclear(result) }
@@ -106,7 +106,7 @@ public final class PostgresConnection {
     /// // [0, 1, 0]: the INSERT stored one row
     /// ```
     @discardableResult
-    public func executeEach(_ sql: String) throws(PostgresError) -> [Int] {
+    package func executeEach(_ sql: String) throws(PostgresError) -> [Int] {
         let conn = try handle()
         guard PQsendQuery(conn, sql) == 1 else { throw failure(nil, Self.message(conn), sql) }
         var counts: [Int] = []
@@ -130,7 +130,7 @@ public final class PostgresConnection {
     /// Runs one statement with `$1…$n` parameters; returns the number of
     /// rows it affected.
     @discardableResult
-    public func execute(_ sql: String, _ parameters: [Value]) throws(PostgresError) -> Int {
+    package func execute(_ sql: String, _ parameters: [Value]) throws(PostgresError) -> Int {
         let result = try run(sql, parameters, binaryResults: false)
         defer { PQclear(result) }
         return Self.affected(result)
@@ -138,7 +138,7 @@ public final class PostgresConnection {
 
     /// Runs one statement and returns its rows, each column as text (nil for
     /// NULL), or as raw bytes when `binary` (a `bytea` column's bytes).
-    public func query(_ sql: String, _ parameters: [Value] = [], binary: Bool = false) throws(PostgresError) -> [[[UInt8]?]] {
+    package func query(_ sql: String, _ parameters: [Value] = [], binary: Bool = false) throws(PostgresError) -> [[[UInt8]?]] {
         let result = try run(sql, parameters, binaryResults: binary)
         defer { PQclear(result) }
         let rows = PQntuples(result)
@@ -165,7 +165,7 @@ public final class PostgresConnection {
     /// Runs one statement; returns its column type OIDs (`bytea` 17, `int8`
     /// 20, `int4` 23, `text` 25, …), its rows in text format, and the
     /// number of rows it affected.
-    public func queryWithTypes(_ sql: String, _ parameters: [Value] = []) throws(PostgresError)
+    package func queryWithTypes(_ sql: String, _ parameters: [Value] = []) throws(PostgresError)
         -> (types: [UInt32], rows: [[[UInt8]?]], affected: Int) {
         let result = try run(sql, parameters, binaryResults: false)
         defer { PQclear(result) }
@@ -183,14 +183,14 @@ public final class PostgresConnection {
     }
 
     /// ``query(_:_:binary:)`` with every column decoded as UTF-8 text.
-    public func queryText(_ sql: String, _ parameters: [Value] = []) throws(PostgresError) -> [[String?]] {
+    package func queryText(_ sql: String, _ parameters: [Value] = []) throws(PostgresError) -> [[String?]] {
         try query(sql, parameters).map { row in row.map { $0.map { String(decoding: $0, as: UTF8.self) } } }
     }
 
     /// Runs `COPY … FROM STDIN` (whose SQL is `sql`) with `data` in the
     /// format the statement names; returns the number of rows copied.
     @discardableResult
-    public func copyIn(_ sql: String, data: [UInt8]) throws(PostgresError) -> Int {
+    package func copyIn(_ sql: String, data: [UInt8]) throws(PostgresError) -> Int {
         let conn = try handle()
         let start = PQexec(conn, sql)
         let status = PQresultStatus(start)

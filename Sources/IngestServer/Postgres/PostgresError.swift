@@ -5,31 +5,31 @@
 /// do { try connection.execute("SELECT 1") }
 /// catch { print(error.sqlState ?? "-", error.isTransient, error.message) }
 /// ```
-public struct PostgresError: Error, Sendable, CustomStringConvertible {
+package struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. Extensible: new codes may be added.
-    public struct Code: RawRepresentable, Hashable, Sendable {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+    package struct Code: RawRepresentable, Hashable, Sendable {
+        package var rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
         /// The connection could not be opened, or it was lost (the server
         /// restarted, the network failed). Retry with a new connection.
-        public static let connection = Code(rawValue: "connection")
+        package static let connection = Code(rawValue: "connection")
         /// The server refused a statement; ``PostgresError/sqlState`` says why.
-        public static let statement = Code(rawValue: "statement")
+        package static let statement = Code(rawValue: "statement")
         /// No pooled connection became free in time.
-        public static let poolTimeout = Code(rawValue: "poolTimeout")
+        package static let poolTimeout = Code(rawValue: "poolTimeout")
         /// The caller used the API wrongly (a bug or a value PostgreSQL cannot hold).
-        public static let usage = Code(rawValue: "usage")
+        package static let usage = Code(rawValue: "usage")
     }
 
     /// The kind of failure.
-    public var code: Code
+    package var code: Code
     /// What happened and what to do.
-    public var message: String
+    package var message: String
     /// The five-character SQLSTATE the server reported, if any (e.g. `23505`).
-    public var sqlState: String?
+    package var sqlState: String?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, sqlState: String? = nil) {
+    package init(_ code: Code, _ message: String, sqlState: String? = nil) {
         self.code = code
         self.message = message
         self.sqlState = sqlState
@@ -38,7 +38,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// Whether retrying later (on a fresh connection) may succeed: lost or
     /// refused connections, a server shutting down or starting up, too many
     /// connections, out of resources, serialization failures and deadlocks.
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         if code == .connection || code == .poolTimeout { return true }
         guard let sqlState else { return false }
         // 08: connection exception; 53: insufficient resources; 57P0x:
@@ -48,7 +48,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
             || sqlState == "40001" || sqlState == "40P01"
     }
 
-    public var description: String {
+    package var description: String {
         "PostgresError(\(code.rawValue)\(sqlState.map { ", SQLSTATE \($0)" } ?? "")): \(message)"
     }
 }

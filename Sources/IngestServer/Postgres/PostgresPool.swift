@@ -1,5 +1,6 @@
 import Dispatch
 import IngestCore
+import IngestSupport
 
 /// A bounded pool of ``PostgresConnection``s to one database.
 ///
@@ -14,13 +15,13 @@ import IngestCore
 /// the first calls fail with a transient error and later ones succeed.
 // @unchecked Sendable: `idle` and `closed` are only touched while holding
 // `lock`; the semaphore bounds how many connections exist at once.
-public final class PostgresPool: @unchecked Sendable {
+package final class PostgresPool: @unchecked Sendable {
     /// The libpq connection string or URI.
-    public let connection: String
+    package let connection: String
     /// The most connections open at once.
-    public let maxConnections: Int
+    package let maxConnections: Int
     /// Seconds a caller waits for a free connection before `.poolTimeout`.
-    public let acquireTimeout: Double
+    package let acquireTimeout: Double
 
     private let lock = Lock()
     private var idle: [PostgresConnection] = []
@@ -28,7 +29,7 @@ public final class PostgresPool: @unchecked Sendable {
     private let slots: DispatchSemaphore
 
     /// Creates a pool; nothing is connected until the first call.
-    public init(connection: String, maxConnections: Int = 8, acquireTimeout: Double = 30) {
+    package init(connection: String, maxConnections: Int = 8, acquireTimeout: Double = 30) {
         self.connection = connection
         self.maxConnections = max(1, maxConnections)
         self.acquireTimeout = acquireTimeout
@@ -36,11 +37,11 @@ public final class PostgresPool: @unchecked Sendable {
     }
 
     /// The connection string without its password.
-    public var displayName: String { PostgresConnection.redacted(connection) }
+    package var displayName: String { PostgresConnection.redacted(connection) }
 
     /// Runs `body` with a connection of its own. `fresh` is true when the
     /// connection was just opened (not reused from the pool).
-    public func withConnection<T>(_ body: (PostgresConnection, _ fresh: Bool) throws(PostgresError) -> T) throws(PostgresError) -> T {
+    package func withConnection<T>(_ body: (PostgresConnection, _ fresh: Bool) throws(PostgresError) -> T) throws(PostgresError) -> T {
         guard slots.wait(timeout: .now() + acquireTimeout) == .success else {
             throw PostgresError(.poolTimeout, "no PostgreSQL connection to \(displayName) became free within "
                                 + "\(Int(acquireTimeout)) s (\(maxConnections) in use); retry later")
@@ -63,7 +64,7 @@ public final class PostgresPool: @unchecked Sendable {
     }
 
     /// ``withConnection(_:)`` for callers that do not care whether the connection is fresh.
-    public func withConnection<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(PostgresError) -> T {
+    package func withConnection<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(PostgresError) -> T {
         try withConnection { (connection: PostgresConnection, _: Bool) throws(PostgresError) -> T in try body(connection) }
     }
 
@@ -81,7 +82,7 @@ public final class PostgresPool: @unchecked Sendable {
 
     /// Closes the idle connections (after a lost connection: the database
     /// restarted, so they are most likely dead too).
-    public func discardIdle() {
+    package func discardIdle() {
         let connections = lock.withLock { () -> [PostgresConnection] in
             defer { idle.removeAll() }
             return idle
@@ -90,7 +91,7 @@ public final class PostgresPool: @unchecked Sendable {
     }
 
     /// Closes the idle connections; later calls throw `.usage`.
-    public func close() {
+    package func close() {
         let connections = lock.withLock { () -> [PostgresConnection] in
             closed = true
             defer { idle.removeAll() }

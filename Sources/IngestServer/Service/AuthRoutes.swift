@@ -16,7 +16,7 @@ extension HTTPRouter {
     /// var router = HTTPRouter()
     /// router.addAuthRoutes(auth)
     /// ```
-    public mutating func addAuthRoutes(_ auth: AuthService) {
+    package mutating func addAuthRoutes(_ auth: AuthService) {
         post("/api/client/v2.0/app/{appId}/auth/providers/{provider}/login") { request in
             Self.authResponse {  () throws(AuthError) in
                 let login = try auth.login(appId: request.pathParameters["appId"] ?? "",

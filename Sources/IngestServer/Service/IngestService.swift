@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// The ingest server's composition: the configuration's apps with their
 /// sinks and schemas, authentication, uploads, metrics and the status page,
@@ -15,41 +16,41 @@ import IngestCore
 /// try server.run()
 /// service.close()
 /// ```
-public final class IngestService: Sendable {
+package final class IngestService: Sendable {
     /// Settings that are not part of the JSON configuration file.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// The SQLite sinks' settings. Default: WAL, `synchronous=FULL`.
-        public var sqlite = SQLiteSink.Configuration()
+        package var sqlite = SQLiteSink.Configuration()
         /// The PostgreSQL sinks' settings. Default: 8 connections per app.
-        public var postgres = PostgresSink.Configuration()
+        package var postgres = PostgresSink.Configuration()
         /// The ClickHouse sinks' settings. Default: 20 ms linger.
-        public var clickhouse = ClickHouseSink.Configuration()
+        package var clickhouse = ClickHouseSink.Configuration()
         /// At most this many uploads processed at once (429 above). Default 16.
-        public var maxConcurrentUploads = 16
+        package var maxConcurrentUploads = 16
         /// Receives diagnostic messages. Default nil (silent).
-        public var log: (@Sendable (String) -> Void)? = nil
+        package var log: (@Sendable (String) -> Void)? = nil
 
         /// Creates the defaults.
-        public init() {}
+        package init() {}
     }
 
     /// The configuration the service runs.
-    public let configuration: ServerConfiguration
+    package let configuration: ServerConfiguration
     /// Authentication for all apps.
-    public let auth: AuthService
+    package let auth: AuthService
     /// The apps, in configuration order.
-    public let apps: [IngestApp]
+    package let apps: [IngestApp]
     /// The metrics `/metrics` renders.
-    public let metrics: IngestMetrics
+    package let metrics: IngestMetrics
     /// The upload endpoint.
-    public let uploads: UploadHandler
+    package let uploads: UploadHandler
     /// When the service started (seconds since 1970).
-    public let startedAt: Double
+    package let startedAt: Double
 
     /// Opens the state database and every app's sink, and prepares the schemas.
     ///
     /// - Throws: ``IngestServiceError`` naming the app and what to fix.
-    public init(configuration: ServerConfiguration, options: Options = Options()) throws(IngestServiceError) {
+    package init(configuration: ServerConfiguration, options: Options = Options()) throws(IngestServiceError) {
         self.configuration = configuration
         // The state store creates the state directory (private: mode 0700).
         do {
@@ -117,11 +118,11 @@ public final class IngestService: Sendable {
     }
 
     /// The upload route's pattern.
-    public static let uploadRoute = "/api/client/v2.0/app/{appId}/ingest"
+    package static let uploadRoute = "/api/client/v2.0/app/{appId}/ingest"
 
     /// Registers the auth endpoints, the upload endpoint, `GET /metrics`,
     /// `GET /healthz` and the status page at `GET /`.
-    public func addRoutes(to router: inout HTTPRouter) {
+    package func addRoutes(to router: inout HTTPRouter) {
         router.addAuthRoutes(auth)
         router.post(Self.uploadRoute, uploads.handle)
         let metrics = self.metrics
@@ -137,7 +138,7 @@ public final class IngestService: Sendable {
     }
 
     /// The HTTP settings of the configuration, with the metrics observer installed.
-    public var httpServerConfiguration: HTTPServerConfiguration {
+    package var httpServerConfiguration: HTTPServerConfiguration {
         var http = configuration.httpServerConfiguration
         let metrics = self.metrics
         http.requestObserver = { metrics.observe($0) }
@@ -145,7 +146,7 @@ public final class IngestService: Sendable {
     }
 
     /// Closes every sink (call after the HTTP server has stopped).
-    public func close() {
+    package func close() {
         for app in apps { app.sink.close() }
     }
 }

@@ -5,17 +5,17 @@
 /// do { service = try IngestService(configuration: config) }
 /// catch { print("ingest-server: \(error)") }   // says what to fix
 /// ```
-public struct IngestServiceError: Error, Sendable, CustomStringConvertible {
+package struct IngestServiceError: Error, Sendable, CustomStringConvertible {
     /// What happened and what to do.
-    public var message: String
+    package var message: String
     /// The app concerned, if any.
-    public var appId: String?
+    package var appId: String?
 
     /// Creates an error.
-    public init(_ message: String, appId: String? = nil) {
+    package init(_ message: String, appId: String? = nil) {
         self.message = message
         self.appId = appId
     }
 
-    public var description: String { appId.map { "app \($0): \(message)" } ?? message }
+    package var description: String { appId.map { "app \($0): \(message)" } ?? message }
 }

@@ -16,9 +16,9 @@ import Foundation
 /// tests read the port from it) and the last, after a graceful shutdown, is
 /// `stopped`. Everything else (the development app id, the endpoint URLs,
 /// diagnostics) goes to standard error.
-public enum ServerCommand {
+package enum ServerCommand {
     /// The `--help` text.
-    public static let usage = """
+    package static let usage = """
         usage: ingest-server [--config FILE] [--data-dir DIR] [options]
                ingest-server apikey create|list|revoke --app ID [--name NAME] [--config FILE] [--data-dir DIR]
 
@@ -55,7 +55,7 @@ public enum ServerCommand {
 
     /// Runs the command with `arguments` (without the program name); returns
     /// the exit status: 0 success, 1 runtime failure, 2 usage error.
-    public static func main(_ arguments: [String]) -> Int32 {
+    package static func main(_ arguments: [String]) -> Int32 {
         // Before any database is opened, while the process has one thread:
         // without memory statistics SQLite allocates without taking its
         // global mutex (the server reads none of those statistics).

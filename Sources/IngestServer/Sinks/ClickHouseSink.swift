@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// A sink that writes into ClickHouse through its HTTP interface: one
 /// `ReplacingMergeTree` table per collection ordered by `_id` (ObjectIds
@@ -29,57 +30,57 @@ import IngestCore
 ///   each `_id` once.
 // @unchecked Sendable: `tables`, `pending` and `flushScheduled` are only
 // touched while holding `lock`; flushes run on the serial `flushQueue`.
-public final class ClickHouseSink: Sink, @unchecked Sendable {
+package final class ClickHouseSink: Sink, @unchecked Sendable {
     /// A `Distributed` table over shards declared in ClickHouse's
     /// `remote_servers` configuration.
-    public struct Cluster: Sendable, Hashable {
+    package struct Cluster: Sendable, Hashable {
         /// One shard: the server the sink creates the local tables on, and
         /// the database holding them (the shard's `default_database` in
         /// `remote_servers`).
-        public struct Shard: Sendable, Hashable {
-            public var url: String
-            public var database: String
+        package struct Shard: Sendable, Hashable {
+            package var url: String
+            package var database: String
             /// Creates a shard.
-            public init(url: String, database: String) {
+            package init(url: String, database: String) {
                 self.url = url
                 self.database = database
             }
         }
 
         /// The cluster's name in `remote_servers`.
-        public var name: String
+        package var name: String
         /// The shards, in the configuration's order.
-        public var shards: [Shard]
+        package var shards: [Shard]
 
         /// Creates a cluster description.
-        public init(name: String, shards: [Shard]) {
+        package init(name: String, shards: [Shard]) {
             self.name = name
             self.shards = shards
         }
     }
 
     /// Settings of the ClickHouse sink, each with a documented default.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// How long the first upload of a batch waits for others to join
         /// it (ClickHouse prefers few large inserts). Default 20 ms.
-        public var lingerMilliseconds = 20
+        package var lingerMilliseconds = 20
         /// A batch is sent at once when it holds this many objects. Default 100 000.
-        public var maxBatchObjects = 100_000
+        package var maxBatchObjects = 100_000
         /// Write through a `Distributed` table over these shards. Default nil (one server).
-        public var cluster: Cluster? = nil
+        package var cluster: Cluster? = nil
 
         /// Creates the default configuration.
-        public init() {}
+        package init() {}
     }
 
     /// The HTTP client of the server holding the tables the sink writes to.
-    public let client: ClickHouseClient
+    package let client: ClickHouseClient
     /// The database of the collection tables (the `Distributed` ones with a cluster).
-    public let database: String
+    package let database: String
     /// Where segment receipts are kept.
-    public let receipts: any Sink
-    public let configuration: Configuration
-    public var description: String { "clickhouse:\(client.displayName)/\(database)" }
+    package let receipts: any Sink
+    package let configuration: Configuration
+    package var description: String { "clickhouse:\(client.displayName)/\(database)" }
 
     struct Column {
         var name: String
@@ -118,7 +119,7 @@ public final class ClickHouseSink: Sink, @unchecked Sendable {
     /// wrong URL fails at start-up.
     ///
     /// - Throws: ``SinkError`` `.open` if ClickHouse cannot be reached or refuses.
-    public init(url: String, database: String, receipts: any Sink,
+    package init(url: String, database: String, receipts: any Sink,
                 configuration: Configuration = Configuration()) throws(SinkError) {
         self.database = database
         self.receipts = receipts
@@ -137,7 +138,7 @@ public final class ClickHouseSink: Sink, @unchecked Sendable {
         }
     }
 
-    public func close() {
+    package func close() {
         client.closeIdle()
         for shard in shardClients { shard.closeIdle() }
         receipts.close()
@@ -145,7 +146,7 @@ public final class ClickHouseSink: Sink, @unchecked Sendable {
 
     // MARK: - Sink
 
-    public func migrate(to schema: Schema) throws(SinkError) {
+    package func migrate(to schema: Schema) throws(SinkError) {
         do throws(ClickHouseError) {
             for object in schema.objectSchemas where object.kind == .asymmetric {
                 try migrate(object)
@@ -155,11 +156,11 @@ public final class ClickHouseSink: Sink, @unchecked Sendable {
         }
     }
 
-    public func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
+    package func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
         try receipts.receipt(for: key)
     }
 
-    public func write(_ objects: [SinkObject], receipt key: SegmentKey,
+    package func write(_ objects: [SinkObject], receipt key: SegmentKey,
                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         // A replay is answered from the receipt before anything is sent.
         if let stored = try receipts.receipt(for: key) { return .alreadyReceived(response: stored) }
@@ -184,7 +185,7 @@ public final class ClickHouseSink: Sink, @unchecked Sendable {
 
     /// Rows per collection: counted (`FINAL`) at start-up plus what this
     /// server inserted since.
-    public func collectionCounts() -> [(collection: String, count: Int)] {
+    package func collectionCounts() -> [(collection: String, count: Int)] {
         lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// A sink that writes into PostgreSQL through libpq: one table per
 /// collection with typed columns, `jsonb` for embedded objects, lists, maps
@@ -30,24 +31,24 @@ import IngestCore
 /// the database is still unreachable the error is transient (503).
 // @unchecked Sendable: `tables` and `nextStage` are only touched while
 // holding `lock`; connections belong to the pool, one caller at a time.
-public final class PostgresSink: Sink, @unchecked Sendable {
+package final class PostgresSink: Sink, @unchecked Sendable {
     /// Settings of the PostgreSQL sink, each with a documented default.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// Connections open at once (uploads beyond this wait). Default 8.
-        public var maxConnections = 8
+        package var maxConnections = 8
         /// Seconds an upload waits for a free connection before 503. Default 30.
-        public var acquireTimeout: Double = 30
+        package var acquireTimeout: Double = 30
 
         /// Creates the default configuration.
-        public init() {}
+        package init() {}
     }
 
     /// The connections.
-    public let pool: PostgresPool
-    public var description: String { "postgres:\(pool.displayName)" }
+    package let pool: PostgresPool
+    package var description: String { "postgres:\(pool.displayName)" }
 
     /// The name of the receipts table (reserved: no collection may use it).
-    public static let receiptsTable = "_dataingest_receipts"
+    package static let receiptsTable = "_dataingest_receipts"
 
     /// A collection table's known columns and its staging table.
     struct Table {
@@ -70,7 +71,7 @@ public final class PostgresSink: Sink, @unchecked Sendable {
     ///
     /// - Throws: ``SinkError`` `.open` if PostgreSQL cannot be reached or
     ///   refuses the table.
-    public init(connection: String, configuration: Configuration = Configuration()) throws(SinkError) {
+    package init(connection: String, configuration: Configuration = Configuration()) throws(SinkError) {
         pool = PostgresPool(connection: connection, maxConnections: configuration.maxConnections,
                             acquireTimeout: configuration.acquireTimeout)
         do throws(PostgresError) {
@@ -88,11 +89,11 @@ public final class PostgresSink: Sink, @unchecked Sendable {
         }
     }
 
-    public func close() { pool.close() }
+    package func close() { pool.close() }
 
     // MARK: - Sink
 
-    public func migrate(to schema: Schema) throws(SinkError) {
+    package func migrate(to schema: Schema) throws(SinkError) {
         let objects = schema.objectSchemas.filter { $0.kind == .asymmetric }
         for object in objects where object.className == Self.receiptsTable || object.className.utf8.count > 63 {
             throw SinkError(.migration, "the collection name \(object.className) is reserved by the sink or longer than "
@@ -152,7 +153,7 @@ public final class PostgresSink: Sink, @unchecked Sendable {
         }
     }
 
-    public func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
+    package func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
         do throws(PostgresError) {
             return try withRetry { (db: PostgresConnection) throws(PostgresError) -> [UInt8]? in
                 let rows = try db.query("SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = $1 AND segment_number = $2",
@@ -164,7 +165,7 @@ public final class PostgresSink: Sink, @unchecked Sendable {
         }
     }
 
-    public func write(_ objects: [SinkObject], receipt key: SegmentKey,
+    package func write(_ objects: [SinkObject], receipt key: SegmentKey,
                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         // Group by collection (in order of appearance) and encode the COPY
         // data before touching the database.
@@ -294,7 +295,7 @@ public final class PostgresSink: Sink, @unchecked Sendable {
 
     /// Rows per collection: counted at start-up plus what this server wrote
     /// since (other servers' writes show after a restart).
-    public func collectionCounts() -> [(collection: String, count: Int)] {
+    package func collectionCounts() -> [(collection: String, count: Int)] {
         lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
     }
 

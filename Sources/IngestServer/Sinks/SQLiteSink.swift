@@ -4,6 +4,7 @@ import Glibc
 import CSQLite
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// A sink that writes into an embedded SQLite database: one table per
 /// collection, typed columns for scalar properties, Extended JSON text for
@@ -24,24 +25,24 @@ import IngestCore
 /// time, so inserts append at the end of the B-tree.
 // @unchecked Sendable: all mutable state (the connection, cached statements,
 // table layouts, counts) is only touched while holding `lock`.
-public final class SQLiteSink: Sink, @unchecked Sendable {
+package final class SQLiteSink: Sink, @unchecked Sendable {
     /// Settings of the SQLite sink, each with a documented default.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// `PRAGMA synchronous`: `FULL` (default) makes an acknowledged upload
         /// survive power loss; `NORMAL` survives process crashes only but
         /// syncs less often.
-        public var synchronous: String = "FULL"
+        package var synchronous: String = "FULL"
         /// Milliseconds to wait for a lock held by another process before
         /// answering busy (503). Default 5000.
-        public var busyTimeoutMilliseconds: Int32 = 5000
+        package var busyTimeoutMilliseconds: Int32 = 5000
 
         /// Creates the default configuration.
-        public init() {}
+        package init() {}
     }
 
     /// The database file.
-    public let path: String
-    public var description: String { "sqlite:\(path)" }
+    package let path: String
+    package var description: String { "sqlite:\(path)" }
 
     private let lock = Lock()
     private var db: OpaquePointer?
@@ -49,7 +50,7 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
     private var statements: [String: OpaquePointer] = [:]
 
     /// The name of the receipts table (reserved: no collection may use it).
-    public static let receiptsTable = "_dataingest_receipts"
+    package static let receiptsTable = "_dataingest_receipts"
 
     /// A collection table's known columns and its insert statement.
     struct Table {
@@ -78,7 +79,7 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
     ///
     /// - Throws: ``SinkError`` `.open` if the file cannot be opened or WAL
     ///   cannot be enabled.
-    public init(path: String, configuration: Configuration = Configuration()) throws(SinkError) {
+    package init(path: String, configuration: Configuration = Configuration()) throws(SinkError) {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
@@ -119,7 +120,7 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
 
     deinit { closeLocked() }
 
-    public func close() {
+    package func close() {
         lock.withLock { closeLocked() }
     }
 
@@ -132,7 +133,7 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
 
     // MARK: - Sink
 
-    public func migrate(to schema: Schema) throws(SinkError) {
+    package func migrate(to schema: Schema) throws(SinkError) {
         try lock.withLock { () throws(SinkError) in
             for object in schema.objectSchemas where object.kind == .asymmetric {
                 try migrateLocked(object)
@@ -140,11 +141,11 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
         }
     }
 
-    public func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
+    package func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
         try lock.withLock { () throws(SinkError) in try receiptLocked(key) }
     }
 
-    public func write(_ objects: [SinkObject], receipt key: SegmentKey,
+    package func write(_ objects: [SinkObject], receipt key: SegmentKey,
                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         try lock.withLock { () throws(SinkError) in
             try execute("BEGIN IMMEDIATE")
@@ -201,7 +202,7 @@ public final class SQLiteSink: Sink, @unchecked Sendable {
         }
     }
 
-    public func collectionCounts() -> [(collection: String, count: Int)] {
+    package func collectionCounts() -> [(collection: String, count: Int)] {
         lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
     }
 

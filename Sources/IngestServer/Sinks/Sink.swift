@@ -27,7 +27,7 @@ import IngestCore
 ///
 /// Implementations serialize their writes themselves; every method may be
 /// called from any thread.
-public protocol Sink: AnyObject, Sendable {
+package protocol Sink: AnyObject, Sendable {
     /// A short description for logs and the status page, e.g. `sqlite:/data/app.sqlite`.
     var description: String { get }
 
@@ -54,19 +54,19 @@ public protocol Sink: AnyObject, Sendable {
 }
 
 /// Identifies one uploaded segment: the client store and its segment number.
-public struct SegmentKey: Hashable, Sendable, CustomStringConvertible {
+package struct SegmentKey: Hashable, Sendable, CustomStringConvertible {
     /// The client store that wrote the segment.
-    public var storeId: SegmentStoreID
+    package var storeId: SegmentStoreID
     /// The segment's number within that store.
-    public var segmentNumber: UInt64
+    package var segmentNumber: UInt64
 
     /// Creates a key.
-    public init(storeId: SegmentStoreID, segmentNumber: UInt64) {
+    package init(storeId: SegmentStoreID, segmentNumber: UInt64) {
         self.storeId = storeId
         self.segmentNumber = segmentNumber
     }
 
-    public var description: String { "\(storeId.uuidString)/\(segmentNumber)" }
+    package var description: String { "\(storeId.uuidString)/\(segmentNumber)" }
 }
 
 /// One validated object to store, kept as its encoded BSON document: the
@@ -77,14 +77,14 @@ public struct SegmentKey: Hashable, Sendable, CustomStringConvertible {
 /// let object = SinkObject(collection: "WeatherSensor", document: ["_id": .objectId(.generate())])
 /// let id = try object.document["_id"]
 /// ```
-public struct SinkObject: Sendable {
+package struct SinkObject: Sendable {
     /// The collection (class name).
-    public var collection: String
+    package var collection: String
     /// The object as one encoded BSON document; its `_id` is the primary key.
-    public var bson: [UInt8]
+    package var bson: [UInt8]
 
     /// Creates an object from a document (encoded once here).
-    public init(collection: String, document: BSONDocument) {
+    package init(collection: String, document: BSONDocument) {
         self.collection = collection
         self.bson = document.bsonBytes()
     }
@@ -92,20 +92,20 @@ public struct SinkObject: Sendable {
     /// Creates an object from the bytes of one BSON document (as a segment
     /// record holds it). They are checked when a sink reads them: invalid
     /// bytes make the write fail, never read out of bounds.
-    public init(collection: String, bson: [UInt8]) {
+    package init(collection: String, bson: [UInt8]) {
         self.collection = collection
         self.bson = bson
     }
 
     /// The object decoded (for sinks that work on documents).
     /// - Throws: ``BSONError`` if the bytes are not one valid BSON document.
-    public var document: BSONDocument {
+    package var document: BSONDocument {
         get throws(BSONError) { try BSONDocument(bson: bson) }
     }
 }
 
 /// The outcome of ``Sink/write(_:receipt:response:)``.
-public enum SinkWriteResult: Sendable {
+package enum SinkWriteResult: Sendable {
     /// The objects were written; `duplicates[i]` tells whether object `i`
     /// was already stored. `response` is the stored response body.
     case written(duplicates: [Bool], response: [UInt8])
@@ -114,7 +114,7 @@ public enum SinkWriteResult: Sendable {
     case alreadyReceived(response: [UInt8])
 
     /// The response body either way.
-    public var response: [UInt8] {
+    package var response: [UInt8] {
         switch self {
         case .written(_, let response), .alreadyReceived(let response): response
         }

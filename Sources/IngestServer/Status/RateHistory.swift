@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import IngestCore
+import IngestSupport
 
 /// Objects accepted per second over the last minutes, in a ring buffer of
 /// per-second counts (memory is fixed whatever the traffic).
@@ -11,7 +12,7 @@ import IngestCore
 /// history.record(250)                    // 250 objects accepted now
 /// let perSecond = history.snapshot()     // oldest first, one entry per second
 /// ```
-public final class RateHistory: Sendable {
+package final class RateHistory: Sendable {
     struct State {
         var counts: [UInt64]
         /// The second (since the epoch) `counts[head]` belongs to.
@@ -20,20 +21,20 @@ public final class RateHistory: Sendable {
     }
 
     /// The number of seconds kept.
-    public let seconds: Int
+    package let seconds: Int
     private let state: LockedBox<State>
     private let clock: @Sendable () -> Int64
 
     /// Creates an empty history of `seconds` seconds (default 600: ten minutes).
     /// - Parameter clock: the current second since 1970 (a seam for tests).
-    public init(seconds: Int = 600, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
+    package init(seconds: Int = 600, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
         self.seconds = max(2, seconds)
         self.clock = clock
         state = LockedBox(State(counts: [UInt64](repeating: 0, count: max(2, seconds)), headSecond: clock(), head: 0))
     }
 
     /// Adds `count` to the current second.
-    public func record(_ count: Int) {
+    package func record(_ count: Int) {
         let now = clock()
         state.withLock { state in
             advance(&state, to: now)
@@ -43,7 +44,7 @@ public final class RateHistory: Sendable {
 
     /// The counts of the last ``seconds`` seconds, oldest first; the last
     /// entry is the current (incomplete) second.
-    public func snapshot() -> [UInt64] {
+    package func snapshot() -> [UInt64] {
         let now = clock()
         return state.withLock { state in
             advance(&state, to: now)

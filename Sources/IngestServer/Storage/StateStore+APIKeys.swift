@@ -4,7 +4,7 @@ extension StateStore {
     /// Stores a new API key by its hash, with a user of provider `api-key`
     /// that the key logs in as. Fails with `.constraint` if the app already
     /// has a key named `name`.
-    public func insertAPIKey(appId: String, name: String, keyHash: [UInt8], now: Int64) throws(StorageError) -> APIKeyRecord {
+    package func insertAPIKey(appId: String, name: String, keyHash: [UInt8], now: Int64) throws(StorageError) -> APIKeyRecord {
         let keyId = ObjectId.generate().hex
         let userId = ObjectId.generate().hex
         try withConnection { db in
@@ -21,7 +21,7 @@ extension StateStore {
     }
 
     /// The API key with `keyHash`, if any (revoked or not).
-    public func apiKey(hash keyHash: [UInt8]) throws(StorageError) -> APIKeyRecord? {
+    package func apiKey(hash keyHash: [UInt8]) throws(StorageError) -> APIKeyRecord? {
         try withConnection { db in
             try db.query("SELECT id, app_id, name, user_id, created_at, revoked_at FROM api_keys WHERE key_hash = ?",
                          [.blob(keyHash)]).first.map(APIKeyRecord.init(row:))
@@ -29,7 +29,7 @@ extension StateStore {
     }
 
     /// The app's API keys, oldest first.
-    public func apiKeys(appId: String) throws(StorageError) -> [APIKeyRecord] {
+    package func apiKeys(appId: String) throws(StorageError) -> [APIKeyRecord] {
         try withConnection { db in
             try db.query("""
                 SELECT id, app_id, name, user_id, created_at, revoked_at FROM api_keys WHERE app_id = ? ORDER BY created_at, id
@@ -40,7 +40,7 @@ extension StateStore {
     /// Revokes the app's key named `name` and the refresh tokens of its user.
     /// Returns whether a valid key was revoked.
     @discardableResult
-    public func revokeAPIKey(appId: String, name: String, now: Int64) throws(StorageError) -> Bool {
+    package func revokeAPIKey(appId: String, name: String, now: Int64) throws(StorageError) -> Bool {
         try withConnection { db in
             try db.transaction {
                 guard let userId = try db.query(

@@ -1,6 +1,6 @@
 extension StateStore {
     /// Stores a refresh token by its hash.
-    public func insertRefreshToken(_ record: RefreshTokenRecord) throws(StorageError) {
+    package func insertRefreshToken(_ record: RefreshTokenRecord) throws(StorageError) {
         try withConnection { db in
             try db.query("""
                 INSERT INTO refresh_tokens (token_hash, app_id, user_id, device_id, created_at, expires_at, revoked_at)
@@ -11,7 +11,7 @@ extension StateStore {
     }
 
     /// The refresh token with `tokenHash`, if any (revoked or not).
-    public func refreshToken(hash tokenHash: [UInt8]) throws(StorageError) -> RefreshTokenRecord? {
+    package func refreshToken(hash tokenHash: [UInt8]) throws(StorageError) -> RefreshTokenRecord? {
         try withConnection { db in
             try db.query("""
                 SELECT token_hash, app_id, user_id, device_id, created_at, expires_at, revoked_at
@@ -27,7 +27,7 @@ extension StateStore {
     /// Revokes the token with `tokenHash` if it is not revoked yet. Returns
     /// whether this call revoked it (false if unknown or already revoked).
     @discardableResult
-    public func revokeRefreshToken(hash tokenHash: [UInt8], now: Int64) throws(StorageError) -> Bool {
+    package func revokeRefreshToken(hash tokenHash: [UInt8], now: Int64) throws(StorageError) -> Bool {
         try withConnection { db in
             try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
                          [.integer(now), .blob(tokenHash)])
@@ -38,7 +38,7 @@ extension StateStore {
     /// Atomically revokes `oldHash` (if still valid) and stores `replacement`.
     /// Returns false, storing nothing, if `oldHash` was already revoked: two
     /// concurrent rotations of one token cannot both succeed.
-    public func rotateRefreshToken(oldHash: [UInt8], replacement: RefreshTokenRecord, now: Int64) throws(StorageError) -> Bool {
+    package func rotateRefreshToken(oldHash: [UInt8], replacement: RefreshTokenRecord, now: Int64) throws(StorageError) -> Bool {
         try withConnection { db in
             try db.transaction {
                 try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
@@ -56,7 +56,7 @@ extension StateStore {
 
     /// Revokes every refresh token of `userId` (e.g. when a user is disabled). Returns how many.
     @discardableResult
-    public func revokeRefreshTokens(userId: String, now: Int64) throws(StorageError) -> Int {
+    package func revokeRefreshTokens(userId: String, now: Int64) throws(StorageError) -> Int {
         try withConnection { db in
             try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
                          [.integer(now), .text(userId)])
@@ -66,7 +66,7 @@ extension StateStore {
 
     /// Deletes tokens that expired or were revoked before `cutoff`. Returns how many.
     @discardableResult
-    public func purgeRefreshTokens(before cutoff: Int64) throws(StorageError) -> Int {
+    package func purgeRefreshTokens(before cutoff: Int64) throws(StorageError) -> Int {
         try withConnection { db in
             try db.query("DELETE FROM refresh_tokens WHERE expires_at < ? OR revoked_at < ?",
                          [.integer(cutoff), .integer(cutoff)])

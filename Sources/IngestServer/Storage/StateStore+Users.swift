@@ -1,9 +1,10 @@
 import IngestCore
+import IngestSupport
 
 extension StateStore {
     /// Creates a user. With an `identity`, fails with `.constraint` if the app
     /// already has a user with that provider and identity.
-    public func createUser(appId: String, provider: AuthProvider, identity: String?, passwordHash: String?,
+    package func createUser(appId: String, provider: AuthProvider, identity: String?, passwordHash: String?,
                            now: Int64) throws(StorageError) -> UserRecord {
         let user = UserRecord(id: ObjectId.generate().hex, appId: appId, provider: provider.rawValue, identity: identity,
                               passwordHash: passwordHash, createdAt: now, isDisabled: false)
@@ -17,7 +18,7 @@ extension StateStore {
     }
 
     /// The user with `provider` and `identity` in `appId`, if any.
-    public func user(appId: String, provider: AuthProvider, identity: String) throws(StorageError) -> UserRecord? {
+    package func user(appId: String, provider: AuthProvider, identity: String) throws(StorageError) -> UserRecord? {
         try withConnection { db in
             try db.query("""
                 SELECT id, app_id, provider, identity, password_hash, created_at, disabled FROM users
@@ -27,7 +28,7 @@ extension StateStore {
     }
 
     /// The user with `id`, if any.
-    public func user(id: String) throws(StorageError) -> UserRecord? {
+    package func user(id: String) throws(StorageError) -> UserRecord? {
         try withConnection { db in
             try db.query("""
                 SELECT id, app_id, provider, identity, password_hash, created_at, disabled FROM users WHERE id = ?
@@ -37,7 +38,7 @@ extension StateStore {
 
     /// Disables or re-enables a user. Returns whether the user exists.
     @discardableResult
-    public func setUserDisabled(id: String, _ disabled: Bool) throws(StorageError) -> Bool {
+    package func setUserDisabled(id: String, _ disabled: Bool) throws(StorageError) -> Bool {
         try withConnection { db in
             try db.query("UPDATE users SET disabled = ? WHERE id = ?", [.integer(disabled ? 1 : 0), .text(id)])
             return db.changes > 0
@@ -46,7 +47,7 @@ extension StateStore {
 
     /// The app's stored signing secret, generating `count` random bytes
     /// and storing them on first use.
-    public func appSecret(appId: String, generatingBytes count: Int, now: Int64) throws(StorageError) -> [UInt8] {
+    package func appSecret(appId: String, generatingBytes count: Int, now: Int64) throws(StorageError) -> [UInt8] {
         let candidate: [UInt8]
         do {
             candidate = try Crypto.randomBytes(count)

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// The server's state database: users, refresh tokens, API keys and
 /// generated app secrets, in one SQLite file (`state.sqlite`).
@@ -13,9 +14,9 @@ import IngestCore
 /// let user = try store.createUser(appId: "a1", provider: .anonymous, identity: nil, passwordHash: nil, now: now)
 /// ```
 // @unchecked: the connection is only touched inside `lock.withLock`.
-public final class StateStore: @unchecked Sendable {
+package final class StateStore: @unchecked Sendable {
     /// The database file.
-    public let path: String
+    package let path: String
     private let lock = Lock()
     private var connection: (any StateDatabase)?
 
@@ -26,7 +27,7 @@ public final class StateStore: @unchecked Sendable {
     ///
     /// - Throws: ``StorageError`` if the directory or file cannot be created,
     ///   WAL cannot be enabled, or the file was written by a newer server.
-    public init(path: String) throws(StorageError) {
+    package init(path: String) throws(StorageError) {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
@@ -97,7 +98,7 @@ public final class StateStore: @unchecked Sendable {
     /// (Storage/PostgresStateDatabase.swift, see Docs/Deployment.md).
     ///
     /// - Throws: ``StorageError`` `.open` if PostgreSQL cannot be reached.
-    public init(postgres connection: String) throws(StorageError) {
+    package init(postgres connection: String) throws(StorageError) {
         let database = try PostgresStateDatabase(connection: connection)
         path = database.displayName
         self.connection = database
@@ -106,7 +107,7 @@ public final class StateStore: @unchecked Sendable {
     deinit { close() }
 
     /// Finalizes statements and closes the database. Later calls throw `.closed`.
-    public func close() {
+    package func close() {
         lock.withLock {
             connection?.close()
             connection = nil
@@ -132,44 +133,44 @@ public final class StateStore: @unchecked Sendable {
 // MARK: - Records
 
 /// A user of one app.
-public struct UserRecord: Sendable, Hashable {
+package struct UserRecord: Sendable, Hashable {
     /// The user id (ObjectId hex), the `sub` of access tokens.
-    public var id: String
+    package var id: String
     /// The app the user belongs to.
-    public var appId: String
+    package var appId: String
     /// The provider the user logs in with.
-    public var provider: String
+    package var provider: String
     /// The provider's identity: lower-cased email, API key id, or the custom JWT `sub`; `nil` for anonymous users.
-    public var identity: String?
+    package var identity: String?
     /// The scrypt hash for email/password users.
-    public var passwordHash: String?
+    package var passwordHash: String?
     /// Creation time, seconds since 1970.
-    public var createdAt: Int64
+    package var createdAt: Int64
     /// Disabled users cannot log in or refresh.
-    public var isDisabled: Bool
+    package var isDisabled: Bool
 }
 
 /// A stored refresh token (the token itself is never stored, only its SHA-256).
-public struct RefreshTokenRecord: Sendable, Hashable {
-    public var tokenHash: [UInt8]
-    public var appId: String
-    public var userId: String
-    public var deviceId: String
-    public var createdAt: Int64
-    public var expiresAt: Int64
+package struct RefreshTokenRecord: Sendable, Hashable {
+    package var tokenHash: [UInt8]
+    package var appId: String
+    package var userId: String
+    package var deviceId: String
+    package var createdAt: Int64
+    package var expiresAt: Int64
     /// When the token was revoked (logout or rotation), if it was.
-    public var revokedAt: Int64?
+    package var revokedAt: Int64?
 }
 
 /// A stored API key (the key itself is never stored, only its SHA-256).
-public struct APIKeyRecord: Sendable, Hashable {
+package struct APIKeyRecord: Sendable, Hashable {
     /// The key id (ObjectId hex).
-    public var id: String
-    public var appId: String
+    package var id: String
+    package var appId: String
     /// The administrator's name for the key, unique per app.
-    public var name: String
+    package var name: String
     /// The user the key logs in as.
-    public var userId: String
-    public var createdAt: Int64
-    public var revokedAt: Int64?
+    package var userId: String
+    package var createdAt: Int64
+    package var revokedAt: Int64?
 }

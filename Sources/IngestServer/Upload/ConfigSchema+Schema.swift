@@ -11,7 +11,7 @@ extension ConfigSchema {
     /// let schema = try app.schema.coreSchema()
     /// schema.validate(document, against: "WeatherSensor")
     /// ```
-    public func coreSchema() throws(SchemaError) -> Schema {
+    package func coreSchema() throws(SchemaError) -> Schema {
         try Schema(objectTypes.map { type in
             ObjectSchema(
                 className: type.name, kind: type.kind == .asymmetric ? .asymmetric : .embedded,

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// One app at run time: its configuration, its current schema (which grows
 /// in development mode) and its sink.
@@ -12,30 +13,30 @@ import IngestCore
 /// let app = try IngestApp(configuration: appConfig, sink: sink, schemaFile: path)
 /// let schema = app.schema
 /// ```
-public final class IngestApp: Sendable {
+package final class IngestApp: Sendable {
     /// The app's configuration.
-    public let configuration: AppConfiguration
+    package let configuration: AppConfiguration
     /// Where accepted objects go.
-    public let sink: any Sink
+    package let sink: any Sink
     /// Where development mode keeps the grown schema (nil: not persisted).
-    public let schemaFile: String?
+    package let schemaFile: String?
     private let current: LockedBox<Schema>
     private let evolution = Lock()
     /// Objects accepted per second over the last ten minutes (the status page's plot).
-    public let rate = RateHistory()
+    package let rate = RateHistory()
 
     /// The app id.
-    public var id: String { configuration.id }
+    package var id: String { configuration.id }
 
     /// The schema uploads are validated against now.
-    public var schema: Schema { current.withLock { $0 } }
+    package var schema: Schema { current.withLock { $0 } }
 
     /// Prepares the app: converts the configured schema, merges a schema
     /// grown earlier in development mode, and migrates the sink.
     ///
     /// - Throws: ``UploadSetupError`` if the schema file is unreadable or the
     ///   sink cannot be migrated.
-    public init(configuration: AppConfiguration, sink: any Sink, schemaFile: String?) throws(UploadSetupError) {
+    package init(configuration: AppConfiguration, sink: any Sink, schemaFile: String?) throws(UploadSetupError) {
         self.configuration = configuration
         self.sink = sink
         self.schemaFile = schemaFile
@@ -95,12 +96,12 @@ public final class IngestApp: Sendable {
 }
 
 /// A failure while preparing an app for uploads at start-up.
-public struct UploadSetupError: Error, Sendable, CustomStringConvertible {
+package struct UploadSetupError: Error, Sendable, CustomStringConvertible {
     /// What happened and what to do.
-    public var message: String
+    package var message: String
 
     /// Creates an error.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// An uploaded sealed segment, inflated within limits and read completely:
 /// its header, its records in stream order and the transaction each belongs to.

@@ -7,18 +7,18 @@
 /// ```swift
 /// throw UploadError(.badRequest, code: "malformed_gzip", "the body is not gzip: …")
 /// ```
-public struct UploadError: Error, Sendable, CustomStringConvertible {
+package struct UploadError: Error, Sendable, CustomStringConvertible {
     /// The HTTP status.
-    public var status: HTTPStatus
+    package var status: HTTPStatus
     /// The stable machine-readable code (`error_code` in the JSON body).
-    public var code: String
+    package var code: String
     /// What happened and what to do.
-    public var message: String
+    package var message: String
     /// Seconds for `Retry-After` (429, 503), nil otherwise.
-    public var retryAfterSeconds: Int?
+    package var retryAfterSeconds: Int?
 
     /// Creates an error.
-    public init(_ status: HTTPStatus, code: String, _ message: String, retryAfterSeconds: Int? = nil) {
+    package init(_ status: HTTPStatus, code: String, _ message: String, retryAfterSeconds: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
@@ -26,11 +26,11 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The response: `{"error": message, "error_code": code}`, plus `Retry-After` when set.
-    public var response: HTTPResponse {
+    package var response: HTTPResponse {
         var response = HTTPResponse.error(status, code: code, message: message)
         if let retryAfterSeconds { response.headers.add(name: "Retry-After", value: String(retryAfterSeconds)) }
         return response
     }
 
-    public var description: String { "UploadError(\(status.code) \(code)): \(message)" }
+    package var description: String { "UploadError(\(status.code) \(code)): \(message)" }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import IngestCore
+import IngestSupport
 
 /// `POST /api/client/v2.0/app/{appId}/ingest`: receives one sealed segment
 /// (the `.seg.gz` file as it is on disk), and writes its objects exactly once.
@@ -19,24 +20,24 @@ import IngestCore
 /// let uploads = UploadHandler(apps: apps, auth: auth, metrics: metrics)
 /// router.post("/api/client/v2.0/app/{appId}/ingest", uploads.handle)
 /// ```
-public final class UploadHandler: Sendable {
+package final class UploadHandler: Sendable {
     /// Limits of the upload endpoint, each with a documented default.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// Inflation limits against decompression bombs: at most 256 MiB
         /// inflated and a ratio of 200:1 past 1 MiB by default. Exceeding
         /// them answers 413 `inflate_limit_exceeded`.
-        public var gzipLimits = GzipLimits()
+        package var gzipLimits = GzipLimits()
         /// Uploads processed at once; more answer 429 with `Retry-After`. Default 16.
-        public var maxConcurrentUploads = 16
+        package var maxConcurrentUploads = 16
         /// The `Retry-After` seconds sent with 429 and 503. Default 1.
-        public var retryAfterSeconds = 1
+        package var retryAfterSeconds = 1
 
         /// Creates the default configuration.
-        public init() {}
+        package init() {}
     }
 
     /// The apps by id.
-    public let apps: [String: IngestApp]
+    package let apps: [String: IngestApp]
     let auth: AuthService
     let metrics: IngestMetrics
     let configuration: Configuration
@@ -44,7 +45,7 @@ public final class UploadHandler: Sendable {
     private let log: (@Sendable (String) -> Void)?
 
     /// Creates the handler.
-    public init(apps: [IngestApp], auth: AuthService, metrics: IngestMetrics,
+    package init(apps: [IngestApp], auth: AuthService, metrics: IngestMetrics,
                 configuration: Configuration = Configuration(), log: (@Sendable (String) -> Void)? = nil) {
         var byId: [String: IngestApp] = [:]
         for app in apps { byId[app.id] = app }
@@ -57,7 +58,7 @@ public final class UploadHandler: Sendable {
 
     /// Handles one upload request; never throws (errors become JSON responses).
     @Sendable
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    package func handle(_ request: HTTPRequest) -> HTTPResponse {
         let appId = request.pathParameters["appId"] ?? ""
         let response: HTTPResponse
         do {

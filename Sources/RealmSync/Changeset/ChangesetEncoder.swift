@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// Encodes instructions as a Realm changeset, the inverse of
 /// ``ChangesetDecoder``: a decoded changeset encodes back to the same bytes.
@@ -323,18 +324,18 @@ extension PrimaryKey {
             type(.uuid)
             ChangesetEncoder.appendUUID(uuid, to: &out)
         }
-        return Data(out).base64EncodedString()
+        return Base64.encode(out)
     }
 
     /// Reads a key from its base64 form (see ``base64Encoded``).
     /// - Throws: ``ChangesetError`` when the text is not base64 or not one whole key.
     public init(base64Encoded text: String) throws(ChangesetError) {
-        guard let data = Data(base64Encoded: text) else {
+        guard let data = Base64.decode(text) else {
             throw ChangesetError(.malformed, offset: 0, message: "a primary key that is not base64")
         }
         // A string key is written as a length-prefixed string here (not an
         // interned index), exactly as a string value: decode it as one.
-        let value = try ChangesetDecoder.decodeValue([UInt8](data))
+        let value = try ChangesetDecoder.decodeValue(data)
         switch value {
         case .null: self = .null
         case .int(let number): self = .int(number)

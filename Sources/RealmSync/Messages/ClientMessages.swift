@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// `bind <session> <data-size> <token-size> <need-file-ident> <is-subserver>`
 /// then the data and the token: the client opens a session. Flexible Sync

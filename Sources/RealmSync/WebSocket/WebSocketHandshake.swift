@@ -1,5 +1,5 @@
-import CCrypto
 import Foundation
+import IngestSupport
 
 /// A client's WebSocket upgrade request (RFC 6455, section 4.2.1), checked:
 /// a `GET` with `Upgrade: websocket`, `Connection: Upgrade`,
@@ -62,7 +62,7 @@ public struct WebSocketUpgradeRequest: Sendable, Hashable {
             throw WebSocketError(.unsupportedVersion, closeCode: .protocolError,
                                  message: "WebSocket version \(version) is not supported; use 13")
         }
-        guard let key, let decoded = Data(base64Encoded: key), decoded.count == 16 else {
+        guard let key, let decoded = Base64.decode(key), decoded.count == 16 else {
             throw bad("Sec-WebSocket-Key must be 16 bytes in base64")
         }
         self.key = key
@@ -88,15 +88,7 @@ public enum WebSocketHandshake {
     /// `Sec-WebSocket-Accept` for a client's `Sec-WebSocket-Key`: the base64
     /// SHA-1 of the key followed by ``keyGUID``.
     public static func acceptValue(forKey key: String) -> String {
-        let input = Array((key + keyGUID).utf8)
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = input.withUnsafeBytes { raw in
-            EVP_Digest(raw.baseAddress, raw.count, &digest, &length, EVP_sha1(), nil)
-        }
-        // SHA-1 of a short buffer fails only if libcrypto itself is broken.
-        precondition(ok == 1 && length == 20, "libcrypto SHA-1 failed")
-        return Data(digest[0..<20]).base64EncodedString()
+        Base64.encode(Crypto.sha1(Array((key + keyGUID).utf8)))
     }
 
     /// The offered subprotocol with the highest rank; `rank` returns nil for

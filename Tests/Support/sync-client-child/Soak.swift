@@ -34,6 +34,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import IngestSupport
 
 /// A numbered reading of the soak test: `seq` is unique across every run of
 /// the child, `tx` is the first seq of its transaction and `n` its size, so

@@ -7,15 +7,15 @@ import CZlib
 /// let packed = try Gzip.compress(Array("hello".utf8))
 /// let unpacked = try Gzip.decompress(packed, limits: GzipLimits(maxOutputBytes: 1 << 20))
 /// ```
-public enum Gzip {
+package enum Gzip {
     /// The default compression level. Level 1 is chosen by measurement on
     /// segment data (WeatherSensor-like BSON): it compresses several times faster
     /// than level 6 for a few percent more bytes; see Docs/SegmentFormat.md.
-    public static let defaultLevel = 1
+    package static let defaultLevel = 1
 
     /// Compresses `bytes` into one complete gzip member.
     /// `wrapper` `.zlib` writes a zlib (RFC 1950) stream instead.
-    public static func compress(_ bytes: [UInt8], level: Int = defaultLevel, wrapper: CompressionWrapper = .gzip) throws -> [UInt8] {
+    package static func compress(_ bytes: [UInt8], level: Int = defaultLevel, wrapper: CompressionWrapper = .gzip) throws -> [UInt8] {
         let deflater = try GzipDeflater(level: level, wrapper: wrapper)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count / 4 + 64)
@@ -27,14 +27,14 @@ public enum Gzip {
     /// Decompresses complete gzip data (one or more members) within `limits`.
     /// - Throws: ``GzipError`` with code `corrupt`, `truncated` or `limitExceeded`.
     /// `wrapper` `.zlib` reads one zlib (RFC 1950) stream instead.
-    public static func decompress(
+    package static func decompress(
         _ bytes: [UInt8], limits: GzipLimits = GzipLimits(), wrapper: CompressionWrapper = .gzip
     ) throws -> [UInt8] {
         try bytes.withUnsafeBytes { (raw) throws in try decompress(raw, limits: limits, wrapper: wrapper) }
     }
 
     /// Decompresses complete gzip (or zlib) data from raw memory within `limits`.
-    public static func decompress(
+    package static func decompress(
         _ bytes: UnsafeRawBufferPointer, limits: GzipLimits = GzipLimits(), wrapper: CompressionWrapper = .gzip
     ) throws -> [UInt8] {
         let inflater = try GzipInflater(limits: limits, wrapper: wrapper)
@@ -53,19 +53,19 @@ public enum Gzip {
 /// let crc = CRC32.checksum(bytes)                 // whole buffer
 /// let same = CRC32.update(CRC32.checksum(a), b)   // incremental: crc(a + b)
 /// ```
-public enum CRC32 {
+package enum CRC32 {
     /// The CRC-32 of `bytes`, continuing from `crc` (0 to start).
     @inline(__always)
-    public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    package static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
         return UInt32(truncatingIfNeeded: crc32_z(UInt(crc), base.assumingMemoryBound(to: Bytef.self), bytes.count))
     }
 
     /// The CRC-32 of a byte array.
-    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { update(0, $0) }
     }
 
     /// The CRC-32 of raw memory.
-    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 { update(0, bytes) }
+    package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 { update(0, bytes) }
 }

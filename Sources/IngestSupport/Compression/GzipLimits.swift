@@ -4,24 +4,24 @@
 /// let limits = GzipLimits(maxOutputBytes: 32 << 20, maxRatio: 100)
 /// let body = try Gzip.decompress(upload, limits: limits)
 /// ```
-public struct GzipLimits: Sendable, Hashable {
+package struct GzipLimits: Sendable, Hashable {
     /// The most decompressed bytes a stream may produce. Default 256 MiB.
-    public var maxOutputBytes: Int
+    package var maxOutputBytes: Int
     /// The largest allowed ratio of decompressed to compressed bytes, checked once
     /// the output exceeds ``ratioCheckFloorBytes``. Default 200 (deflate of
     /// repetitive BSON stays well below it; a bomb is near 1,000).
-    public var maxRatio: Int
+    package var maxRatio: Int
     /// Output below this size is never rejected for its ratio, so that small,
     /// very repetitive inputs are accepted. Default 1 MiB.
-    public var ratioCheckFloorBytes: Int
+    package var ratioCheckFloorBytes: Int
 
     /// Creates limits; every argument has a documented default.
-    public init(maxOutputBytes: Int = 256 << 20, maxRatio: Int = 200, ratioCheckFloorBytes: Int = 1 << 20) {
+    package init(maxOutputBytes: Int = 256 << 20, maxRatio: Int = 200, ratioCheckFloorBytes: Int = 1 << 20) {
         self.maxOutputBytes = maxOutputBytes
         self.maxRatio = maxRatio
         self.ratioCheckFloorBytes = ratioCheckFloorBytes
     }
 
     /// No practical limit (for data this process wrote itself).
-    public static let unlimited = GzipLimits(maxOutputBytes: .max, maxRatio: .max, ratioCheckFloorBytes: .max)
+    package static let unlimited = GzipLimits(maxOutputBytes: .max, maxRatio: .max, ratioCheckFloorBytes: .max)
 }

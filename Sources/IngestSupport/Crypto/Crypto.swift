@@ -1,16 +1,16 @@
 import CCrypto
 import Foundation
 
-/// The server's cryptographic primitives, each a thin wrapper over libcrypto.
+/// The cryptographic primitives of client and server, each a thin wrapper over libcrypto.
 ///
 /// ```swift
 /// let digest = Crypto.sha256(Array("abc".utf8))           // 32 bytes
 /// let mac = Crypto.hmacSHA256(key: secret, message: data) // 32 bytes
 /// let token = try Crypto.randomBytes(32)
 /// ```
-public enum Crypto {
+package enum Crypto {
     /// The SHA-256 digest of `message` (32 bytes).
-    public static func sha256(_ message: some Collection<UInt8>) -> [UInt8] {
+    package static func sha256(_ message: some Collection<UInt8>) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
         let bytes = Array(message)
         bytes.withUnsafeBufferPointer { input in
@@ -21,8 +21,21 @@ public enum Crypto {
         return digest
     }
 
+    /// The SHA-1 digest of `message` (20 bytes); only for protocols that
+    /// require it, such as the WebSocket handshake's `Sec-WebSocket-Accept`.
+    package static func sha1(_ message: some Collection<UInt8>) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
+        let bytes = Array(message)
+        bytes.withUnsafeBufferPointer { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                _ = SHA1(input.baseAddress, input.count, output.baseAddress)
+            }
+        }
+        return digest
+    }
+
     /// The HMAC-SHA256 of `message` under `key` (32 bytes).
-    public static func hmacSHA256(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
+    package static func hmacSHA256(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
         var mac = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let keyBytes = Array(key)
@@ -43,7 +56,7 @@ public enum Crypto {
     /// `count` bytes from libcrypto's cryptographically secure generator.
     ///
     /// - Throws: ``CryptoError`` with code `.random` if the generator fails.
-    public static func randomBytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+    package static func randomBytes(_ count: Int) throws(CryptoError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         let rc = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
         guard rc == 1 else {
@@ -54,7 +67,7 @@ public enum Crypto {
 
     /// Compares two byte strings in time that depends only on their length,
     /// so that an attacker cannot learn how many leading bytes matched.
-    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         if a.isEmpty { return true }
         return a.withUnsafeBytes { pa in
@@ -68,7 +81,7 @@ public enum Crypto {
     ///   - logN: the CPU/memory cost as a power of two (N = 2^logN).
     ///   - r: the block size; memory use is about 128 · N · r bytes.
     ///   - p: the parallelization factor.
-    public static func scrypt(password: [UInt8], salt: [UInt8], logN: Int, r: Int, p: Int,
+    package static func scrypt(password: [UInt8], salt: [UInt8], logN: Int, r: Int, p: Int,
                               length: Int) throws(CryptoError) -> [UInt8] {
         guard (1...24).contains(logN), (1...64).contains(r), (1...16).contains(p), length > 0 else {
             throw CryptoError(.invalidParameters,
@@ -96,35 +109,35 @@ public enum Crypto {
 }
 
 /// An error from libcrypto, with the OpenSSL error text when there is one.
-public struct CryptoError: Error, Sendable, CustomStringConvertible {
+package struct CryptoError: Error, Sendable, CustomStringConvertible {
     /// What kind of operation failed. Extensible: new codes may be added.
-    public struct Code: RawRepresentable, Hashable, Sendable {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+    package struct Code: RawRepresentable, Hashable, Sendable {
+        package var rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
         /// The secure random generator failed.
-        public static let random = Code(rawValue: "random")
+        package static let random = Code(rawValue: "random")
         /// The password KDF failed.
-        public static let kdf = Code(rawValue: "kdf")
+        package static let kdf = Code(rawValue: "kdf")
         /// Parameters outside the accepted range.
-        public static let invalidParameters = Code(rawValue: "invalid_parameters")
+        package static let invalidParameters = Code(rawValue: "invalid_parameters")
         /// A PEM key could not be read, or is not the expected key type.
-        public static let invalidKey = Code(rawValue: "invalid_key")
+        package static let invalidKey = Code(rawValue: "invalid_key")
     }
 
     /// The kind of failure.
-    public var code: Code
+    package var code: Code
     /// What happened and what to do.
-    public var message: String
+    package var message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "CryptoError(\(code.rawValue)): \(message)" }
+    package var description: String { "CryptoError(\(code.rawValue)): \(message)" }
 
     /// Pops the most recent OpenSSL error as text (and clears the queue).
-    static func lastOpenSSLError() -> String {
+    package static func lastOpenSSLError() -> String {
         let code = ERR_get_error()
         defer { ERR_clear_error() }
         guard code != 0 else { return "no OpenSSL error recorded" }

@@ -12,19 +12,18 @@ import CZlib
 /// try bytes.withUnsafeBytes { try deflater.compress($0, appendingTo: &out) }
 /// try deflater.finish(appendingTo: &out)   // out is now a complete .gz member
 /// ```
-public final class GzipDeflater {
+package final class GzipDeflater {
     private let stream: UnsafeMutablePointer<z_stream>
     private let scratch: UnsafeMutableRawBufferPointer
     private var finished = false
 
     /// The compression level, 0 (store) ... 9 (smallest).
-    public let level: Int
+    package let level: Int
 
-    /// Creates a compressor writing one gzip member (or one zlib stream).
-    /// - Parameters:
-    ///   - level: 0...9; default ``Gzip/defaultLevel``.
-    ///   - wrapper: the container; default gzip.
-    public init(level: Int = Gzip.defaultLevel, wrapper: CompressionWrapper = .gzip) throws {
+    /// Creates a compressor writing one gzip member.
+    /// - Parameter level: 0...9; default ``Gzip/defaultLevel``.
+    /// - Parameter wrapper: the container; default gzip.
+    package init(level: Int = Gzip.defaultLevel, wrapper: CompressionWrapper = .gzip) throws {
         guard (0...9).contains(level) else {
             throw GzipError(code: .invalidArgument, message: "compression level \(level) is outside 0...9")
         }
@@ -49,7 +48,7 @@ public final class GzipDeflater {
     }
 
     /// Compresses `input`, appending whatever compressed bytes zlib emits now.
-    public func compress(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws {
+    package func compress(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws {
         guard !finished else {
             throw GzipError(code: .invalidArgument, message: "compress after finish; call reset() to start a new member")
         }
@@ -66,12 +65,12 @@ public final class GzipDeflater {
     }
 
     /// Compresses a byte array (convenience for ``compress(_:appendingTo:)``).
-    public func compress(_ input: [UInt8], appendingTo output: inout [UInt8]) throws {
+    package func compress(_ input: [UInt8], appendingTo output: inout [UInt8]) throws {
         try input.withUnsafeBytes { (raw) throws in try compress(raw, appendingTo: &output) }
     }
 
     /// Ends the member: appends the remaining compressed bytes and the gzip trailer.
-    public func finish(appendingTo output: inout [UInt8]) throws {
+    package func finish(appendingTo output: inout [UInt8]) throws {
         guard !finished else { return }
         stream.pointee.next_in = nil
         stream.pointee.avail_in = 0
@@ -80,7 +79,7 @@ public final class GzipDeflater {
     }
 
     /// Starts a new gzip member with the same level (reuses zlib's memory).
-    public func reset() {
+    package func reset() {
         deflateReset(stream)
         finished = false
     }

@@ -2,7 +2,7 @@ import Foundation
 
 extension HTTPClientConnection {
     /// Largest response head (status line and header fields) accepted.
-    public static let maxHeadBytes = 64 * 1024
+    package static let maxHeadBytes = 64 * 1024
 
     /// Sends `message` (a request head from
     /// ``requestHead(method:target:host:headers:bodyCount:)`` followed by
@@ -13,7 +13,7 @@ extension HTTPClientConnection {
     ///
     /// - Throws: ``HTTPClientError``; ``receivedInExchange`` then says
     ///   whether the server had sent any byte of an answer.
-    public func exchange(_ message: [UInt8], isHead: Bool = false, timeout: Double,
+    package func exchange(_ message: [UInt8], isHead: Bool = false, timeout: Double,
                          maxBodyBytes: Int = Int.max) throws(HTTPClientError) -> HTTPClientResponse {
         receivedInExchange = 0
         if position == input.count {
@@ -34,7 +34,7 @@ extension HTTPClientConnection {
     ///
     /// - Throws: ``HTTPClientError`` `.invalidRequest` for a field with CR,
     ///   LF or an invalid name (header injection).
-    public static func requestHead(method: String, target: String, host: String, headers: [String: String] = [:],
+    package static func requestHead(method: String, target: String, host: String, headers: [String: String] = [:],
                                    bodyCount: Int? = nil) throws(HTTPClientError) -> [UInt8] {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
         for (name, value) in headers {

@@ -16,11 +16,11 @@ import Darwin
 /// let lock = Lock()
 /// lock.withLock { counter += 1 }
 /// ```
-public final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     // The mutex lives in its own allocation: pthread requires a stable address.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    public init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let rc = pthread_mutex_init(mutex, nil)
@@ -33,17 +33,17 @@ public final class Lock: @unchecked Sendable {
     }
 
     @inlinable
-    public func lock() { pthread_mutex_lock(mutexPointer) }
+    package func lock() { pthread_mutex_lock(mutexPointer) }
 
     @inlinable
-    public func unlock() { pthread_mutex_unlock(mutexPointer) }
+    package func unlock() { pthread_mutex_unlock(mutexPointer) }
 
     @usableFromInline
     var mutexPointer: UnsafeMutablePointer<pthread_mutex_t> { mutex }
 
     /// Runs `body` while holding the lock.
     @inlinable
-    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         lock()
         defer { unlock() }
         return try body()
@@ -58,15 +58,15 @@ public final class Lock: @unchecked Sendable {
 /// counts.withLock { $0["sensor", default: 0] += 1 }
 /// ```
 // @unchecked: every access to `value` goes through `lock`.
-public final class LockedBox<Value>: @unchecked Sendable {
+package final class LockedBox<Value>: @unchecked Sendable {
     @usableFromInline let lock = Lock()
     @usableFromInline var value: Value
 
-    public init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
     /// Runs `body` with exclusive access to the value.
     @inlinable
-    public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+    package func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

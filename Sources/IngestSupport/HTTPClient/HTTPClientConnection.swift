@@ -26,20 +26,20 @@ import Darwin
 // @unchecked Sendable: `fd` is immutable; `closed` is guarded by `lock`
 // (close and cancel may race); the buffers are used by one request at a time,
 // which the pool guarantees.
-public final class HTTPClientConnection: @unchecked Sendable {
+package final class HTTPClientConnection: @unchecked Sendable {
     let fd: Int32
     /// How messages name the peer (`127.0.0.1:9090`, `ClickHouse at
     /// http://127.0.0.1:8123`); also the key of its ``HTTPClientPool``.
-    public let name: String
+    package let name: String
     /// Monotonic seconds of the last completed exchange (for the pool's idle limit).
-    public internal(set) var lastUsed: Double = 0
+    package internal(set) var lastUsed: Double = 0
     /// Bytes read from the socket and not yet consumed by the response parser.
     var input: [UInt8] = []
     /// Where the unconsumed bytes of `input` start.
     var position = 0
     /// Response bytes received during the current exchange: zero means the
     /// server sent nothing, which decides whether a retry is safe.
-    public internal(set) var receivedInExchange = 0
+    package internal(set) var receivedInExchange = 0
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     private let lock = Lock()
     private var closed = false
@@ -69,7 +69,7 @@ public final class HTTPClientConnection: @unchecked Sendable {
     ///
     /// - Throws: ``HTTPClientError`` `.hostNotFound`, `.connectionRefused`,
     ///   `.timedOut`, `.cancelled` or `.io`, with the `errno`.
-    public static func connect(host: String, port: Int, name: String, timeout: Double,
+    package static func connect(host: String, port: Int, name: String, timeout: Double,
                                register: (HTTPClientConnection) -> Void = { _ in }) throws(HTTPClientError) -> HTTPClientConnection {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -178,7 +178,7 @@ public final class HTTPClientConnection: @unchecked Sendable {
     private var isCancelled: Bool { lock.withLock { cancelled } }
 
     /// Closes the socket (idempotent; `deinit` closes it too).
-    public func close() {
+    package func close() {
         lock.withLock {
             guard !closed else { return }
             closed = true
@@ -193,7 +193,7 @@ public final class HTTPClientConnection: @unchecked Sendable {
     /// Wakes a request blocked on this connection (from another thread): it
     /// fails with ``HTTPClientError/Code/cancelled``. The fd is shut down, not
     /// closed, so it cannot be reused by another socket meanwhile.
-    public func cancel() {
+    package func cancel() {
         lock.withLock {
             cancelled = true
             if !closed { _ = shutdown(fd, Int32(SHUT_RDWR)) }
@@ -202,7 +202,7 @@ public final class HTTPClientConnection: @unchecked Sendable {
 
     /// Whether an idle pooled connection can still carry a request: the
     /// server has not closed it (EOF) and sent nothing unexpected.
-    public func isReusable() -> Bool {
+    package func isReusable() -> Bool {
         guard position == input.count else { return false }
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var rc: Int32

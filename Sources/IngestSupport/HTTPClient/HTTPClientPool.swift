@@ -11,15 +11,15 @@
 /// if answer.keepAlive { pool.giveBack(connection) } else { connection.close() }
 /// ```
 // @unchecked Sendable: `idle` is only touched under its lock; the settings are immutable.
-public final class HTTPClientPool: @unchecked Sendable {
+package final class HTTPClientPool: @unchecked Sendable {
     /// Idle connections kept per name; more are closed when given back.
-    public let maxIdlePerName: Int
+    package let maxIdlePerName: Int
     /// Seconds an idle connection stays usable.
-    public let idleTimeout: Double
+    package let idleTimeout: Double
     private let idle = LockedBox<[String: [HTTPClientConnection]]>([:])
 
     /// Creates an empty pool.
-    public init(maxIdlePerName: Int, idleTimeout: Double) {
+    package init(maxIdlePerName: Int, idleTimeout: Double) {
         self.maxIdlePerName = maxIdlePerName
         self.idleTimeout = idleTimeout
     }
@@ -27,7 +27,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     deinit { closeAll() }
 
     /// The most recently used idle connection to `name` that is still open, if any.
-    public func takeIdle(_ name: String) -> HTTPClientConnection? {
+    package func takeIdle(_ name: String) -> HTTPClientConnection? {
         let now = monotonicSeconds()
         var stale: [HTTPClientConnection] = []
         defer { for connection in stale { connection.close() } }
@@ -45,7 +45,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// Keeps `connection` for the next request, or closes it when the pool
     /// holds ``maxIdlePerName`` connections to its peer already. Give back
     /// only a connection whose last answer said ``HTTPClientResponse/keepAlive``.
-    public func giveBack(_ connection: HTTPClientConnection) {
+    package func giveBack(_ connection: HTTPClientConnection) {
         connection.lastUsed = monotonicSeconds()
         let kept = idle.withLock { idle -> Bool in
             guard idle[connection.name, default: []].count < max(0, maxIdlePerName) else { return false }
@@ -56,7 +56,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     }
 
     /// Closes every idle connection.
-    public func closeAll() {
+    package func closeAll() {
         let connections = idle.withLock { idle -> [HTTPClientConnection] in
             defer { idle.removeAll() }
             return idle.values.flatMap { $0 }
@@ -65,5 +65,5 @@ public final class HTTPClientPool: @unchecked Sendable {
     }
 
     /// Idle connections in the pool, over all peers (for tests and diagnostics).
-    public var idleCount: Int { idle.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+    package var idleCount: Int { idle.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 }

@@ -4,44 +4,44 @@
 /// do { _ = try Gzip.decompress(body, limits: .init(maxOutputBytes: 1 << 20)) }
 /// catch let error as GzipError where error.code == .limitExceeded { /* 413 */ }
 /// ```
-public struct GzipError: Error, Sendable, CustomStringConvertible {
+package struct GzipError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as an extensible code.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's stable name.
-        public let rawValue: String
+        package let rawValue: String
         /// Creates a code with the given name.
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+        package init(_ rawValue: String) { self.rawValue = rawValue }
+        package var description: String { rawValue }
 
         /// The input is not valid gzip data (bad header, bad deflate data, CRC mismatch,
         /// or bytes after the last member that are not another gzip member).
-        public static let corrupt = Code("corrupt")
+        package static let corrupt = Code("corrupt")
         /// The input ended before the end of a gzip member.
-        public static let truncated = Code("truncated")
+        package static let truncated = Code("truncated")
         /// The output would exceed ``GzipLimits/maxOutputBytes`` or the output/input
         /// ratio ``GzipLimits/maxRatio`` (a decompression bomb).
-        public static let limitExceeded = Code("limitExceeded")
+        package static let limitExceeded = Code("limitExceeded")
         /// A bad argument (such as a compression level outside 0...9).
-        public static let invalidArgument = Code("invalidArgument")
+        package static let invalidArgument = Code("invalidArgument")
         /// zlib failed for another reason (out of memory, a version mismatch).
-        public static let zlibFailure = Code("zlibFailure")
+        package static let zlibFailure = Code("zlibFailure")
     }
 
     /// The kind of failure.
-    public var code: Code
+    package var code: Code
     /// What happened and what to do.
-    public var message: String
+    package var message: String
     /// zlib's return code, when zlib reported the failure.
-    public var zlibCode: Int32?
+    package var zlibCode: Int32?
 
     /// Creates an error.
-    public init(code: Code, message: String, zlibCode: Int32? = nil) {
+    package init(code: Code, message: String, zlibCode: Int32? = nil) {
         self.code = code
         self.message = message
         self.zlibCode = zlibCode
     }
 
-    public var description: String {
+    package var description: String {
         var text = "GzipError.\(code): \(message)"
         if let zlibCode { text += " (zlib code \(zlibCode))" }
         return text

@@ -4,7 +4,7 @@
 /// ```swift
 /// let inflater = try GzipInflater(limits: GzipLimits(maxOutputBytes: 16 << 20), wrapper: .zlib)
 /// ```
-public enum CompressionWrapper: Sendable, Hashable {
+package enum CompressionWrapper: Sendable, Hashable {
     /// gzip: a 10-byte header, deflate data, CRC-32 and length.
     case gzip
     /// zlib: a 2-byte header, deflate data, Adler-32.

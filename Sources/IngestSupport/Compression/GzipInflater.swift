@@ -20,25 +20,25 @@ import CZlib
 /// for chunk in chunks { try chunk.withUnsafeBytes { try inflater.inflate($0, appendingTo: &out) } }
 /// try inflater.finish()
 /// ```
-public final class GzipInflater {
+package final class GzipInflater {
     private let stream: UnsafeMutablePointer<z_stream>
     private var needsReset = false
 
     /// The limits checked while inflating.
-    public let limits: GzipLimits
+    package let limits: GzipLimits
     /// Compressed bytes consumed so far (all members).
-    public private(set) var totalIn = 0
+    package private(set) var totalIn = 0
     /// Decompressed bytes produced so far (all members).
-    public private(set) var totalOut = 0
+    package private(set) var totalOut = 0
     /// Whether the input so far ends exactly at the end of a gzip member.
-    public var isAtMemberBoundary: Bool { needsReset }
+    package var isAtMemberBoundary: Bool { needsReset }
 
     /// The container this inflater reads.
-    public let wrapper: CompressionWrapper
+    package let wrapper: CompressionWrapper
 
     /// Creates a decompressor with the given limits, for gzip data unless
     /// `wrapper` says otherwise.
-    public init(limits: GzipLimits = GzipLimits(), wrapper: CompressionWrapper = .gzip) throws {
+    package init(limits: GzipLimits = GzipLimits(), wrapper: CompressionWrapper = .gzip) throws {
         self.limits = limits
         self.wrapper = wrapper
         stream = .allocate(capacity: 1)
@@ -63,7 +63,7 @@ public final class GzipInflater {
     ///
     /// - Returns: how many input bytes were consumed and output bytes produced.
     /// - Throws: ``GzipError`` with code `corrupt` or `limitExceeded`.
-    public func inflate(
+    package func inflate(
         _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws -> (consumed: Int, produced: Int) {
         guard let outBase = output.baseAddress, output.count > 0 else { return (0, 0) }
@@ -114,7 +114,7 @@ public final class GzipInflater {
 
     /// Inflates all of `input`, appending the output (convenience for small inputs;
     /// memory grows with the output, bounded by ``GzipLimits/maxOutputBytes``).
-    public func inflate(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws {
+    package func inflate(_ input: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws {
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
         defer { scratch.deallocate() }
         var offset = 0
@@ -132,7 +132,7 @@ public final class GzipInflater {
 
     /// Checks that the input ended at the end of a gzip member.
     /// - Throws: ``GzipError/Code/truncated`` when the data stopped mid-member or was empty.
-    public func finish() throws {
+    package func finish() throws {
         guard needsReset else {
             throw GzipError(
                 code: .truncated,
