@@ -260,6 +260,11 @@ struct ChangesetIngestTests {
                                             field: "payload"), value: .binary([7]))),
         ]))
         #expect(result.schemaChanged)
+        // Declaring the same again (a second client file) changes nothing.
+        let again = try ingestor.ingest(ChangesetEncoder.encode([
+            .addColumn(AddColumn(table: "Reading", field: "level", type: .decimal, isNullable: true)),
+        ]))
+        #expect(!again.schemaChanged)
         #expect(ingestor.schema["Reading"]?[property: "level"] == Property(name: "level", type: .decimal128, isOptional: true))
         #expect(ingestor.schema["Event"]?.kind == .asymmetric)
         #expect(result.objects.first?.document == [

@@ -78,30 +78,24 @@ public struct ChangesetIngestor: Sendable {
     /// - Throws: ``RealmIngestError``; nothing of the changeset may be stored.
     public mutating func ingest(_ changeset: [UInt8]) throws(RealmIngestError) -> ChangesetIngestResult {
         var decoder = ChangesetDecoder(changeset, limits: limits.decoder)
-        var build = ObjectBuild(schema: schema, limit: limits.maxValues)
-        var schemaChanged = false
-        while true {
-            let instruction: Instruction?
-            do { instruction = try decoder.next() } catch {
+        return try run { () throws(RealmIngestError) -> Instruction? in
+            do throws(ChangesetError) { return try decoder.next() } catch {
                 throw RealmIngestError(.badChangeset, changesetError: error, message: "the changeset does not decode: \(error)")
             }
-            guard let instruction else { break }
-            if try applySchema(instruction, changed: &schemaChanged) {
-                build.schema = schema
-                continue
-            }
-            try build.apply(instruction)
         }
-        var result = try build.finish()
-        result.schemaChanged = schemaChanged
-        return result
     }
 
     /// The objects a decoded changeset creates (see ``ingest(_:)``).
     public mutating func ingest(instructions: [Instruction]) throws(RealmIngestError) -> ChangesetIngestResult {
+        var iterator = instructions.makeIterator()
+        return try run { iterator.next() }
+    }
+
+    /// Applies the instructions `next` hands out, in order, until it returns nil.
+    private mutating func run(_ next: () throws(RealmIngestError) -> Instruction?) throws(RealmIngestError) -> ChangesetIngestResult {
         var build = ObjectBuild(schema: schema, limit: limits.maxValues)
         var schemaChanged = false
-        for instruction in instructions {
+        while let instruction = try next() {
             if try applySchema(instruction, changed: &schemaChanged) {
                 build.schema = schema
                 continue
@@ -114,11 +108,12 @@ public struct ChangesetIngestor: Sendable {
     }
 
     private mutating func applySchema(_ instruction: Instruction, changed: inout Bool) throws(RealmIngestError) -> Bool {
+        let before = builder.additions
         guard try builder.apply(instruction) else { return false }
-        if builder.hasChanged && !changed {
+        if builder.additions != before {
             changed = true
+            schema = try builder.schema()
         }
-        if builder.hasChanged { schema = try builder.schema() }
         return true
     }
 }
@@ -189,14 +184,12 @@ struct ObjectBuild {
             }
         case .setInsert(let path, let value), .setErase(let path, let value):
             let (location, context) = try resolve(path, count: path.path.count)
-            guard case .list(let set) = try existingOrNew(location, context, path) else {
-                if case .set(let set) = try existingOrNew(location, context, path) {
-                    try setChange(set, instruction, value, context, path)
-                    return
-                }
+            switch try existingOrNew(location, context, path) {
+            case .list(let set), .set(let set):
+                try setChange(set, insert: instruction.code == 12, value, context, path)
+            default:
                 throw invalid(path, "a set instruction on a value that is not a set")
             }
-            try setChange(set, instruction, value, context, path)
         }
     }
 
@@ -420,12 +413,12 @@ struct ObjectBuild {
         }
     }
 
-    private mutating func setChange(_ set: ListNode, _ instruction: Instruction, _ value: Payload, _ context: Property?,
+    private mutating func setChange(_ set: ListNode, insert: Bool, _ value: Payload, _ context: Property?,
                                     _ path: ObjectPath) throws(RealmIngestError) {
         let element = try convert(value, context, path)
         guard case .scalar(let scalar) = element else { throw invalid(path, "a set element that is not a value") }
         let position = set.items.firstIndex { if case .scalar(let other) = $0 { return other == scalar } else { return false } }
-        if case .setInsert = instruction {
+        if insert {
             if position == nil { set.items.append(element) }
         } else if let position {
             set.items.remove(at: position)

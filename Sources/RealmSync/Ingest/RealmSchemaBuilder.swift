@@ -29,8 +29,8 @@ public struct RealmSchemaBuilder: Sendable {
     private var indexByName: [String: Int]
     /// Whether tables and columns the schema lacks may be added.
     public let allowsAdditions: Bool
-    /// Whether an applied instruction added a table or a column.
-    public private(set) var hasChanged = false
+    /// How many tables and columns the applied instructions added.
+    public private(set) var additions = 0
 
     /// A builder starting from `base` (empty by default).
     public init(base: Schema? = nil, allowsAdditions: Bool = true) {
@@ -99,7 +99,7 @@ public struct RealmSchemaBuilder: Sendable {
         }
         indexByName[table.table] = classes.count
         classes.append(ObjectSchema(className: table.table, kind: kind, properties: properties))
-        hasChanged = true
+        additions += 1
     }
 
     private mutating func addColumn(_ column: AddColumn) throws(RealmIngestError) {
@@ -121,7 +121,7 @@ public struct RealmSchemaBuilder: Sendable {
                                    message: "the client declares \(column.table).\(column.field), which the app's schema does not have; add the property to the schema (or run the app in development mode)")
         }
         classes[index].properties.append(property)
-        hasChanged = true
+        additions += 1
     }
 
     /// The property an `AddColumn` declares.

@@ -89,10 +89,7 @@ public enum ClientMessage: Sendable, Hashable {
             try header.end()
             self = .query(QueryMessage(session: session, query: SyncQuery(version: version, body: try header.text(count: size, "query body"))))
         case "mark":
-            let mark = MarkMessage(session: try header.unsigned("session"), requestIdent: try header.unsigned("request-ident"))
-            try header.end()
-            _ = try header.body(count: 0)
-            self = .mark(mark)
+            self = .mark(try MarkMessage(header: &header))
         case "upload":
             let session = try header.unsigned("session")
             let isCompressed = try header.bool("is-compressed")
@@ -121,11 +118,7 @@ public enum ClientMessage: Sendable, Hashable {
             _ = try header.body(count: 0)
             self = .unbind(session: session)
         case "json_error":
-            let code = SyncErrorCode(rawValue: try header.int32("error-code"))
-            let size = try header.size("json-size", limit: limits.maxTextBytes)
-            let session = try header.unsigned("session")
-            try header.end()
-            self = .jsonError(JSONErrorMessage(code: code, session: session, bodyText: try header.text(count: size, "json_error body")))
+            self = .jsonError(try JSONErrorMessage(header: &header, limits: limits))
         default:
             throw SyncMessageError(.unknownMessage, offset: 0, message: "unknown message type '\(header.type.prefix(32))'")
         }
@@ -162,10 +155,7 @@ public enum ClientMessage: Sendable, Hashable {
             out.field(query.query.body.utf8.count)
             return out.finish(body: Array(query.query.body.utf8))
         case .mark(let mark):
-            var out = SyncHeaderWriter("mark")
-            out.field(mark.session)
-            out.field(mark.requestIdent)
-            return out.finish()
+            return mark.encoded()
         case .upload(let upload):
             var out = SyncHeaderWriter("upload")
             out.field(upload.session)
@@ -186,11 +176,7 @@ public enum ClientMessage: Sendable, Hashable {
             out.field(session)
             return out.finish()
         case .jsonError(let error):
-            var out = SyncHeaderWriter("json_error")
-            out.field(error.code.rawValue)
-            out.field(error.bodyText.utf8.count)
-            out.field(error.session)
-            return out.finish(body: Array(error.bodyText.utf8))
+            return error.encoded()
         }
     }
 }

@@ -156,12 +156,8 @@ public struct UploadMessage: Sendable, Hashable {
                 progressServerVersion: UInt64, lockedServerVersion: UInt64, compress: Bool? = nil) {
         var plain: [UInt8] = []
         for changeset in changesets {
-            for number in [changeset.clientVersion, changeset.lastIntegratedServerVersion, changeset.originTimestamp,
-                           changeset.originFileIdent, UInt64(changeset.data.count)] {
-                plain.append(contentsOf: String(number).utf8)
-                plain.append(0x20)
-            }
-            plain.append(contentsOf: changeset.data)
+            ChangesetList.append([changeset.clientVersion, changeset.lastIntegratedServerVersion, changeset.originTimestamp,
+                                  changeset.originFileIdent], changeset.data, to: &plain)
         }
         var packed: [UInt8]?
         if compress ?? (plain.count > 1024) {
@@ -180,48 +176,37 @@ public struct UploadMessage: Sendable, Hashable {
     /// - Throws: ``SyncMessageError`` `badDecompression` when the body does not
     ///   inflate to the declared size, `limitExceeded` over `limits.maxBodyBytes`.
     public func uncompressedBody(limits: SyncMessageLimits = SyncMessageLimits()) throws(SyncMessageError) -> [UInt8] {
-        guard uncompressedSize <= limits.maxBodyBytes else {
-            throw SyncMessageError(.limitExceeded, offset: 0,
-                                   message: "an upload of \(uncompressedSize) bytes uncompressed; the limit is \(limits.maxBodyBytes)")
-        }
-        guard isCompressed else { return body }
-        let plain: [UInt8]
-        do {
-            // The declared size bounds the output; no ratio limit is needed on top.
-            plain = try Gzip.decompress(
-                body, limits: GzipLimits(maxOutputBytes: uncompressedSize, maxRatio: .max, ratioCheckFloorBytes: .max),
-                wrapper: .zlib)
-        } catch {
-            throw SyncMessageError(.badDecompression, offset: 0, message: "the upload body does not inflate: \(error)")
-        }
-        guard plain.count == uncompressedSize else {
-            throw SyncMessageError(.badDecompression, offset: 0,
-                                   message: "the upload body inflates to \(plain.count) bytes, the header says \(uncompressedSize)")
-        }
-        return plain
+        try ChangesetList.uncompressed(body, isCompressed: isCompressed, uncompressedSize: uncompressedSize, limits: limits)
     }
 
     /// The changesets in the body, in order.
     /// - Throws: ``SyncMessageError`` (`badDecompression`, `badChangesetHeader`,
     ///   `badChangesetSize`, `limitExceeded`), offsets into the uncompressed body.
     public func changesets(limits: SyncMessageLimits = SyncMessageLimits()) throws(SyncMessageError) -> [UploadChangeset] {
-        var reader = ChangesetListReader(try uncompressedBody(limits: limits))
-        var changesets: [UploadChangeset] = []
-        while !reader.atEnd {
-            guard changesets.count < limits.maxChangesets else {
-                throw SyncMessageError(.limitExceeded, offset: reader.position,
-                                       message: "more than \(limits.maxChangesets) changesets in one upload")
-            }
-            let clientVersion = try reader.number("client-version")
-            let serverVersion = try reader.number("last-integrated-server-version")
-            let timestamp = try reader.number("origin-timestamp")
-            let origin = try reader.number("origin-file-ident")
-            let size = try reader.number("size")
-            changesets.append(UploadChangeset(
-                clientVersion: clientVersion, lastIntegratedServerVersion: serverVersion, originTimestamp: timestamp,
-                originFileIdent: origin, data: try reader.bytes(size)))
+        let list = try ChangesetList.parse(
+            try uncompressedBody(limits: limits),
+            fields: ["client-version", "last-integrated-server-version", "origin-timestamp", "origin-file-ident"], limits: limits)
+        return list.map { numbers, data in
+            UploadChangeset(clientVersion: numbers[0], lastIntegratedServerVersion: numbers[1], originTimestamp: numbers[2],
+                            originFileIdent: numbers[3], data: data)
         }
-        return changesets
+    }
+}
+
+extension MarkMessage {
+    /// Reads the fields after the type (both directions share the grammar).
+    init(header: inout SyncHeaderReader) throws(SyncMessageError) {
+        self.init(session: try header.unsigned("session"), requestIdent: try header.unsigned("request-ident"))
+        try header.end()
+        _ = try header.body(count: 0)
+    }
+
+    /// The message as sent, in either direction.
+    func encoded() -> [UInt8] {
+        var out = SyncHeaderWriter("mark")
+        out.field(session)
+        out.field(requestIdent)
+        return out.finish()
     }
 }
 
@@ -265,4 +250,22 @@ public struct JSONErrorMessage: Sendable, Hashable {
     /// - Throws: ``SyncMessageError`` `badJSON` when a required field is
     ///   missing or of the wrong type (as the Realm client would reject it).
     public func body() throws(SyncMessageError) -> JSONErrorBody { try JSONErrorBody(parsing: bodyText) }
+
+    /// Reads the fields after the type (both directions share the grammar).
+    init(header: inout SyncHeaderReader, limits: SyncMessageLimits) throws(SyncMessageError) {
+        let code = SyncErrorCode(rawValue: try header.int32("error-code"))
+        let size = try header.size("json-size", limit: limits.maxTextBytes)
+        let session = try header.unsigned("session")
+        try header.end()
+        self.init(code: code, session: session, bodyText: try header.text(count: size, "json_error body"))
+    }
+
+    /// The message as sent, in either direction.
+    func encoded() -> [UInt8] {
+        var out = SyncHeaderWriter("json_error")
+        out.field(code.rawValue)
+        out.field(bodyText.utf8.count)
+        out.field(session)
+        return out.finish(body: Array(bodyText.utf8))
+    }
 }

@@ -54,10 +54,7 @@ public enum ServerMessage: Sendable, Hashable {
             out.field(ident.fileIdentSalt)
             return out.finish()
         case .mark(let mark):
-            var out = SyncHeaderWriter("mark")
-            out.field(mark.session)
-            out.field(mark.requestIdent)
-            return out.finish()
+            return mark.encoded()
         case .download(let download):
             var out = SyncHeaderWriter("download")
             out.field(download.session)
@@ -90,11 +87,7 @@ public enum ServerMessage: Sendable, Hashable {
             out.field(error.session)
             return out.finish(body: Array(error.message.utf8))
         case .jsonError(let error):
-            var out = SyncHeaderWriter("json_error")
-            out.field(error.code.rawValue)
-            out.field(error.bodyText.utf8.count)
-            out.field(error.session)
-            return out.finish(body: Array(error.bodyText.utf8))
+            return error.encoded()
         case .logMessage(let log):
             var out = SyncHeaderWriter("log_message")
             out.field(log.session)
@@ -122,10 +115,7 @@ public enum ServerMessage: Sendable, Hashable {
             _ = try header.body(count: 0)
             self = .ident(ident)
         case "mark":
-            let mark = MarkMessage(session: try header.unsigned("session"), requestIdent: try header.unsigned("request-ident"))
-            try header.end()
-            _ = try header.body(count: 0)
-            self = .mark(mark)
+            self = .mark(try MarkMessage(header: &header))
         case "download":
             let session = try header.unsigned("session")
             let downloadServerVersion = try header.unsigned("download-server-version")
@@ -173,11 +163,7 @@ public enum ServerMessage: Sendable, Hashable {
             try header.end()
             self = .error(ErrorMessage(code: code, message: try header.text(count: size, "error message"), tryAgain: tryAgain, session: session))
         case "json_error":
-            let code = SyncErrorCode(rawValue: try header.int32("error-code"))
-            let size = try header.size("json-size", limit: limits.maxTextBytes)
-            let session = try header.unsigned("session")
-            try header.end()
-            self = .jsonError(JSONErrorMessage(code: code, session: session, bodyText: try header.text(count: size, "json_error body")))
+            self = .jsonError(try JSONErrorMessage(header: &header, limits: limits))
         case "log_message":
             let session = try header.unsigned("session")
             let size = try header.size("json-size", limit: limits.maxTextBytes)

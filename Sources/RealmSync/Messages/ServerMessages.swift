@@ -94,12 +94,8 @@ public struct DownloadMessage: Sendable, Hashable {
     public mutating func setChangesets(_ changesets: [DownloadChangeset]) {
         var plain: [UInt8] = []
         for changeset in changesets {
-            for number in [changeset.serverVersion, changeset.lastIntegratedClientVersion, changeset.originTimestamp,
-                           changeset.originFileIdent, changeset.originalSize, UInt64(changeset.data.count)] {
-                plain.append(contentsOf: String(number).utf8)
-                plain.append(0x20)
-            }
-            plain.append(contentsOf: changeset.data)
+            ChangesetList.append([changeset.serverVersion, changeset.lastIntegratedClientVersion, changeset.originTimestamp,
+                                  changeset.originFileIdent, changeset.originalSize], changeset.data, to: &plain)
         }
         isCompressed = false
         uncompressedSize = plain.count
@@ -110,26 +106,14 @@ public struct DownloadMessage: Sendable, Hashable {
     /// The changesets in the body.
     /// - Throws: ``SyncMessageError`` as ``UploadMessage/changesets(limits:)`` does.
     public func changesets(limits: SyncMessageLimits = SyncMessageLimits()) throws(SyncMessageError) -> [DownloadChangeset] {
-        let upload = UploadMessage(session: session, isCompressed: isCompressed, uncompressedSize: uncompressedSize,
-                                   compressedSize: compressedSize, progressClientVersion: 0, progressServerVersion: 0,
-                                   lockedServerVersion: 0, body: body)
-        var reader = ChangesetListReader(try upload.uncompressedBody(limits: limits))
-        var changesets: [DownloadChangeset] = []
-        while !reader.atEnd {
-            guard changesets.count < limits.maxChangesets else {
-                throw SyncMessageError(.limitExceeded, offset: reader.position, message: "too many changesets in one download")
-            }
-            let serverVersion = try reader.number("server-version")
-            let clientVersion = try reader.number("client-version")
-            let timestamp = try reader.number("origin-timestamp")
-            let origin = try reader.number("origin-file-ident")
-            let originalSize = try reader.number("original-size")
-            let size = try reader.number("size")
-            changesets.append(DownloadChangeset(
-                serverVersion: serverVersion, lastIntegratedClientVersion: clientVersion, originTimestamp: timestamp,
-                originFileIdent: origin, originalSize: originalSize, data: try reader.bytes(size)))
+        let plain = try ChangesetList.uncompressed(body, isCompressed: isCompressed, uncompressedSize: uncompressedSize, limits: limits)
+        let list = try ChangesetList.parse(
+            plain, fields: ["server-version", "client-version", "origin-timestamp", "origin-file-ident", "original-size"],
+            limits: limits)
+        return list.map { numbers, data in
+            DownloadChangeset(serverVersion: numbers[0], lastIntegratedClientVersion: numbers[1], originTimestamp: numbers[2],
+                              originFileIdent: numbers[3], originalSize: numbers[4], data: data)
         }
-        return changesets
     }
 
     /// The progress as C++ streams print a double (`%g`: `1`, `0.5`), as

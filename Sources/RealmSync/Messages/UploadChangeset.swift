@@ -1,3 +1,5 @@
+import IngestSupport
+
 /// One changeset inside an `upload` body: its cursor, origin and bytes
 /// (`<client-version> <last-integrated-server-version> <origin-timestamp>
 /// <origin-file-ident> <size> <bytes>`).
@@ -55,6 +57,65 @@ public struct DownloadChangeset: Sendable, Hashable {
         self.originFileIdent = originFileIdent
         self.originalSize = originalSize
         self.data = data
+    }
+}
+
+/// The changeset list of an upload or download body: for each changeset,
+/// decimal numbers each followed by one space (the last one its size), then
+/// its bytes.
+enum ChangesetList {
+    /// Appends one changeset: its numbers, its size, its bytes.
+    static func append(_ numbers: [UInt64], _ data: [UInt8], to body: inout [UInt8]) {
+        for number in numbers + [UInt64(data.count)] {
+            body.append(contentsOf: String(number).utf8)
+            body.append(0x20)
+        }
+        body.append(contentsOf: data)
+    }
+
+    /// The changesets of `body`, each with the numbers named by `fields` (the
+    /// size, which comes last, not included).
+    static func parse(_ body: [UInt8], fields: [StaticString], limits: SyncMessageLimits) throws(SyncMessageError)
+        -> [(numbers: [UInt64], data: [UInt8])]
+    {
+        var reader = ChangesetListReader(body)
+        var changesets: [(numbers: [UInt64], data: [UInt8])] = []
+        while !reader.atEnd {
+            guard changesets.count < limits.maxChangesets else {
+                throw SyncMessageError(.limitExceeded, offset: reader.position,
+                                       message: "more than \(limits.maxChangesets) changesets in one body")
+            }
+            var numbers: [UInt64] = []
+            for field in fields { numbers.append(try reader.number(field)) }
+            let size = try reader.number("size")
+            changesets.append((numbers, try reader.bytes(size)))
+        }
+        return changesets
+    }
+
+    /// A body as sent, uncompressed: inflated (zlib) to exactly
+    /// `uncompressedSize` bytes when compressed.
+    static func uncompressed(_ body: [UInt8], isCompressed: Bool, uncompressedSize: Int,
+                             limits: SyncMessageLimits) throws(SyncMessageError) -> [UInt8] {
+        guard uncompressedSize <= limits.maxBodyBytes else {
+            throw SyncMessageError(.limitExceeded, offset: 0,
+                                   message: "a body of \(uncompressedSize) bytes uncompressed; the limit is \(limits.maxBodyBytes)")
+        }
+        guard isCompressed else { return body }
+        let plain: [UInt8]
+        do {
+            // The declared size bounds the output; no ratio limit is needed on top.
+            plain = try Gzip.decompress(
+                body, limits: GzipLimits(maxOutputBytes: uncompressedSize, maxRatio: .max, ratioCheckFloorBytes: .max),
+                wrapper: .zlib)
+        } catch {
+            throw SyncMessageError(.badDecompression, offset: 0, message: "the body does not inflate: \(error)")
+        }
+        guard plain.count == uncompressedSize else {
+            throw SyncMessageError(.badDecompression, offset: 0,
+                                   message: "the body inflates to \(plain.count) bytes, the header says \(uncompressedSize)")
+        }
+        return plain
     }
 }
 
