@@ -1,0 +1,75 @@
+import Foundation
+import IngestCore
+import Testing
+@testable import IngestServer
+
+/// Issue 18, items 5 and 6: a client written in Python from the docs alone
+/// (`Docs/examples/segment_client.py`, BSON built by hand) declares float,
+/// list, embedded and optional embedded properties in the segment header;
+/// the development server learns them as declared, applies `float`'s range
+/// (`outOfRange`), and refuses a schema document it cannot read with
+/// `400 malformed_schema`, writing nothing.
+@Suite("A client in another language", .serialized)
+struct ForeignClientTests {
+    var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Docs/examples/segment_client.py").path
+    }
+
+    func run(_ server: IngestTestServer, app: String, _ mode: String) throws -> (status: Int, body: [String: Any])? {
+        guard let result = try runTool("python3", [script, "http://127.0.0.1:\(server.port)", app, mode]) else { return nil }
+        #expect(result.status == 0, "\(result.output)")
+        let line = result.output.split(separator: "\n").last.map(String.init) ?? ""
+        let json = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], "\(result.output)")
+        return ((json["status"] as? NSNumber)?.intValue ?? 0, json["body"] as? [String: Any] ?? [:])
+    }
+
+    @Test func aSchemaWrittenByHandIsLearnedAsDeclared() throws {
+        let directory = try EndToEndDirectory()
+        let server = try IngestTestServer(config: nil, directory: directory)
+        defer { server.stop() }
+        let dataPath = directory.path + "/data"
+        let appId = try String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let declared = try run(server, app: appId, "declared") else {
+            print("skipped: python3 is not installed")
+            return
+        }
+        #expect(declared.status == 200, "\(declared.body)")
+        #expect((declared.body["accepted"] as? NSNumber)?.intValue == 1, "\(declared.body)")
+
+        let learned = try Schema(json: try Data(contentsOf: URL(fileURLWithPath: dataPath + "/\(appId).schema.json")))
+        let station = try #require(learned["Station"])
+        #expect(station.kind == .asymmetric)
+        #expect(station.primaryKey == "_id")
+        let temperature = try #require(station[property: "temperature"])
+        #expect(temperature.type == .float)
+        #expect(!temperature.isOptional)
+        #expect(station[property: "tags"]?.type == .string && station[property: "tags"]?.collection == .list)
+        let readings = try #require(station[property: "readings"])
+        #expect(readings.type == .object && readings.collection == .list && readings.objectClassName == "Reading")
+        let location = try #require(station[property: "location"])
+        #expect(location.type == .object && location.isOptional && location.objectClassName == "Location")
+        #expect(learned["Reading"]?.kind == .embedded)
+        #expect(learned["Reading"]?.properties.map(\.name) == ["value", "note"])
+        #expect(learned["Reading"]?[property: "note"]?.isOptional == true)
+        #expect(learned["Location"]?.properties.map { "\($0.name):\($0.type.rawValue)" } == ["lat:double", "lon:double"])
+        let sink = dataPath + "/\(appId).sqlite"
+        #expect(try sqliteRows(sink, "SELECT temperature, tags, json_extract(readings, '$[1].note'), json_extract(location, '$.lon') FROM Station")
+                == [["21.25", #"["roof","north"]"#, "gust", "8.25"]])
+
+        // Learned as float: a double beyond Float's range is refused per object.
+        let tooLarge = try #require(try run(server, app: appId, "out-of-range"))
+        #expect(tooLarge.status == 200)
+        let rejected = tooLarge.body["rejected_objects"] as? [[String: Any]]
+        #expect(rejected?.first?["error_code"] as? String == "outOfRange", "\(tooLarge.body)")
+
+        // A schema document of another shape is refused as a whole, nothing written.
+        let unreadable = try #require(try run(server, app: appId, "unreadable-schema"))
+        #expect(unreadable.status == 400)
+        #expect(unreadable.body["error_code"] as? String == "malformed_schema", "\(unreadable.body)")
+        #expect(try sqliteRows(sink, "SELECT count(*) FROM Station") == [["1"]])
+        #expect(try sqliteRows(sink, "SELECT count(*) FROM _dataingest_receipts") == [["2"]])
+        #expect(try server.call("GET", "/healthz").status == 200)
+    }
+}
