@@ -33,7 +33,7 @@ func exitWhileSealing(appId: String) async -> Int32 {
     let sealing = DispatchSemaphore(value: 0)
     var configuration = App.Configuration()
     configuration.segmentStore.fileSystem = StallingSealFileSystem(sealing: sealing)
-    //TEMP configuration.exitUploadGracePeriod = 1
+    configuration.exitUploadGracePeriod = 1
     let app = App(id: appId, configuration: configuration)
     do {
         let user = try await app.login(credentials: .anonymous)
