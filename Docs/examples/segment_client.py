@@ -8,7 +8,13 @@ object), writes the segment stream, gzips it, logs in anonymously and uploads
 it. `Tests/IngestServerTests/ForeignClientTests.swift` runs it against a real
 development server, so it stays true.
 
-    python3 Docs/examples/segment_client.py http://127.0.0.1:9090 dev-k3v9x0qa [declared|out-of-range|unreadable-schema]
+    python3 Docs/examples/segment_client.py http://127.0.0.1:9090 dev-k3v9x0qa [MODE]
+
+MODE is `declared` (the default: one Station with the schema above),
+`out-of-range` (its temperature does not fit a float), `unreadable-schema`
+(a schema document of another shape), `empty` (a sealed segment with no
+transaction: header and end frame only) or `trailing-bytes` (bytes after the
+gzip member).
 
 It prints one JSON line: {"status": <HTTP status>, "body": <the answer>}.
 """
@@ -149,7 +155,10 @@ def main():
     else:
         schema = document(SCHEMA)
     temperature = 1e300 if mode == "out-of-range" else 21.25
-    segment = sealed_segment(uuid.uuid4(), 1, schema, [[("Station", station(temperature))]])
+    transactions = [] if mode == "empty" else [[("Station", station(temperature))]]
+    segment = sealed_segment(uuid.uuid4(), 1, schema, transactions)
+    if mode == "trailing-bytes":
+        segment += b"not gzip"
     status, body = call(base_url, "POST", f"/api/client/v2.0/app/{app_id}/ingest", segment,
                         {"Authorization": f"Bearer {token}", "Content-Type": "application/gzip"})
     print(json.dumps({"status": status, "body": json.loads(body)}))

@@ -71,5 +71,37 @@ struct ForeignClientTests {
         #expect(try sqliteRows(sink, "SELECT count(*) FROM Station") == [["1"]])
         #expect(try sqliteRows(sink, "SELECT count(*) FROM _dataingest_receipts") == [["2"]])
         #expect(try server.call("GET", "/healthz").status == 200)
+
+        // Docs/Protocol.md: an empty sealed segment is acknowledged with zeros
+        // (and a receipt); bytes after the last gzip member are malformed_gzip.
+        let empty = try #require(try run(server, app: appId, "empty"))
+        #expect(empty.status == 200)
+        #expect((empty.body["objects"] as? NSNumber)?.intValue == 0 && (empty.body["transactions"] as? NSNumber)?.intValue == 0)
+        #expect((empty.body["store_id"] as? String).map { $0 == $0.uppercased() } == true, "\(empty.body)")
+        let trailing = try #require(try run(server, app: appId, "trailing-bytes"))
+        #expect(trailing.status == 400)
+        #expect(trailing.body["error_code"] as? String == "malformed_gzip", "\(trailing.body)")
+        #expect(try sqliteRows(sink, "SELECT count(*) FROM _dataingest_receipts") == [["3"]])
+    }
+
+    /// The example of Docs/SegmentFormat.md ("The schema document"), read
+    /// from the doc itself, is what the server reads.
+    @Test func theDocumentedSchemaExampleReadsAsDeclared() throws {
+        let doc = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Docs/SegmentFormat.md").path, encoding: .utf8)
+        let start = try #require(doc.range(of: "`float` `value`, 184 bytes"))
+        var bytes: [UInt8] = []
+        for line in doc[start.upperBound...].split(separator: "\n").dropFirst(2).prefix(12) {
+            let hex = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().prefix(16)
+            bytes += hex.compactMap { $0.count == 2 ? UInt8($0, radix: 16) : nil }
+        }
+        #expect(bytes.count == 184)
+        let schema = try #require(try ParsedSegment.clientSchema(bytes))
+        #expect(schema["Reading"]?.kind == .asymmetric && schema["Reading"]?.primaryKey == "_id")
+        #expect(schema["Reading"]?[property: "value"]?.type == .float)
+        #expect(try ParsedSegment.clientSchema(SegmentFormat.emptyDocument) == nil)
+        var wrong = bytes
+        wrong[0xae] = UInt8(ascii: "x")   // "float" becomes "fxoat"
+        #expect((#expect(throws: UploadError.self) { try ParsedSegment.clientSchema(wrong) })?.code == "malformed_schema")
     }
 }
