@@ -140,18 +140,7 @@ import IngestSupport
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         func child(_ arguments: [String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-            var environment = ProcessInfo.processInfo.environment
-            environment["APP_ID"] = appId
-            environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
-            environment["DATAINGEST_METADATA_DIRECTORY"] = nil
-            process.environment = environment
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
+            let (process, out) = try startSyncClientChild(arguments, in: directory.path, server: server, appId: appId)
             var lines: [String] = []
             while true {
                 let line = try readLine(out.fileHandleForReading.fileDescriptor, timeout: 60)

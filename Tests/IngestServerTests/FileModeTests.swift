@@ -51,8 +51,7 @@ struct FileModeTests {
         let server = try IngestTestServer(config: nil, directory: directory)
         defer { server.stop() }
         let dataPath = directory.path + "/data"
-        let appId = try String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let appId = try server.developmentAppId()
         let token = try server.login(app: appId).access
         let body = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor())]])
         #expect(try server.upload(app: appId, token: token, body: body).status == 200)

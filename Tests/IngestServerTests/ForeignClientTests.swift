@@ -29,8 +29,7 @@ struct ForeignClientTests {
         let server = try IngestTestServer(config: nil, directory: directory)
         defer { server.stop() }
         let dataPath = directory.path + "/data"
-        let appId = try String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let appId = try server.developmentAppId()
         guard let declared = try run(server, app: appId, "declared") else {
             print("skipped: python3 is not installed")
             return

@@ -36,8 +36,7 @@ struct OpenAPITests {
         let server = try IngestTestServer(config: nil, directory: directory)
         defer { server.stop() }
         let dataPath = directory.path + "/data"
-        let appId = try String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let appId = try server.developmentAppId()
         let tokens = try server.login(app: appId)
 
         let process = Process()
