@@ -133,15 +133,17 @@ public final class App: @unchecked Sendable {
         let record = UserRecord(
             id: userId, deviceId: device, provider: credentials.provider, accessToken: accessToken,
             refreshToken: refreshToken, state: .loggedIn, loggedInAtMillis: Int64(Date().timeIntervalSince1970 * 1000))
+        // A user known before keeps its folder (one created offline: its local id).
+        let known = users.withLock { table in table[userId] ?? table.values.first { $0.id == userId } }
+        var saved = record
+        if let known, known.key != userId { saved.directory = known.key }
+        try records.save(saved)
         let user = users.withLock { table -> User in
-            if let existing = table[userId] ?? table.values.first(where: { $0.id == userId }) { return existing }
-            let user = User(app: self, record: record)
-            table[userId] = user
+            if let existing = table[saved.key] { return existing }
+            let user = User(app: self, record: saved)
+            table[saved.key] = user
             return user
         }
-        var saved = record
-        saved.directory = user.key == userId ? nil : user.key
-        try records.save(saved)
         user.update(saved)
         try records.setCurrentUserId(user.key)
         current.withLock { $0 = user.key }
