@@ -13,6 +13,16 @@ struct UserRecord: Codable, Sendable, Hashable {
     var refreshToken: String?
     var state: State
     var loggedInAtMillis: Int64
+    /// The user's folder under `users/` when it is not named `id`: a user
+    /// created offline keeps the folder of its local id after the server
+    /// gave it its own.
+    var directory: String? = nil
+    /// A user created by an anonymous login without a server: it has no
+    /// tokens yet, and its session logs it in when the server answers.
+    var awaitingLogin: Bool? = nil
+
+    /// The folder name under `users/`, stable for the user's life.
+    var key: String { directory ?? id }
 }
 
 /// Reads and writes the app's user records; files are written atomically
@@ -44,24 +54,28 @@ struct UserRecordStore: Sendable {
     func loadAll() -> [UserRecord] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: usersDirectory)) ?? []
         return names.sorted().compactMap { name in
-            guard let data = FileManager.default.contents(atPath: userDirectory(name) + "/user.json") else { return nil }
-            return try? JSONDecoder().decode(UserRecord.self, from: data)
+            guard let data = FileManager.default.contents(atPath: userDirectory(name) + "/user.json"),
+                  var record = try? JSONDecoder().decode(UserRecord.self, from: data) else { return nil }
+            if record.key != name { record.directory = name }
+            return record
         }
     }
 
     func save(_ record: UserRecord) throws(AppError) {
-        try makeDirectory(userDirectory(record.id))
+        try makeDirectory(userDirectory(record.key))
         let data: Data
         do { data = try JSONEncoder().encode(record) } catch {
             throw AppError(.metadata, "cannot encode the user record: \(error)", underlyingError: error)
         }
-        try writePrivate(userDirectory(record.id) + "/user.json", data)
+        try writePrivate(userDirectory(record.key) + "/user.json", data)
     }
 
-    func delete(_ id: String) {
-        _ = fileSystem.unlink(userDirectory(id) + "/user.json")
+    /// Deletes the record of the user whose folder is `key`.
+    func delete(_ key: String) {
+        _ = fileSystem.unlink(userDirectory(key) + "/user.json")
     }
 
+    /// The folder name (``UserRecord/key``) of the current user.
     var currentUserId: String? {
         guard let data = FileManager.default.contents(atPath: appDirectory + "/current-user") else { return nil }
         let id = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
