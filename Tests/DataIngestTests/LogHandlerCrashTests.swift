@@ -16,7 +16,7 @@ import Testing
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         func child(_ arguments: [String]) throws -> (Process, Pipe) {
-            try startClientChild("log-handler-child", arguments, appId: appId, server: server, in: directory.path)
+            try startSyncClientChild(arguments, in: directory.path, server: server, appId: appId, executable: "log-handler-child")
         }
         let rounds = 2_000
         let (logging, loggingOut) = try child(["log", "\(rounds)"])

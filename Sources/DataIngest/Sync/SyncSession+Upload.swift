@@ -83,7 +83,10 @@ extension SyncSession {
                 response = try await app.transport.send(request)
             } catch {
                 store.metrics?.uploadRetried(.network)
-                box.withLock { $0.connection = .disconnected }
+                box.withLock {
+                    $0.connection = .disconnected
+                    $0.transportFailures += 1
+                }
                 await pause(backoff.next())
                 continue
             }
@@ -120,11 +123,14 @@ extension SyncSession {
                 return !state.invalidSession
             }
             if first && error.code == .invalidSession {
-                report(SyncError(.invalidSession, "the server refused the refresh token of user \(user?.id ?? "?"): \(error.message); log the user in again, the data waits on disk", httpStatus: error.httpStatus, serverCode: error.serverCode))
+                report(SyncError(.invalidSession, "the server refused to authenticate user \(user?.id ?? "?"): \(error.message); log the user in again, the data waits on disk", httpStatus: error.httpStatus, serverCode: error.serverCode))
             }
             await pause(configuration.maximumBackoff)
         } else {
-            box.withLock { $0.connection = .disconnected }
+            box.withLock {
+                $0.connection = .disconnected
+                $0.transportFailures += 1
+            }
             await pause(backoff.next())
         }
     }
