@@ -73,20 +73,50 @@ import Testing
     }
 
     /// The app id and the server come from `DATAINGEST_APP_ID` and
-    /// `DATAINGEST_BASE_URL` when the flags are absent (port 1 on 127.0.0.1:
-    /// nothing listens, so each tool fails to connect, exit 1, and says to what).
+    /// `DATAINGEST_BASE_URL` when the flags are absent. Port 1 on 127.0.0.1:
+    /// nothing listens there, so each tool starts offline (the first
+    /// anonymous login makes the user on the device, under
+    /// `<metadata>/<app id>/`), records, and exits 1 because nothing reached
+    /// the server within `--upload-timeout`.
     @Test(arguments: [
-        ("WeatherStation", ["--count", "1"], "could not log in to http://127.0.0.1:1 as app dev-from-env"),
-        ("ingest-forward", ["--once", "-"], "could not connect to http://127.0.0.1:1 as app dev-from-env"),
-        ("ServerLogging", ["--port", "0"], "could not start logging to http://127.0.0.1:1"),
-        ("RetailInvoices", ["run", "--checkouts", "1"], "127.0.0.1:1"),
+        ("WeatherStation", ["--count", "1", "--upload-timeout", "1"], "dataingest/dev-from-env/users"),
+        ("RetailInvoices", ["run", "--stores", "1", "--tills", "1", "--checkouts", "1", "--upload-timeout", "1"],
+         "dataingest/dev-from-env/users"),
+        ("ingest-forward", ["--once", "--upload-timeout", "1", "lines.log"], "dataingest/dev-from-env/users"),
     ])
-    func environmentVariablesAreTheFallbacks(_ name: String, _ arguments: [String], _ message: String) throws {
+    func environmentVariablesAreTheFallbacks(_ name: String, _ arguments: [String], _ userFolder: String) throws {
         let directory = try TemporaryDirectory()
-        let result = try runProcess(try built(name), arguments + ["--data-dir", directory.path + "/data"], in: directory.path, timeout: 60,
-                                    environment: ["DATAINGEST_APP_ID": "dev-from-env", "DATAINGEST_BASE_URL": "http://127.0.0.1:1"])
-        #expect(result.status == 1, "\(name): \(result.status) \(result.errorOutput)")
-        #expect(result.errorOutput.contains(message), "\(name): \(result.errorOutput)")
+        try Data("one line\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/lines.log"))
+        let result = try runProcess(try built(name), arguments + ["--data-dir", directory.path + "/data"], in: directory.path,
+                                    timeout: 60, environment: Self.fromEnvironment)
+        #expect(result.status == 1, "\(name): \(result.status) \(result.output) \(result.errorOutput)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/data/" + userFolder), "\(name): no \(userFolder)")
+        if name == "WeatherStation" { #expect(result.output.contains("server http://127.0.0.1:1"), "\(result.output)") }
+    }
+
+    static let fromEnvironment = ["DATAINGEST_APP_ID": "dev-from-env", "DATAINGEST_BASE_URL": "http://127.0.0.1:1"]
+
+    /// The same for the HTTP service, which runs until SIGTERM.
+    @Test func serverLoggingTakesTheEnvironmentToo() throws {
+        let directory = try TemporaryDirectory()
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: try built("ServerLogging"))
+        service.arguments = ["--port", "0", "--upload-timeout", "1", "--data-dir", directory.path + "/data"]
+        service.environment = ProcessInfo.processInfo.environment.merging(Self.fromEnvironment) { _, new in new }
+        service.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        let out = Pipe()
+        service.standardOutput = out
+        service.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try service.run()
+        defer { if service.isRunning { kill(service.processIdentifier, SIGKILL); service.waitUntilExit() } }
+        let first = readLine(out.fileHandleForReading.fileDescriptor, timeout: 30)
+        #expect(first.hasPrefix("listening on http://127.0.0.1:"), "\(first)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/data/dev-from-env/users"))
+        kill(service.processIdentifier, SIGTERM)
+        let deadline = monotonicNow() + 30
+        while service.isRunning && monotonicNow() < deadline { usleep(20_000) }
+        #expect(!service.isRunning)
+        if !service.isRunning { #expect(service.terminationStatus == 1) }  // its events are not uploaded
     }
 
     /// Subcommands have their own help, also through `help <subcommand>`.
