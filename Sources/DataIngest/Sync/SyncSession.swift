@@ -132,6 +132,17 @@ public final class SyncSession: @unchecked Sendable {
         try? store?.close()
     }
 
+    /// The configuration of the user's segment store: the app's
+    /// ``App/Configuration/segmentStore`` in ``storeDirectory``.
+    var storeConfiguration: SegmentStore.Configuration {
+        var configuration = app.configuration.segmentStore
+        configuration.directory = storeDirectory
+        return configuration
+    }
+
+    /// The key the user's segment store is encrypted with (`nil`: not encrypted).
+    var storeEncryptionKey: Data? { app.configuration.segmentStore.encryptionKey }
+
     /// The store, opened on first use. Opening is serialized: a second
     /// handle closed again would flush (seal) the shared store early.
     /// Errors are reported once per distinct message.
@@ -139,8 +150,6 @@ public final class SyncSession: @unchecked Sendable {
         if let store = box.withLock({ $0.store }) { return store }
         return try openLock.withLock { () throws -> SegmentStore in
             if let store = box.withLock({ $0.store }) { return store }
-            var storeConfiguration = app.configuration.segmentStore
-            storeConfiguration.directory = storeDirectory
             do {
                 try app.records.makeDirectory(storeDirectory)
                 let store = try SegmentStore.open(storeConfiguration)
@@ -169,8 +178,6 @@ public final class SyncSession: @unchecked Sendable {
     private func withStoreCounters(_ read: (StoreCounters) -> Int) -> Int {
         if let store = box.withLock({ $0.store }) { return read(store.counters) }
         guard FileManager.default.fileExists(atPath: storeDirectory) else { return 0 }
-        var storeConfiguration = app.configuration.segmentStore
-        storeConfiguration.directory = storeDirectory
         guard let store = try? SegmentStore.open(storeConfiguration) else { return 0 }
         defer { try? store.close() }
         return read(store.counters)
