@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "IngestCore", dependencies: ["IngestSupport", "CCrypto"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
-        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
+        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib", "CLinux"]),
 
         // MARK: Server: HTTP, auth, apps, uploads, sinks
         .target(
