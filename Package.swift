@@ -75,26 +75,29 @@ let package = Package(
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
+        // What the test targets share: temporary directories, the
+        // ingest-server launcher, clocks, seeded randomness, CI requirements.
+        .target(name: "IngestTestSupport", path: "Tests/Support/IngestTestSupport"),
         // A child process the segment store's crash tests start and kill -9.
         .executableTarget(
             name: "store-crash-child", dependencies: ["DataIngest"],
             path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
-        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport"]),
+        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport", "IngestTestSupport"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],
             path: "Tests/Support/sync-client-child"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
+            dependencies: ["DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "ingest-server"]),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "IngestTestSupport", "ingest-server"]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite"]),
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite", "IngestTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

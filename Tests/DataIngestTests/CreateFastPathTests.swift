@@ -2,6 +2,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 /// One property of each scalar type `create` encodes inline.
 final class ScalarReading: AsymmetricObject {

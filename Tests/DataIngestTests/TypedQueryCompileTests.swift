@@ -2,6 +2,7 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+import IngestTestSupport
 #endif
 
 /// The typed query API must reject asymmetric types at compile time. This
