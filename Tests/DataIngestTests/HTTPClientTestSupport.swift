@@ -96,10 +96,13 @@ final class TinyHTTPServer: @unchecked Sendable {  // `accepted` is in a LockedB
     private let listenFD: Int32
     private let finished = DispatchSemaphore(value: 0)
     private let acceptedBox = LockedBox(0)
+    private let servedBox = LockedBox(0)
     private let stopped = LockedBox(false)
 
     /// Connections accepted so far.
     var accepted: Int { acceptedBox.withLock { $0 } }
+    /// Connections whose handler has returned (and closed them) so far.
+    var served: Int { servedBox.withLock { $0 } }
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
@@ -136,6 +139,7 @@ final class TinyHTTPServer: @unchecked Sendable {  // `accepted` is in a LockedB
                 }
                 acceptedBox.withLock { $0 += 1 }
                 handler(TinyConnection(fd: client), number)
+                servedBox.withLock { $0 += 1 }
                 number += 1
             }
             finished.signal()

@@ -161,7 +161,7 @@ import IngestTestSupport
         defer { server.stop() }
         let transport = HTTPClientTransport()
         #expect(String(decoding: try await transport.send(tinyRequest(server)).body, as: UTF8.self) == "0")
-        usleep(100_000)  // the server's FIN arrives
+        _ = eventually(timeout: 5) { server.served == 1 }  // the server closed the idle connection
         #expect(String(decoding: try await transport.send(tinyRequest(server)).body, as: UTF8.self) == "1")
         #expect(server.accepted == 2)
     }

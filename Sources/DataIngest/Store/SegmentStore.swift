@@ -144,12 +144,12 @@ public final class SegmentStore: @unchecked Sendable {
     /// The counters; pending values describe the store now, the rest count since open.
     public var counters: StoreCounters {
         guarded.withLock { held in
-            let state = held.state
-            var c = state.countersSinceOpen
-            c.pendingSegments = state.sealed.count + state.sealQueue.count + ((state.active?.transactionCount ?? 0) > 0 ? 1 : 0)
-            c.pendingObjects = state.sealed.recordCount
-                + state.sealQueue.reduce(0) { $0 + $1.recordCount } + (state.active?.recordCount ?? 0)
-            c.pendingBytes = state.pendingBytes - state.queuedBytes
+            var c = held.state.countersSinceOpen
+            let active = held.state.active
+            c.pendingSegments = held.state.sealed.count + held.state.sealQueue.count + ((active?.transactionCount ?? 0) > 0 ? 1 : 0)
+            c.pendingObjects = held.state.sealed.recordCount
+                + held.state.sealQueue.reduce(0) { $0 + $1.recordCount } + (active?.recordCount ?? 0)
+            c.pendingBytes = held.state.pendingBytes - held.state.queuedBytes
             return c
         }
     }
