@@ -65,7 +65,7 @@ import IngestTestSupport
         try Data(Self.source.utf8).write(to: file)
 
         // The C modules DataIngest and IngestCore import, by their module maps.
-        let moduleMaps = ["CSQLite", "CZlib", "CCrypto"].flatMap { name in
+        let moduleMaps = ["CSQLite", "CZlib", "CCrypto", "CLinux"].flatMap { name in
             ["-Xcc", "-fmodule-map-file=" + Self.packageRoot.appendingPathComponent("Sources/\(name)/module.modulemap").path]
         }
         let process = Process()

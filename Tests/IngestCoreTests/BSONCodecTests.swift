@@ -495,9 +495,7 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
     /// Every `decodeErrors` case of the shared BSON corpus is rejected (the
     /// full corpus test, with Extended JSON, lives in the corpus suite).
     @Test func corpusDecodeErrorsAreRejected() throws {
-        let folder = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/testdata/bson-corpus").standardizedFileURL
+        let folder = BSONCorpusTests.corpusDirectory()  // $BSON_CORPUS_DIR, else ../shared/testdata
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
         #expect(!files.isEmpty, "no corpus files in \(folder.path)")
         var total = 0

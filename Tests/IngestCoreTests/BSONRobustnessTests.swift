@@ -48,9 +48,7 @@ extension SplitMix64 {
     /// The corpus's valid documents (canonical and degenerate) as further
     /// seeds, when the shared test data is present.
     static func corpusDocuments() -> [[UInt8]] {
-        let folder = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/testdata/bson-corpus").standardizedFileURL
+        let folder = BSONCorpusTests.corpusDirectory()  // $BSON_CORPUS_DIR, else ../shared/testdata
         guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
         var documents: [[UInt8]] = []
         for file in files.sorted() where file.hasSuffix(".json") {
