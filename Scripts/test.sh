@@ -17,6 +17,7 @@ if [ "${1:-}" = "--portable" ]; then
 fi
 
 ensure_packages "${BUILD_PACKAGES[@]}" curl python3 sqlite3 openssl gzip
+ensure_packages "${POWER_PACKAGES[@]}"
 use_vendor_mirrors
 
 if [ "$portable" = 1 ]; then

@@ -50,7 +50,8 @@ public final class App: @unchecked Sendable {
         self.syncManager = SyncManager()
         self.syncExecutor = SyncExecutor(label: "dataingest.sync.\(id)")
         self.transport = configuration.makeTransport()
-        self.records = UserRecordStore(appDirectory: configuration.metadataDirectory + "/" + Self.directoryName(id))
+        self.records = UserRecordStore(appDirectory: configuration.metadataDirectory + "/" + Self.directoryName(id),
+                                       fileSystem: configuration.segmentStore.fileSystem)
         var failure: AppError?
         do { try records.prepare() } catch { failure = error }
         self.metadataError = failure

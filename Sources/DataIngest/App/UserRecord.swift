@@ -16,9 +16,12 @@ struct UserRecord: Codable, Sendable, Hashable {
 }
 
 /// Reads and writes the app's user records; files are written atomically
-/// with mode 0600 inside directories of mode 0700.
+/// with mode 0600 inside directories of mode 0700, through the segment
+/// store's file-system seam (``SegmentStore/Configuration/fileSystem``), and
+/// durable when a save returns (the file and its directories synced).
 struct UserRecordStore: Sendable {
     let appDirectory: String
+    var fileSystem: any StoreFileSystem = PosixFileSystem()
     var usersDirectory: String { appDirectory + "/users" }
 
     func userDirectory(_ id: String) -> String { usersDirectory + "/" + id }
@@ -56,7 +59,7 @@ struct UserRecordStore: Sendable {
     }
 
     func delete(_ id: String) {
-        unlink(userDirectory(id) + "/user.json")
+        _ = fileSystem.unlink(userDirectory(id) + "/user.json")
     }
 
     var currentUserId: String? {
@@ -77,21 +80,25 @@ struct UserRecordStore: Sendable {
             throw AppError(.metadata, "cannot write \(temporary): \(String(cString: strerror(errno))); check the metadata directory's permissions")
         }
         fchmod(fd, 0o600)
-        var failed = false
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue }; failed = true; return }
-                offset += n
-            }
-        }
-        if fsync(fd) != 0 { failed = true }
+        var rc = data.withUnsafeBytes { fileSystem.writeAll(fd, $0) }
+        if rc == 0 { rc = Int(fileSystem.fsync(fd)) }
         close(fd)
-        guard !failed, rename(temporary, path) == 0 else {
-            let message = String(cString: strerror(errno))
-            unlink(temporary)
-            throw AppError(.metadata, "cannot save \(path): \(message)")
+        if rc == 0 { rc = Int(fileSystem.rename(temporary, path)) }
+        // The rename, and a new user's directory, are durable only once their
+        // directories are synced: without it a power cut could bring back the
+        // previous user.json (a refresh token the server has since rotated
+        // away) or lose a new login, and with it the user's pending data.
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        for parent in [directory, usersDirectory, appDirectory] where rc == 0 {
+            let parentFD = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard parentFD >= 0 else { continue }
+            rc = Int(fileSystem.fsync(parentFD))
+            close(parentFD)
+            if parent == directory && directory == appDirectory { break }
+        }
+        guard rc == 0 else {
+            _ = fileSystem.unlink(temporary)
+            throw AppError(.metadata, "cannot save \(path): \(String(cString: strerror(Int32(-rc))))")
         }
     }
 }

@@ -38,14 +38,14 @@ extension SegmentStore {
                 cipher = newCipher
             } catch {
                 Glibc.close(fd)
-                unlink(path)
+                _ = fs.unlink(path)
                 throw SegmentStoreError(code: .io, message: "encrypting the active segment's header failed: \(error)", path: path)
             }
         }
         let rc = header.withUnsafeBytes { fs.writeAll(fd, $0) }
         guard rc == 0 else {
             Glibc.close(fd)
-            unlink(path)
+            _ = fs.unlink(path)
             throw SegmentStoreError.io("writing the active segment's header", path: path, errno: Int32(-rc))
         }
         let segment = ActiveSegment(number: number, path: path, fd: fd, size: header.count, cipher: cipher)
@@ -54,7 +54,7 @@ extension SegmentStore {
             do {
                 try reserveMapped(segment, through: header.count + firstBatchBytes)
             } catch {
-                unlink(path)  // the segment's deinit closes the descriptor
+                _ = fs.unlink(path)  // the segment's deinit closes the descriptor
                 throw error
             }
         }
@@ -104,8 +104,7 @@ extension SegmentStore {
         // a segment normally never needs a second mapping.
         let length = max(segment.allocated, 2 * segment.mappedLength,
                          Self.roundUpToPage(configuration.maxSegmentBytes) + max(preallocationStep, Self.pageSize))
-        guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, segment.fd, 0),
-              address != UnsafeMutableRawPointer(bitPattern: -1) else {
+        guard let address = fs.map(segment.fd, length: length) else {
             throw SegmentStoreError.io("mapping the active segment into memory", path: segment.path, errno: errno)
         }
         segment.unmap()

@@ -265,38 +265,23 @@ extension SegmentStore {
         var rc = 0
         for (i, pending) in batch.enumerated() {
             let skip = offset == segment.size ? 1 : 0  // the group's first byte is written last
-            rc = pending.bytes.withUnsafeBytes { Self.pwriteAll(segment.fd, UnsafeRawBufferPointer(rebasing: $0[skip...]), at: offset + skip) }
+            rc = pending.bytes.withUnsafeBytes { fs.pwriteAll(segment.fd, UnsafeRawBufferPointer(rebasing: $0[skip...]), at: offset + skip) }
             if rc != 0 { break }
             offset += pending.bytes.count
             buffers.write.removeAll(keepingCapacity: true)
             SegmentFormat.appendCommit(
                 transactionNumber: segment.number << 32 | UInt64(outcome.firstIndex + i),
                 recordCount: pending.recordCount, to: &buffers.write)
-            rc = buffers.write.withUnsafeBytes { Self.pwriteAll(segment.fd, $0, at: offset) }
+            rc = buffers.write.withUnsafeBytes { fs.pwriteAll(segment.fd, $0, at: offset) }
             if rc != 0 { break }
             offset += SegmentFormat.commitFrameSize
         }
         if rc == 0 {
             var first = batch[0].bytes[0]
-            rc = withUnsafeBytes(of: &first) { Self.pwriteAll(segment.fd, $0, at: segment.size) }
+            rc = withUnsafeBytes(of: &first) { fs.pwriteAll(segment.fd, $0, at: segment.size) }
         }
         // A failure zeroes (unpublishes) the group through the mapping.
         return finishWrite(rc: rc, written: batchBytes, segment: segment, outcome: outcome)
-    }
-
-    /// `pwrite(2)` of all of `bytes` at `offset`; 0 or `-errno`.
-    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                return -Int(errno)
-            }
-            if n == 0 { return -Int(EIO) }
-            done += n
-        }
-        return 0
     }
 
     /// Syncs (full durability) after a batch's write, or cuts a failed one off.

@@ -24,8 +24,9 @@ extension SegmentStore {
             guard let segment = held.state.sealed.segment(number) else {
                 throw SegmentStoreError(code: .unknownSegment, message: "segment \(number) is not pending (acknowledged, dropped or quarantined already)", path: directory)
             }
-            if unlink(segment.path) != 0 && errno != ENOENT {
-                throw SegmentStoreError.io("deleting an acknowledged segment", path: segment.path, errno: errno)
+            let rc = fs.unlink(segment.path)
+            if rc != 0 && rc != -ENOENT {
+                throw SegmentStoreError.io("deleting an acknowledged segment", path: segment.path, errno: -rc)
             }
             held.state.sealed.remove(number)
             held.state.countersSinceOpen.acknowledgedSegments += 1
@@ -77,7 +78,7 @@ extension SegmentStore {
         }
         try writeReport(report, name: "\(name).report.json")
         removeSealed(number: number)
-        unlink(segment.path)
+        _ = fs.unlink(segment.path)
         guarded.withLock { held in
             held.state.countersSinceOpen.quarantinedSegments += 1
             held.state.countersSinceOpen.quarantinedObjects += report.rejections.count
@@ -117,7 +118,7 @@ extension SegmentStore {
     /// logs it to `quarantine/dropped.jsonl`.
     func dropOldest(_ held: StoreState.Held) {
         let segment = held.state.sealed.removeOldest()
-        unlink(segment.path)
+        _ = fs.unlink(segment.path)
         held.state.countersSinceOpen.droppedSegments += 1
         held.state.countersSinceOpen.droppedObjects += segment.recordCount
         held.state.countersSinceOpen.droppedBytes += segment.byteCount
@@ -163,7 +164,7 @@ extension SegmentStore {
                     try writer.commit(transactionNumber: 0)
                 }
             }
-            if report.salvagedRecords > 0 { report.recordsFile = salvagePath } else { unlink(salvagePath) }
+            if report.salvagedRecords > 0 { report.recordsFile = salvagePath } else { _ = fs.unlink(salvagePath) }
         }
         try? writeReport(report, name: "\(name).report.json")
         guarded.withLock { held in
@@ -200,7 +201,7 @@ extension SegmentStore {
             failure = -fs.fsync(fd)
         } catch {
             Glibc.close(fd)
-            unlink(temporary)
+            _ = fs.unlink(temporary)
             throw error
         }
         Glibc.close(fd)
@@ -214,7 +215,7 @@ extension SegmentStore {
             }
         }
         if failure != 0 {
-            unlink(temporary)
+            _ = fs.unlink(temporary)
             throw SegmentStoreError.io("saving a quarantine file", path: path, errno: failure)
         }
     }

@@ -42,7 +42,7 @@ import IngestSupport
 /// active file), `SegmentStore+Sealing.swift` (rotation, the sealer and the
 /// syncer), `SealedQueue.swift` and `SegmentStore+Upload.swift` (the sealed
 /// segments, acknowledgement and quarantine), `SegmentStore+Recovery.swift`
-/// and `SegmentStore+Encryption.swift`.
+/// (with `SegmentStore+PowerLoss.swift`) and `SegmentStore+Encryption.swift`.
 // @unchecked Sendable: all mutable state is in `guarded` (reachable only with
 // its monitor held), except what only the current commit leader touches
 // (`leaderBuffers`, appending to the active file or its mapping), which the

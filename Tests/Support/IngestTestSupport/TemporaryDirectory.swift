@@ -18,6 +18,11 @@ package final class TemporaryDirectory: @unchecked Sendable {  // immutable afte
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
+    /// Takes over an existing directory (removed when the value is released).
+    package init(adopting path: String) {
+        self.path = path
+    }
+
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     /// The directory as a file URL.
