@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "DataIngest",
             dependencies: [
-                "IngestCore", "IngestSupport", "CSQLite", "CZlib",
+                "IngestCore", "IngestSupport", "CSQLite", "CZlib", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
@@ -107,6 +107,9 @@ let package = Package(
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
+        // What the test targets share: temporary directories, the
+        // ingest-server launcher, clocks, seeded randomness, CI requirements.
+        .target(name: "IngestTestSupport", path: "Tests/Support/IngestTestSupport"),
         // A child process the segment store's crash tests start and kill -9.
         .executableTarget(
             name: "store-crash-child", dependencies: ["DataIngest"],
@@ -117,7 +120,7 @@ let package = Package(
             dependencies: ["DataIngest", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support/log-handler-child"),
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
-        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport"]),
+        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport", "IngestTestSupport"]),
         // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
         .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore", "IngestSupport"]),
         // A client process the sync tests start (the seed's code) and kill -9.
@@ -129,18 +132,21 @@ let package = Package(
         .testTarget(
             name: "DataIngestTests",
             dependencies: [
-                "DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "seed-program", "log-handler-child",
-                "ingest-server", "CSQLite", "CCrypto",
+                "DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program",
+                "log-handler-child", "ingest-server", "CSQLite", "CCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "ingest-server"]),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "IngestTestSupport", "ingest-server"]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "CSQLite"]),
+            dependencies: [
+                "ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "CSQLite",
+                "IngestTestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// `LoggingSystem.bootstrap` with IngestLogHandler in a real server app
 /// (`log-handler-child`), which logs through three libraries' `Logger`s,
@@ -12,7 +13,7 @@ import Testing
 /// handler's, the bootstrap provider's and the call's) and error.
 @Suite(.serialized) struct LogHandlerCrashTests {
     @Test func everyFlushedEventIsStoredOnceAfterKillNine() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         func child(_ arguments: [String]) throws -> (Process, Pipe) {

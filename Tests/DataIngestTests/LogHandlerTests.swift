@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 import Logging
 import Testing
+import IngestTestSupport
 @testable import DataIngest
 
 /// A handler that keeps what it is given, to check what a multiplexed
@@ -39,7 +40,7 @@ struct PaymentError: Error, CustomStringConvertible {
 /// site, the writer's policies. (`LogEvent` below is swift-log's: this file
 /// imports both modules, and the SDK's class is `IngestLogEvent`.)
 @Suite struct LogHandlerTests {
-    func makeWriter(_ sink: CollectingSink, _ directory: SyncDirectory,
+    func makeWriter(_ sink: CollectingSink, _ directory: TemporaryDirectory,
                     configuration: LogWriter.Configuration = .init()) throws -> LogWriter {
         try LogWriter(realmConfiguration: sink.configuration(in: directory.path), configuration: configuration)
     }
@@ -47,7 +48,7 @@ struct PaymentError: Error, CustomStringConvertible {
     /// swift-log's own value-semantics test (LogHandler's documentation),
     /// with the handler made by the factory that `LoggingSystem.bootstrap` takes.
     @Test func logLevelAndMetadataAreValues() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try makeWriter(sink, directory)
         defer { writer.shutdown() }
@@ -87,7 +88,7 @@ struct PaymentError: Error, CustomStringConvertible {
     /// Handler metadata, then the provider's, then the call's; later wins,
     /// as swift-log's handlers merge them. Empty parts count as none.
     @Test func metadataPrecedenceIsHandlerThenProviderThenCall() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try makeWriter(sink, directory)
         let provider = Logger.MetadataProvider { ["k": "provider", "p": "1"] }
@@ -126,7 +127,7 @@ struct PaymentError: Error, CustomStringConvertible {
     /// Strings, string-convertibles (booleans and numbers as such, others as
     /// text), nested dictionaries and arrays: structured, not flattened.
     @Test func metadataValuesAreStoredAsStructuredData() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try makeWriter(sink, directory)
         let logger = Logger(label: "values", factory: IngestLogHandler.factory(writer))
@@ -164,7 +165,7 @@ struct PaymentError: Error, CustomStringConvertible {
     /// Every field of an event from a swift-log call: level, label, message,
     /// source, file, function, line, and the error's type and text.
     @Test func eventsCarryTheCallSiteAndTheError() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         var configuration = LogWriter.Configuration()
         configuration.host = "handler-host"
@@ -209,7 +210,7 @@ struct PaymentError: Error, CustomStringConvertible {
     /// Multiplexed with another handler (the console, say): both get every
     /// event, and the level is set on both.
     @Test func multiplexedBothHandlersGetEveryEvent() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try makeWriter(sink, directory)
         let kept = KeptEvents()
@@ -231,7 +232,7 @@ struct PaymentError: Error, CustomStringConvertible {
     /// IngestLogger's: a full queue drops and counts, flush and shutdown
     /// commit everything accepted, calls after shutdown are counted.
     @Test func theWritersPoliciesApply() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         var configuration = LogWriter.Configuration()
         configuration.queueCapacity = 10

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import MetricsTestKit
 import Testing
+import IngestTestSupport
 @testable import DataIngest
 
 /// swift-metrics in the SDK: what a test metrics backend (MetricsTestKit's
@@ -23,7 +24,7 @@ import Testing
     }
 
     @Test func aRealUploadIsReportedUnderTheDocumentedNames() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let metrics = TestMetrics()
@@ -91,7 +92,7 @@ import Testing
     }
 
     @Test func refusedObjectsAreCountedAsQuarantined() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, config: SyncSessionTests.strictConfig)
         let metrics = TestMetrics()
         let app = makeTestApp(id: "strict", server: server, directory: directory.path) { $0.metricsFactory = metrics }
@@ -115,7 +116,7 @@ import Testing
         #expect(MetricsSystem.factory is NOOPMetricsHandler)
         #expect(IngestMetrics.factory(nil) == nil)
         #expect(IngestMetrics.factory(TestMetrics()) != nil)
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let store = try SegmentStore.open(SegmentStore.Configuration(directory: directory.path + "/store"))
         defer { try? store.close() }
         #expect(store.metrics == nil)

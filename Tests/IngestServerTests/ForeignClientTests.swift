@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
 import Testing
+import IngestTestSupport
 @testable import IngestServer
 
 /// Issue 18, items 5 and 6: a client written in Python from the docs alone
@@ -25,7 +26,7 @@ struct ForeignClientTests {
     }
 
     @Test func aSchemaWrittenByHandIsLearnedAsDeclared() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let server = try IngestTestServer(config: nil, directory: directory)
         defer { server.stop() }
         let dataPath = directory.path + "/data"

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// The command lines of the samples, `ingest-forward` and `ingest-bench`
 /// (swift-argument-parser), by running the built binaries: generated
@@ -16,7 +17,7 @@ import Testing
 
     func run(_ name: String, _ arguments: [String], environment: [String: String] = noAppId) throws -> ProcessResult {
         let directory = try TemporaryDirectory()
-        return try runProcess(try built(name), arguments, in: directory.path, timeout: 60, environment: environment)
+        return try runProcess(try builtExecutable(name), arguments, in: directory.path, timeout: 60, environment: environment)
     }
 
     /// `--help` exits 0 and prints the usage and every option to standard output.
@@ -87,7 +88,7 @@ import Testing
     func environmentVariablesAreTheFallbacks(_ name: String, _ arguments: [String], _ userFolder: String) throws {
         let directory = try TemporaryDirectory()
         try Data("one line\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/lines.log"))
-        let result = try runProcess(try built(name), arguments + ["--data-dir", directory.path + "/data"], in: directory.path,
+        let result = try runProcess(try builtExecutable(name), arguments + ["--data-dir", directory.path + "/data"], in: directory.path,
                                     timeout: 60, environment: Self.fromEnvironment)
         #expect(result.status == 1, "\(name): \(result.status) \(result.output) \(result.errorOutput)")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/data/" + userFolder), "\(name): no \(userFolder)")
@@ -100,7 +101,7 @@ import Testing
     @Test func serverLoggingTakesTheEnvironmentToo() throws {
         let directory = try TemporaryDirectory()
         let service = Process()
-        service.executableURL = URL(fileURLWithPath: try built("ServerLogging"))
+        service.executableURL = URL(fileURLWithPath: try builtExecutable("ServerLogging"))
         service.arguments = ["--port", "0", "--upload-timeout", "1", "--data-dir", directory.path + "/data"]
         service.environment = ProcessInfo.processInfo.environment.merging(Self.fromEnvironment) { _, new in new }
         service.currentDirectoryURL = URL(fileURLWithPath: directory.path)
@@ -109,7 +110,7 @@ import Testing
         service.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try service.run()
         defer { if service.isRunning { kill(service.processIdentifier, SIGKILL); service.waitUntilExit() } }
-        let first = readLine(out.fileHandleForReading.fileDescriptor, timeout: 30)
+        let first = try readLine(out.fileHandleForReading.fileDescriptor, timeout: 30)
         #expect(first.hasPrefix("listening on http://127.0.0.1:"), "\(first)")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/data/dev-from-env/users"))
         kill(service.processIdentifier, SIGTERM)

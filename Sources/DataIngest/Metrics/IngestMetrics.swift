@@ -46,16 +46,15 @@ enum IngestMetrics {
 /// stores in one process stay apart.
 ///
 /// The store's counters are reported from the one place that owns them,
-/// ``SegmentStore/countersSinceOpen`` (every change is passed here with the
-/// store's monitor held, which also guards this object's state); the
-/// pending gauges with them: at once when a segment is sealed, acknowledged,
-/// quarantined or dropped, and at most once a second for commits alone.
-/// The session reports its uploads from its upload loop.
-// @unchecked Sendable: `reported` and `gaugesReportedAt` are only touched
-// with the store's monitor held; the handlers are the backend's (Sendable).
+/// ``StoreState/countersSinceOpen``: every change is passed here with the
+/// store's monitor held (which also guards this object's state), the
+/// counters as the difference to what was reported before and the pending
+/// gauges as they are (counting them is a few loads: the sealed queue keeps
+/// its totals). The session reports its uploads from its upload loop.
+// @unchecked Sendable: `reported` is only touched with the store's monitor
+// held; the handlers are the backend's (Sendable).
 final class StoreMetrics: @unchecked Sendable {
     let dimensions: [(String, String)]
-    private let factory: any MetricsFactory
 
     private let committedObjects, committedTransactions, committedBytes, failedCommits: any CounterHandler
     private let acknowledgedObjects, acknowledgedSegments, acknowledgedBytes: any CounterHandler
@@ -68,10 +67,6 @@ final class StoreMetrics: @unchecked Sendable {
 
     /// The counters as last reported.
     private var reported = StoreCounters()
-    /// When the gauges were last recorded (monotonic ns; 0: never).
-    private var gaugesReportedAt: UInt64 = 0
-    /// Commits alone update the gauges at most this often.
-    static let gaugeInterval: UInt64 = 1_000_000_000
 
     /// The store's metrics, or `nil` without a backend.
     static func make(_ configured: (any MetricsFactory)?, storeId: SegmentStoreID) -> StoreMetrics? {
@@ -79,7 +74,6 @@ final class StoreMetrics: @unchecked Sendable {
     }
 
     private init(factory: any MetricsFactory, storeId: SegmentStoreID) {
-        self.factory = factory
         let dimensions = [("store", storeId.description)]
         self.dimensions = dimensions
         func counter(_ label: String, _ extra: [(String, String)] = []) -> any CounterHandler {
@@ -111,39 +105,29 @@ final class StoreMetrics: @unchecked Sendable {
 
     // MARK: The store (its monitor held)
 
-    /// Reports what changed since the last call. Returns whether the pending
-    /// gauges are due: at once after anything but commits, else once a second.
-    func report(_ counters: StoreCounters) -> Bool {
+    /// Reports `counters` (with their pending values): what the counters
+    /// added since the last call, and the pending gauges.
+    func report(_ counters: StoreCounters) {
         let old = reported
         reported = counters
         Self.add(committedObjects, counters.committedObjects - old.committedObjects)
         Self.add(committedTransactions, counters.committedTransactions - old.committedTransactions)
         Self.add(committedBytes, counters.committedBytes - old.committedBytes)
-        var others = Self.add(failedCommits, counters.failedCommits - old.failedCommits)
-        others = Self.add(acknowledgedObjects, counters.acknowledgedObjects - old.acknowledgedObjects) || others
-        others = Self.add(acknowledgedSegments, counters.acknowledgedSegments - old.acknowledgedSegments) || others
-        others = Self.add(acknowledgedBytes, counters.acknowledgedBytes - old.acknowledgedBytes) || others
-        others = Self.add(quarantinedObjects, counters.quarantinedObjects - old.quarantinedObjects) || others
-        others = Self.add(quarantinedSegments, counters.quarantinedSegments - old.quarantinedSegments) || others
-        others = Self.add(droppedObjects, counters.droppedObjects - old.droppedObjects) || others
-        others = Self.add(droppedSegments, counters.droppedSegments - old.droppedSegments) || others
-        others = others || counters.sealedSegments != old.sealedSegments
-        return others || StoreMonitor.now() &- gaugesReportedAt >= Self.gaugeInterval
-    }
-
-    /// Records the pending gauges from `counters` (with its pending values filled in).
-    func recordPending(_ counters: StoreCounters) {
-        gaugesReportedAt = StoreMonitor.now()
+        Self.add(failedCommits, counters.failedCommits - old.failedCommits)
+        Self.add(acknowledgedObjects, counters.acknowledgedObjects - old.acknowledgedObjects)
+        Self.add(acknowledgedSegments, counters.acknowledgedSegments - old.acknowledgedSegments)
+        Self.add(acknowledgedBytes, counters.acknowledgedBytes - old.acknowledgedBytes)
+        Self.add(quarantinedObjects, counters.quarantinedObjects - old.quarantinedObjects)
+        Self.add(quarantinedSegments, counters.quarantinedSegments - old.quarantinedSegments)
+        Self.add(droppedObjects, counters.droppedObjects - old.droppedObjects)
+        Self.add(droppedSegments, counters.droppedSegments - old.droppedSegments)
         pendingSegments.record(Int64(counters.pendingSegments))
         pendingObjects.record(Int64(counters.pendingObjects))
         pendingBytes.record(Int64(counters.pendingBytes))
     }
 
-    @discardableResult
-    private static func add(_ counter: any CounterHandler, _ delta: Int) -> Bool {
-        guard delta > 0 else { return false }
-        counter.increment(by: Int64(delta))
-        return true
+    private static func add(_ counter: any CounterHandler, _ delta: Int) {
+        if delta > 0 { counter.increment(by: Int64(delta)) }
     }
 
     // MARK: The sync session
