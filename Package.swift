@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
+        .library(name: "IngestHTTP", targets: ["IngestHTTP"]),
         .library(name: "IngestServer", targets: ["IngestServer"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
@@ -53,10 +54,13 @@ let package = Package(
         // MARK: Client SDK: object model, realms, segment store, sync
         .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
 
-        // MARK: Server: HTTP, auth, apps, uploads, sinks
+        // MARK: HTTP/1.1 server: parser, event loop, router, connections
+        .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux"]),
+
+        // MARK: Server: apps, auth, uploads, sinks, route adapters
         .target(
             name: "IngestServer",
-            dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
+            dependencies: ["IngestHTTP", "IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CPostgres"]),
         .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
         // MARK: Samples (each folder has a README)
@@ -64,7 +68,7 @@ let package = Package(
                          exclude: ["README.md"]),
         .executableTarget(name: "RetailInvoices", dependencies: ["DataIngest", "CSQLite"], path: "Samples/RetailInvoices",
                          exclude: ["README.md"]),
-        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestServer", "IngestSupport"], path: "Samples/ServerLogging",
+        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestHTTP", "IngestSupport"], path: "Samples/ServerLogging",
                          exclude: ["README.md"]),
         .executableTarget(name: "ingest-forward", dependencies: ["DataIngest", "IngestSupport"], path: "Samples/LogForwarder",
                          exclude: ["README.md"]),
@@ -90,7 +94,9 @@ let package = Package(
             dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "ingest-server"]),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "ingest-server"]),
+        // The HTTP layer in process and against a real ingest-server process.
+        .testTarget(name: "IngestHTTPTests", dependencies: ["IngestHTTP", "IngestSupport", "ingest-server"]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",

@@ -3,6 +3,7 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestHTTP
 
 /// The upload handler in process, under concurrent uploads of the same and
 /// of different segments: every object stored once, every answer consistent.

@@ -1,3 +1,5 @@
+import IngestHTTP
+
 extension HTTPRouter {
     /// Registers the authentication endpoints, shaped like the seed's backend
     /// (Docs/Protocol.md has the bodies and statuses):

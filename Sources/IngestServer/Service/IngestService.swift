@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
 import IngestSupport
+import IngestHTTP
 
 /// The ingest server's composition: the configuration's apps with their
 /// sinks and schemas, authentication, uploads, metrics and the status page,

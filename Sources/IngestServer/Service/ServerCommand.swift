@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CSQLite
 import Foundation
+import IngestHTTP
 
 /// The `ingest-server` command line: runs the server from a configuration
 /// file, or with none as the development server, and the `apikey`

@@ -1,3 +1,5 @@
+import IngestHTTP
+
 /// Why an upload request failed as a whole (nothing was written), with the
 /// HTTP status, a stable `error_code` and whether to retry.
 ///

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import IngestCore
 import IngestSupport
+import IngestHTTP
 
 /// `POST /api/client/v2.0/app/{appId}/ingest`: receives one sealed segment
 /// (the `.seg.gz` file as it is on disk), and writes its objects exactly once.

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestHTTP
 
 /// The JSON answer to a processed upload (status 200), also stored in the
 /// segment's receipt so that a repeated upload gets the same answer:

@@ -1,5 +1,5 @@
 import Testing
-@testable import IngestServer
+@testable import IngestHTTP
 
 /// The request parser on its own: the same bytes must give the same result
 /// whether they arrive at once or one byte at a time.

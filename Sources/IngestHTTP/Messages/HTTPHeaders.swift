@@ -107,7 +107,7 @@ func asciiCaseInsensitiveEquals<A: StringProtocol, B: StringProtocol>(_ a: A, _ 
 
 extension StringProtocol {
     /// The string without leading and trailing spaces and tabs (HTTP's OWS).
-    func trimmingHTTPWhitespace() -> Substring {
+    package func trimmingHTTPWhitespace() -> Substring {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
         while let l = s.last, l == " " || l == "\t" { s.removeLast() }

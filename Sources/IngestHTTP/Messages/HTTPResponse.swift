@@ -45,7 +45,7 @@ public struct HTTPResponse: Sendable {
 }
 
 /// `s` as a JSON string literal, quotes included.
-func jsonQuoted(_ s: String) -> String {
+package func jsonQuoted(_ s: String) -> String {
     var out = "\""
     out.reserveCapacity(s.utf8.count + 2)
     for scalar in s.unicodeScalars {

@@ -2,9 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import IngestCore
 import Testing
-@testable import IngestServer
+@testable import IngestHTTP
 import IngestSupport
 
 /// The `HTTPServer` library API used in-process, as `IngestService` does:

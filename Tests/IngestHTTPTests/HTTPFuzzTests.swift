@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import IngestServer
+@testable import IngestHTTP
 
 /// A small deterministic PRNG (SplitMix64) so a failing fuzz case can be replayed by its seed.
 struct HTTPFuzzRandom: RandomNumberGenerator {

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CLinux
-import IngestCore
 import IngestSupport
 
 /// An HTTP/1.1 server on POSIX sockets: one epoll event loop thread does all

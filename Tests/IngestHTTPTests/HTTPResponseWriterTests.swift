@@ -1,5 +1,5 @@
 import Testing
-@testable import IngestServer
+@testable import IngestHTTP
 
 /// Response serialization: framing headers owned by the server, no header
 /// injection, no body where HTTP forbids one.
