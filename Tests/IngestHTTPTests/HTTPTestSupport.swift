@@ -241,7 +241,7 @@ final class HTTPTestConnection {
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         var response = HTTPTestResponse(status: status, headers: headers, body: [])
-        if status == 100 || status == 204 || status == 304 || headRequest { return response }
+        if status == 100 || status == 101 || status == 204 || status == 304 || headRequest { return response }
         if let lengthText = response.header("content-length"), let length = Int(lengthText) {
             while buffer.count < length {
                 guard try fill(deadline: deadline) else { throw HTTPTestError("connection closed inside a body") }
@@ -254,6 +254,17 @@ final class HTTPTestConnection {
             buffer = []
         }
         return response
+    }
+
+    /// Reads exactly `count` bytes (after an upgrade: the new protocol's).
+    func readBytes(_ count: Int, timeout: Double = 5) throws -> [UInt8] {
+        let deadline = httpTestNow() + timeout
+        while buffer.count < count {
+            guard try fill(deadline: deadline) else { throw HTTPTestError("connection closed after \(buffer.count) of \(count) bytes") }
+        }
+        let bytes = Array(buffer[..<count])
+        buffer.removeSubrange(..<count)
+        return bytes
     }
 
     private func findHeadEnd() -> Int? {

@@ -86,6 +86,15 @@ struct HTTPRequestParser {
     /// Whether unparsed bytes are buffered.
     var hasBufferedBytes: Bool { buffer.count > index }
 
+    /// Removes and returns the bytes received after the last complete
+    /// request: after a protocol upgrade they belong to the new protocol.
+    mutating func takeBufferedBytes() -> [UInt8] {
+        let rest = Array(buffer[index...])
+        buffer = []
+        index = 0
+        return rest
+    }
+
     /// Appends received bytes.
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compact()

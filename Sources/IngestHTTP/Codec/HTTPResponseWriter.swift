@@ -15,9 +15,10 @@ enum HTTPResponseWriter {
     ///   - close: add `Connection: close` (the connection closes after this).
     ///   - http10KeepAlive: the client is HTTP/1.0 and the connection stays
     ///     open, which it must be told with `Connection: keep-alive`.
+    ///   - upgrade: the response switches protocols (101): `Connection: Upgrade`.
     static func write(
-        _ response: HTTPResponse, isHead: Bool, close: Bool, http10KeepAlive: Bool, date: String,
-        into out: inout [UInt8]
+        _ response: HTTPResponse, isHead: Bool, close: Bool, http10KeepAlive: Bool, upgrade: Bool = false,
+        date: String, into out: inout [UInt8]
     ) {
         let status = response.status
         out.append(contentsOf: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n".utf8)
@@ -44,7 +45,9 @@ enum HTTPResponseWriter {
         if !status.forbidsBody {
             out.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
         }
-        if close {
+        if upgrade {
+            out.append(contentsOf: "Connection: Upgrade\r\n".utf8)
+        } else if close {
             out.append(contentsOf: "Connection: close\r\n".utf8)
         } else if http10KeepAlive {
             out.append(contentsOf: "Connection: keep-alive\r\n".utf8)

@@ -38,6 +38,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, HTTPResponseC
         public static let notFound = Code("not_found")
         /// A route matches the path but not the method.
         public static let methodNotAllowed = Code("method_not_allowed")
+        /// The route switches protocols, but the request did not ask to.
+        public static let upgradeRequired = Code("upgrade_required")
         /// The server is at its connection limit or shutting down.
         public static let unavailable = Code("service_unavailable")
         /// A handler failed with an unexpected error.

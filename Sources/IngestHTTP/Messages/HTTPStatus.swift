@@ -22,6 +22,7 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
     public var forbidsBody: Bool { (100..<200).contains(code) || code == 204 || code == 304 }
 
     public static let `continue` = HTTPStatus(code: 100)
+    public static let switchingProtocols = HTTPStatus(code: 101)
     public static let ok = HTTPStatus(code: 200)
     public static let created = HTTPStatus(code: 201)
     public static let accepted = HTTPStatus(code: 202)
@@ -39,6 +40,7 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
     public static let unsupportedMediaType = HTTPStatus(code: 415)
     public static let expectationFailed = HTTPStatus(code: 417)
     public static let unprocessableContent = HTTPStatus(code: 422)
+    public static let upgradeRequired = HTTPStatus(code: 426)
     public static let tooManyRequests = HTTPStatus(code: 429)
     public static let requestHeaderFieldsTooLarge = HTTPStatus(code: 431)
     public static let internalServerError = HTTPStatus(code: 500)
@@ -49,6 +51,7 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
     static func standardReasonPhrase(_ code: Int) -> String {
         switch code {
         case 100: "Continue"
+        case 101: "Switching Protocols"
         case 200: "OK"
         case 201: "Created"
         case 202: "Accepted"
@@ -69,6 +72,7 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
         case 415: "Unsupported Media Type"
         case 417: "Expectation Failed"
         case 422: "Unprocessable Content"
+        case 426: "Upgrade Required"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"

@@ -43,6 +43,7 @@ public struct HTTPRouter: Sendable {
     enum Handler: Sendable {
         case blocking(HTTPHandler)
         case async(HTTPAsyncHandler)
+        case upgrade(HTTPUpgradeHandler)
     }
 
     /// The result of looking up a request.
@@ -70,6 +71,14 @@ public struct HTTPRouter: Sendable {
     /// Registers a handler that may `await`, for `method` and `pattern`.
     public mutating func addAsync(_ method: String, _ pattern: String, _ handler: @escaping HTTPAsyncHandler) {
         add(method, pattern, .async(handler))
+    }
+
+    /// Registers a handler that may switch a `GET` request's connection to
+    /// another protocol (a WebSocket endpoint): see ``HTTPUpgradeHandler``.
+    /// Requests that do not ask for an upgrade (`Connection: Upgrade` and an
+    /// `Upgrade` header, HTTP/1.1) get `426 Upgrade Required` without calling it.
+    public mutating func upgrade(_ pattern: String, _ handler: @escaping HTTPUpgradeHandler) {
+        add("GET", pattern, .upgrade(handler))
     }
 
     /// Registers a `GET` (and so `HEAD`) handler.

@@ -40,6 +40,8 @@ extension HTTPServer {
                     do { response = try await handler(routed) } catch { response = self.errorResponse(error, routed) }
                     self.post(Completion(connectionID: id, response: response))
                 }
+            case .upgrade(let handler):
+                dispatchUpgrade(routed, handler: handler, on: connection)
             }
         case .notFound:
             complete(connection, with: HTTPError(
@@ -79,7 +81,11 @@ extension HTTPServer {
         for completion in completions {
             // The connection may have been closed meanwhile (timeout, shutdown).
             guard let connection = connections[completion.connectionID], connection.inFlight else { continue }
-            complete(connection, with: completion.response)
+            if let upgrade = completion.upgrade {
+                handOver(connection, response: completion.response, upgrade: upgrade)
+            } else {
+                complete(connection, with: completion.response)
+            }
         }
     }
 
@@ -91,12 +97,13 @@ extension HTTPServer {
         drive(connection)
     }
 
-    /// Serializes `response` for the connection's current request.
-    func queue(_ response: HTTPResponse, on connection: HTTPConnection) {
+    /// Serializes `response` for the connection's current request
+    /// (`upgrade`: a 101 with `Connection: Upgrade`).
+    func queue(_ response: HTTPResponse, on connection: HTTPConnection, upgrade: Bool = false) {
         let current = connection.current
-        let close = !current.keepAlive || draining || response.headers.containsToken("close", in: "connection")
+        let close = !upgrade && (!current.keepAlive || draining || response.headers.containsToken("close", in: "connection"))
         HTTPResponseWriter.write(
-            response, isHead: current.isHead, close: close, http10KeepAlive: current.http10 && !close,
+            response, isHead: current.isHead, close: close, http10KeepAlive: current.http10 && !close, upgrade: upgrade,
             date: httpDate(), into: &connection.output)
         if close { connection.closeAfterFlush = true }
         connection.requestsServed += 1

@@ -61,10 +61,15 @@ extension HTTPServer {
                 sweepTimeouts()
                 nextSweep = now + UInt64(sweepMillis) * 1_000_000
             }
-            if draining && (connections.isEmpty || now >= drainDeadline) {
-                forcedStop = !connections.isEmpty
-                for connection in Array(connections.values) { closeConnection(connection) }
-                return
+            if draining {
+                let upgraded = upgradedConnections
+                if (connections.isEmpty && upgraded.isEmpty) || now >= drainDeadline {
+                    forcedStop = !connections.isEmpty || !upgraded.isEmpty
+                    for connection in Array(connections.values) { closeConnection(connection) }
+                    // Their sessions see end of input and return on their own threads.
+                    for connection in upgraded { connection.forceShutdown() }
+                    return
+                }
             }
         }
     }
@@ -143,6 +148,8 @@ extension HTTPServer {
             listenFD = -1
         }
         listenerPausedUntil = nil
+        // Upgraded connections are told, and given the grace period to end.
+        for connection in upgradedConnections { connection.serverWillShutDown() }
         // Idle keep-alive connections close now; the rest after their response.
         for connection in Array(connections.values) {
             if !connection.inFlight && connection.outputPending == 0 && connection.parser.phase == .idle {

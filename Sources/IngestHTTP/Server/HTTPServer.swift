@@ -47,10 +47,19 @@ public final class HTTPServer: @unchecked Sendable {
     struct Completion {
         var connectionID: UInt64
         var response: HTTPResponse
+        /// What an upgrade handler accepted (`response` is then the 101).
+        var upgrade: AcceptedUpgrade? = nil
+    }
+
+    struct AcceptedUpgrade {
+        var request: HTTPRequest
+        var session: HTTPUpgradedSession
     }
 
     struct SharedState {
         var completions: [Completion] = []
+        /// Connections handed to upgrade sessions whose session still runs.
+        var upgraded: [UInt64: HTTPUpgradedConnection] = [:]
         var shutdownRequested = false
         /// The eventfd other threads write to in ``wake()``: closed under the
         /// lock, so a late `shutdown()` or completion never writes to a closed
