@@ -1,5 +1,4 @@
 import Foundation
-import IngestHTTP
 
 /// Everything the ingest server needs to run: where it listens, where it
 /// keeps its state, its limits and its apps.
