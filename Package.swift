@@ -55,12 +55,15 @@ let package = Package(
         .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
 
         // MARK: HTTP/1.1 server: parser, event loop, router, connections
-        .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux"]),
+        .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Server: apps, auth, uploads, sinks, route adapters
         .target(
             name: "IngestServer",
-            dependencies: ["IngestHTTP", "IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CPostgres"]),
+            dependencies: [
+                "IngestHTTP", "IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
         // MARK: Samples (each folder has a README)
@@ -96,7 +99,9 @@ let package = Package(
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "ingest-server"]),
         // The HTTP layer in process and against a real ingest-server process.
-        .testTarget(name: "IngestHTTPTests", dependencies: ["IngestHTTP", "IngestSupport", "ingest-server"]),
+        .testTarget(
+            name: "IngestHTTPTests",
+            dependencies: ["IngestHTTP", "IngestSupport", "ingest-server", .product(name: "Logging", package: "swift-log")]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",

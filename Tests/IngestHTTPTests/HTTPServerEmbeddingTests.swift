@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import IngestHTTP
 import IngestSupport
+import Logging
 
 /// The `HTTPServer` library API used in-process, as `IngestService` does:
 /// async handlers, thrown errors, the request observer and `shutdown()`.
@@ -41,7 +42,7 @@ import IngestSupport
         configuration.port = 0
         configuration.workerThreads = 2
         configuration.requestObserver = { summary in summaries.withLock { $0.append(summary) } }
-        configuration.logHandler = { message in logs.withLock { $0.append(message) } }
+        configuration.logger = Logger(label: "test") { _ in RecordingLogHandler(logs) }
         let server = HTTPServer(configuration: configuration, router: router)
         try server.start()
         #expect(server.port > 0)

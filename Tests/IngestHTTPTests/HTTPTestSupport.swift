@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+import IngestSupport
+import Logging
 import Testing
 
 /// A test failure with a message (setup problems, protocol surprises).
@@ -316,4 +318,23 @@ func runTool(_ name: String, _ arguments: [String], timeout: Double = 20) throws
     }
     let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     return (process.terminationStatus, output)
+}
+
+/// A swift-log handler that keeps every message, for tests of what a
+/// component logs.
+struct RecordingLogHandler: LogHandler {
+    let messages: LockedBox<[String]>
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    init(_ messages: LockedBox<[String]>) { self.messages = messages }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        messages.withLock { $0.append(event.message.description) }
+    }
 }

@@ -1,3 +1,5 @@
+import IngestSupport
+
 /// A complete HTTP response returned by a route handler.
 ///
 /// The server adds `Content-Length` (from the body), `Connection` and `Date`;
@@ -40,30 +42,13 @@ public struct HTTPResponse: Sendable {
 
     /// The project's error shape: `{"error": message, "error_code": code}`.
     public static func error(_ status: HTTPStatus, code: String, message: String) -> HTTPResponse {
-        json(#"{"error":\#(jsonQuoted(message)),"error_code":\#(jsonQuoted(code))}"#, status: status)
+        var body: [UInt8] = []
+        body.reserveCapacity(message.utf8.count + code.utf8.count + 28)
+        body.append(contentsOf: #"{"error":"#.utf8)
+        JSONString.append(message, to: &body)
+        body.append(contentsOf: #","error_code":"#.utf8)
+        JSONString.append(code, to: &body)
+        body.append(UInt8(ascii: "}"))
+        return json(body, status: status)
     }
-}
-
-/// `s` as a JSON string literal, quotes included.
-package func jsonQuoted(_ s: String) -> String {
-    var out = "\""
-    out.reserveCapacity(s.utf8.count + 2)
-    for scalar in s.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            if scalar.value < 0x20 {
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    out += "\""
-    return out
 }

@@ -3,10 +3,10 @@ import Glibc
 #endif
 
 extension HTTPRouter {
-    /// Registers `GET /healthz`, answering `{"status":"ok"}` while the server
-    /// runs (for load balancers and process supervisors).
-    public mutating func addHealthRoute() {
-        get("/healthz") { _ in .json(#"{"status":"ok"}"#) }
+    /// Registers `GET /healthz` (or `GET path`), answering `{"status":"ok"}`
+    /// while the server runs (for load balancers and process supervisors).
+    public mutating func addHealthRoute(at path: String = "/healthz") {
+        get(path) { _ in .json(#"{"status":"ok"}"#) }
     }
 
     /// Registers diagnostic routes under `/_test/` used by the server's

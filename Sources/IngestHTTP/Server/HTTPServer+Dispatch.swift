@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 
 extension HTTPServer {
     /// Routes a complete request: 404/405/OPTIONS are answered on the loop,
@@ -61,7 +62,7 @@ extension HTTPServer {
 
     func errorResponse(_ error: Error, _ request: HTTPRequest) -> HTTPResponse {
         if let error = error as? HTTPResponseConvertibleError { return error.httpResponse() }
-        log("handler for \(request.method) \(request.path) failed: \(error)")
+        logger.error("handler for \(request.method) \(request.path) failed: \(error)", metadata: ["route": "\(request.routePattern ?? "")"])
         return HTTPError(.internalServerError, code: .internalError,
                          "The server failed while handling the request; see the server log.").httpResponse()
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import CLinux
 
 /// Monotonic nanoseconds, for timeouts and latency.
@@ -45,10 +46,10 @@ extension HTTPServer {
                 case Self.signalKey:
                     if SignalPipe.drain(signalFD) > 0 {
                         if draining {
-                            log("second signal: closing all connections now")
+                            logger.notice("second signal: closing all connections now")
                             drainDeadline = now
                         } else {
-                            log("signal received: shutting down gracefully")
+                            logger.notice("signal received: shutting down gracefully")
                             beginShutdown()
                         }
                     }
@@ -85,11 +86,11 @@ extension HTTPServer {
                 case EINTR, ECONNABORTED: continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     // Out of descriptors: stop accepting briefly instead of spinning.
-                    log("accept failed (errno \(errno)): pausing accepts for 100 ms")
+                    logger.warning("accept failed (errno \(errno)): pausing accepts for 100 ms")
                     pauseListener(until: now + 100_000_000)
                     return
                 default:
-                    log("accept failed (errno \(errno))")
+                    logger.warning("accept failed (errno \(errno))")
                     return
                 }
             }
@@ -109,7 +110,7 @@ extension HTTPServer {
             event.events = dataingest_epollin()
             event.data = epoll_data_t(u64: connection.id)
             guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
-                log("epoll_ctl(ADD) failed for a connection (errno \(errno))")
+                logger.error("epoll_ctl(ADD) failed for a connection (errno \(errno))")
                 close(fd)
                 continue
             }
@@ -333,7 +334,7 @@ extension HTTPServer {
         if let until = listenerPausedUntil, now >= until, listenFD >= 0 {
             listenerPausedUntil = nil
             do { try register(listenFD, key: Self.listenerKey, events: dataingest_epollin()) } catch {
-                log("could not resume accepting: \(error)")
+                logger.error("could not resume accepting: \(error)")
             }
         }
         for connection in Array(connections.values) {

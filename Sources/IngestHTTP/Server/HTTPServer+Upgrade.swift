@@ -67,7 +67,7 @@ extension HTTPServer {
                 try upgraded.write(pending)
                 session(upgraded)
             } catch {
-                log("upgraded connection \(upgrade.request.path): could not send the 101 answer: \(error)")
+                logger.notice("upgraded connection \(upgrade.request.path): could not send the 101 answer: \(error)")
             }
             upgraded.close()
             shared.withLock { _ = $0.upgraded.removeValue(forKey: id) }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLinux
 import IngestSupport
+import Logging
 
 /// An HTTP/1.1 server on POSIX sockets: one epoll event loop thread does all
 /// socket I/O without blocking; handlers run on a small worker pool and post
@@ -199,9 +200,8 @@ public final class HTTPServer: @unchecked Sendable {
         epollFD = -1
     }
 
-    func log(_ message: @autoclosure () -> String) {
-        configuration.logHandler?(message())
-    }
+    /// The configuration's logger (``HTTPServerConfiguration/logger``).
+    var logger: Logger { configuration.logger }
 
     // MARK: Binding
 

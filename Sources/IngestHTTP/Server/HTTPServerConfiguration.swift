@@ -1,3 +1,5 @@
+import Logging
+
 /// Everything the HTTP server can be told: where to listen, how many worker
 /// threads run handlers, and the limits and timeouts that protect it from
 /// large, slow or idle clients. Every property has a documented default.
@@ -49,8 +51,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// Called once per response with its method, route, status and latency
     /// (for metrics). Runs on the event loop: it must be fast and must not block.
     public var requestObserver: (@Sendable (HTTPRequestSummary) -> Void)? = nil
-    /// Receives diagnostic messages (accept failures, handler errors). Default nil (silent).
-    public var logHandler: (@Sendable (String) -> Void)? = nil
+    /// Where the server logs what goes wrong (handler errors at `error`,
+    /// accept failures at `warning`) and signals (`notice`). Default: a
+    /// logger that discards everything, so a library stays silent unless
+    /// given one (`Logger(label: "my-service")` uses the handler
+    /// `LoggingSystem.bootstrap` installed).
+    public var logger = Logger(label: "ingest-http", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Creates a configuration with the defaults above.
     public init() {}

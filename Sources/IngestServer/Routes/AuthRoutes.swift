@@ -1,44 +1,45 @@
+import IngestCore
 import IngestHTTP
 
 extension HTTPRouter {
     /// Registers the authentication endpoints, shaped like the seed's backend
-    /// (Docs/Protocol.md has the bodies and statuses):
+    /// (Docs/Protocol.md has the bodies and statuses): thin adapters from
+    /// HTTP to ``AuthService`` and back.
     ///
-    /// - `POST /api/client/v2.0/app/{appId}/auth/providers/{provider}/login` → 200
-    ///   `{"access_token","refresh_token","user_id","device_id"}`;
+    /// - `POST /api/client/v2.0/app/{appId}/auth/providers/{provider}/login` → 200 ``LoginAnswer``;
     /// - `POST /api/client/v2.0/app/{appId}/auth/providers/local-userpass/register`
-    ///   with `{"email","password"}` → 201 `{"user_id"}`;
+    ///   with ``RegisterRequest`` → 201 ``RegisterAnswer``;
     /// - `POST /api/client/v2.0/auth/session` with `Authorization: Bearer <refresh_token>`
-    ///   → 201 `{"access_token"}` (plus `refresh_token` when the app rotates them);
+    ///   → 201 ``SessionAnswer``;
     /// - `DELETE /api/client/v2.0/auth/session` with `Authorization: Bearer <refresh_token>` → 204.
     ///
-    /// Errors answer `{"error","error_code"}` with ``AuthError/httpStatus``.
+    /// Errors answer the ``ErrorBody`` with the status of ``AuthError/kind``.
     ///
     /// ```swift
     /// var router = HTTPRouter()
     /// router.addAuthRoutes(auth)
     /// ```
     package mutating func addAuthRoutes(_ auth: AuthService) {
-        post("/api/client/v2.0/app/{appId}/auth/providers/{provider}/login") { request in
-            Self.authResponse {  () throws(AuthError) in
+        post(ProtocolRoutes.loginPattern) { request in
+            Self.authResponse { () throws(AuthError) in
                 let login = try auth.login(appId: request.pathParameters["appId"] ?? "",
                                            provider: request.pathParameters["provider"] ?? "", body: request.body)
                 return .json(login.jsonBody)
             }
         }
-        post("/api/client/v2.0/app/{appId}/auth/providers/local-userpass/register") { request in
+        post(ProtocolRoutes.registerPattern) { request in
             Self.authResponse { () throws(AuthError) in
                 let userId = try auth.register(appId: request.pathParameters["appId"] ?? "", body: request.body)
-                return .json(#"{"user_id":\#(jsonQuoted(userId))}"#, status: .created)
+                return .json(RegisterAnswer(userId: userId).jsonBody, status: .created)
             }
         }
-        post("/api/client/v2.0/auth/session") { request in
+        post(ProtocolRoutes.sessionPath) { request in
             Self.authResponse { () throws(AuthError) in
                 let session = try auth.refresh(refreshToken: try Self.bearerRefreshToken(request))
                 return .json(session.jsonBody, status: .created)
             }
         }
-        delete("/api/client/v2.0/auth/session") { request in
+        delete(ProtocolRoutes.sessionPath) { request in
             Self.authResponse { () throws(AuthError) in
                 try auth.logout(refreshToken: try Self.bearerRefreshToken(request))
                 return HTTPResponse(status: .noContent)
@@ -47,23 +48,21 @@ extension HTTPRouter {
     }
 
     static func bearerRefreshToken(_ request: HTTPRequest) throws(AuthError) -> String {
-        guard let header = request.headers["authorization"] else {
+        switch PresentedToken(authorization: request.headers["authorization"]) {
+        case .missing:
             throw AuthError(.invalidToken, "send the refresh token as \"Authorization: Bearer <refresh_token>\"")
-        }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        case .malformed:
             throw AuthError(.invalidToken, "the Authorization header must be \"Bearer <refresh_token>\"")
+        case .bearer(let token):
+            return token
         }
-        return String(parts[1].trimmingHTTPWhitespace())
     }
 
     static func authResponse(_ body: () throws(AuthError) -> HTTPResponse) -> HTTPResponse {
         do {
             return try body()
         } catch {
-            var response = HTTPResponse.json(error.jsonBody, status: HTTPStatus(code: error.httpStatus))
-            if let seconds = error.retryAfterSeconds { response.headers.add(name: "Retry-After", value: String(seconds)) }
-            return response
+            return error.httpResponse
         }
     }
 }

@@ -1,11 +1,13 @@
 import Foundation
 import IngestCore
-import IngestSupport
 import IngestHTTP
+import IngestSupport
+import Logging
 
 /// The ingest server's composition: the configuration's apps with their
-/// sinks and schemas, authentication, uploads, metrics and the status page,
-/// wired onto an ``HTTPRouter``.
+/// sinks and schemas, the HTTP-free services (``AuthService``,
+/// ``UploadService``), metrics and the status page, wired onto an
+/// ``HTTPRouter`` through the route adapters (Routes/).
 ///
 /// ```swift
 /// let config = try ServerConfiguration(contentsOfFile: "ingest.json")
@@ -28,8 +30,11 @@ package final class IngestService: Sendable {
         package var clickhouse = ClickHouseSink.Configuration()
         /// At most this many uploads processed at once (429 above). Default 16.
         package var maxConcurrentUploads = 16
-        /// Receives diagnostic messages. Default nil (silent).
-        package var log: (@Sendable (String) -> Void)? = nil
+        /// The server's own log: start-up problems, failed uploads, refused
+        /// schema changes and one line per request (its level from the
+        /// status: info below 400, notice for 4xx, error for 5xx). Default:
+        /// swift-log's bootstrapped handler, label `ingest-server`.
+        package var logger = Logger(label: "ingest-server")
 
         /// Creates the defaults.
         package init() {}
@@ -43,8 +48,10 @@ package final class IngestService: Sendable {
     package let apps: [IngestApp]
     /// The metrics `/metrics` renders.
     package let metrics: IngestMetrics
-    /// The upload endpoint.
-    package let uploads: UploadHandler
+    /// Uploads of sealed segments.
+    package let uploads: UploadService
+    /// The server's own log (``Options/logger``).
+    package let logger: Logger
     /// When the service started (seconds since 1970).
     package let startedAt: Double
 
@@ -106,11 +113,13 @@ package final class IngestService: Sendable {
         self.apps = apps
         let metrics = IngestMetrics()
         self.metrics = metrics
-        var uploadConfiguration = UploadHandler.Configuration()
+        var uploadConfiguration = UploadService.Configuration()
         uploadConfiguration.gzipLimits = GzipLimits(maxOutputBytes: configuration.limits.maxInflatedBytes,
                                                     maxRatio: configuration.limits.maxInflateRatio)
         uploadConfiguration.maxConcurrentUploads = options.maxConcurrentUploads
-        uploads = UploadHandler(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration, log: options.log)
+        logger = options.logger
+        uploads = UploadService(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration,
+                                logger: options.logger)
         startedAt = Date().timeIntervalSince1970
         let readyApps = apps
         metrics.registry.gauge("ingest_collection_rows", help: "Rows stored per collection.", labels: ["app", "collection"]) {
@@ -118,32 +127,55 @@ package final class IngestService: Sendable {
         }
     }
 
-    /// The upload route's pattern.
-    package static let uploadRoute = "/api/client/v2.0/app/{appId}/ingest"
-
     /// Registers the auth endpoints, the upload endpoint, `GET /metrics`,
-    /// `GET /healthz` and the status page at `GET /`.
+    /// `GET /healthz` and the status page at `GET /` (Docs/Protocol.md).
     package func addRoutes(to router: inout HTTPRouter) {
         router.addAuthRoutes(auth)
-        router.post(Self.uploadRoute, uploads.handle)
+        router.post(ProtocolRoutes.uploadPattern, uploads.handle)
         let metrics = self.metrics
-        router.get("/metrics") { _ in
+        router.get(ProtocolRoutes.metricsPath) { _ in
             HTTPResponse(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                          body: Array(metrics.registry.render().utf8))
         }
-        router.addHealthRoute()
-        router.get("/") { [self] _ in
+        router.addHealthRoute(at: ProtocolRoutes.healthPath)
+        router.get(ProtocolRoutes.statusPagePath) { [self] _ in
             HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
                          body: Array(StatusPage(service: self).html.utf8))
         }
     }
 
-    /// The HTTP settings of the configuration, with the metrics observer installed.
+    /// The HTTP settings of the configuration, with the observer that
+    /// records metrics and logs each request, and the logger for the HTTP
+    /// layer's own messages.
     package var httpServerConfiguration: HTTPServerConfiguration {
         var http = configuration.httpServerConfiguration
         let metrics = self.metrics
-        http.requestObserver = { metrics.observe($0) }
+        let logger = self.logger
+        http.requestObserver = { summary in
+            metrics.observe(summary)
+            Self.logRequest(summary, to: logger)
+        }
+        http.logger = logger
         return http
+    }
+
+    /// One line per response: `POST /api/client/v2.0/app/x/ingest 200`, its
+    /// level from the status, the details as metadata.
+    static func logRequest(_ summary: HTTPRequestSummary, to logger: Logger) {
+        let level: Logger.Level
+        switch summary.status {
+        case 500...: level = .error
+        case 400..<500: level = .notice
+        default: level = .info
+        }
+        guard logger.logLevel <= level else { return }
+        logger.log(level: level, "\(summary.method) \(summary.path) \(summary.status)", metadata: [
+            "route": .string(summary.routePattern ?? "unmatched"),
+            "status": .stringConvertible(summary.status),
+            "duration_ms": .stringConvertible((summary.durationSeconds * 1_000_000).rounded() / 1_000),
+            "request_bytes": .stringConvertible(summary.requestBodyBytes),
+            "response_bytes": .stringConvertible(summary.responseBodyBytes),
+        ])
     }
 
     /// Closes every sink (call after the HTTP server has stopped).

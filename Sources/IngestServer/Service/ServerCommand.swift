@@ -145,7 +145,6 @@ package enum ServerCommand {
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         for override in limitOverrides { override(&configuration.limits) }
-        options.log = { message in emit("ingest-server: \(message)\n", to: 2) }
 
         let service = try IngestService(configuration: configuration, options: options)
         defer { service.close() }
@@ -155,7 +154,6 @@ package enum ServerCommand {
         var http = service.httpServerConfiguration
         for override in httpOverrides { override(&http) }
         http.handleSignals = true
-        http.logHandler = { message in emit("ingest-server: \(message)\n", to: 2) }
 
         let server = HTTPServer(configuration: http, router: router)
         try server.start()

@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
 import IngestSupport
+import Logging
 
 /// One app at run time: its configuration, its current schema (which grows
 /// in development mode) and its sink.
@@ -67,7 +68,7 @@ package final class IngestApp: Sendable {
     /// sink, persists the schema, and returns the schema to validate against.
     /// Outside development mode it returns the schema unchanged.
     func schemaForUpload(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
-                         log: (@Sendable (String) -> Void)? = nil) throws(SinkError) -> Schema {
+                         logger: Logger) throws(SinkError) -> Schema {
         guard configuration.developmentMode else { return schema }
         // Quick check without the lock: most uploads need nothing new.
         if SchemaEvolution.grow(schema, records: records, clientSchema: clientSchema) == nil { return schema }
@@ -81,7 +82,8 @@ package final class IngestApp: Sendable {
                 // A change the database refuses (e.g. its column limit) must not
                 // fail the upload forever: validate against the old schema, so
                 // the objects that need the change are rejected with reasons.
-                log?("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)")
+                logger.warning("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)",
+                               metadata: ["app": "\(id)"])
                 return base
             }
             if let schemaFile, let data = try? grown.jsonData() {

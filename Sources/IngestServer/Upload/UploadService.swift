@@ -3,13 +3,16 @@ import Glibc
 #endif
 import IngestCore
 import IngestSupport
-import IngestHTTP
+import Logging
 
-/// `POST /api/client/v2.0/app/{appId}/ingest`: receives one sealed segment
-/// (the `.seg.gz` file as it is on disk), and writes its objects exactly once.
+/// Receives sealed segments and writes their objects exactly once, knowing
+/// nothing of HTTP: a front door (the HTTP route in Routes/UploadRoute.swift,
+/// later the Realm sync endpoint) passes the app id, the token the client
+/// presented and the segment's bytes (the `.seg.gz` file as it is on disk),
+/// and maps the result or the ``UploadError`` to its own protocol.
 ///
-/// Steps: authenticate the bearer access token for `{appId}`; inflate within
-/// the gzip limits; read the segment (only complete transactions: a record
+/// Steps: authenticate the access token for the app; inflate within the
+/// gzip limits; read the segment (only complete transactions: a record
 /// after the last commit frame makes the segment malformed); answer a
 /// segment received before from its receipt; decode and validate each
 /// record (development mode first grows the schema); reject every object of
@@ -18,19 +21,29 @@ import IngestHTTP
 /// counts and the rejected objects. Docs/Protocol.md specifies the exchange.
 ///
 /// ```swift
-/// let uploads = UploadHandler(apps: apps, auth: auth, metrics: metrics)
-/// router.post("/api/client/v2.0/app/{appId}/ingest", uploads.handle)
+/// let uploads = UploadService(apps: apps, auth: auth, metrics: metrics)
+/// do {
+///     switch try uploads.upload(appId: "weather", token: .bearer(accessToken), body: segmentBytes) {
+///     case .stored(let answer, let body): send(body)          // answer.rejectedObjects: quarantine those
+///     case .replayed(let body): send(body)                    // the same bytes as the first time
+///     }
+/// } catch {
+///     send(error.kind, error.code, error.message)            // e.g. .unauthenticated, "expired_token"
+/// }
 /// ```
-package final class UploadHandler: Sendable {
-    /// Limits of the upload endpoint, each with a documented default.
+///
+/// Safe from any thread; at most ``Configuration/maxConcurrentUploads``
+/// uploads are processed at once (more fail as `overloaded`).
+package final class UploadService: Sendable {
+    /// Limits of the upload service, each with a documented default.
     package struct Configuration: Sendable {
         /// Inflation limits against decompression bombs: at most 256 MiB
         /// inflated and a ratio of 200:1 past 1 MiB by default. Exceeding
-        /// them answers 413 `inflate_limit_exceeded`.
+        /// them fails with `inflate_limit_exceeded`.
         package var gzipLimits = GzipLimits()
-        /// Uploads processed at once; more answer 429 with `Retry-After`. Default 16.
+        /// Uploads processed at once; more fail as `overloaded` (`too_many_uploads`). Default 16.
         package var maxConcurrentUploads = 16
-        /// The `Retry-After` seconds sent with 429 and 503. Default 1.
+        /// The retry delay given with `overloaded` and `unavailable`, in seconds. Default 1.
         package var retryAfterSeconds = 1
 
         /// Creates the default configuration.
@@ -43,57 +56,78 @@ package final class UploadHandler: Sendable {
     let metrics: IngestMetrics
     let configuration: Configuration
     private let inFlight = LockedBox(0)
-    private let log: (@Sendable (String) -> Void)?
+    let logger: Logger
 
-    /// Creates the handler.
+    /// Creates the service.
+    ///
+    /// - Parameter logger: where failures of the server's side (sink errors,
+    ///   refused schema changes) are logged. Default: swift-log's
+    ///   bootstrapped handler, label `ingest-server.upload`.
     package init(apps: [IngestApp], auth: AuthService, metrics: IngestMetrics,
-                configuration: Configuration = Configuration(), log: (@Sendable (String) -> Void)? = nil) {
+                 configuration: Configuration = Configuration(),
+                 logger: Logger = Logger(label: "ingest-server.upload")) {
         var byId: [String: IngestApp] = [:]
         for app in apps { byId[app.id] = app }
         self.apps = byId
         self.auth = auth
         self.metrics = metrics
         self.configuration = configuration
-        self.log = log
+        self.logger = logger
     }
 
-    /// Handles one upload request; never throws (errors become JSON responses).
-    @Sendable
-    package func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let appId = request.pathParameters["appId"] ?? ""
-        let response: HTTPResponse
+    /// Processes one upload of a sealed segment for `appId`.
+    ///
+    /// - Parameters:
+    ///   - appId: the app the client uploads to (checked first: an unknown
+    ///     app fails with `unknown_app`, whatever the token).
+    ///   - token: the access token the client presented; ``PresentedToken/missing``
+    ///     and ``PresentedToken/malformed`` fail with `missing_token`.
+    ///   - body: the sealed segment as it is on disk (gzip).
+    /// - Returns: ``UploadResult/stored(_:body:)`` with the answer written
+    ///   with the receipt, or ``UploadResult/replayed(body:)`` with the
+    ///   answer stored the first time (nothing written).
+    /// - Throws: ``UploadError``; nothing of the segment was written:
+    ///   `.notFound` `unknown_app`; `.unauthenticated` `missing_token`,
+    ///   `invalid_token`, `expired_token`; `.forbidden` `wrong_app`;
+    ///   `.overloaded` `too_many_uploads`; `.invalidRequest` `empty_body`,
+    ///   `malformed_gzip`, `malformed_segment`, `unsupported_segment_version`;
+    ///   `.tooLarge` `inflate_limit_exceeded`, `frame_too_large`;
+    ///   `.unavailable` `sink_unavailable`; `.failed` `sink_error`.
+    package func upload(appId: String, token: PresentedToken, body: [UInt8]) throws(UploadError) -> UploadResult {
         do {
-            response = try process(request, appId: appId)
+            return try process(appId: appId, token: token, body: body)
         } catch {
-            response = error.response
-            if error.status.code >= 500 { log?("upload to app \(appId) failed: \(error.message)") }
+            switch error.kind {
+            case .failed: logger.error("upload to app \(appId) failed: \(error.message)", metadata: ["app": "\(appId)", "error_code": "\(error.code)"])
+            case .unavailable: logger.warning("upload to app \(appId) failed: \(error.message)", metadata: ["app": "\(appId)", "error_code": "\(error.code)"])
+            default: break
+            }
+            throw error
         }
-        if apps[appId] != nil { metrics.uploads.increment([appId, String(response.status.code)]) }
-        return response
     }
 
-    private func process(_ request: HTTPRequest, appId: String) throws(UploadError) -> HTTPResponse {
+    private func process(appId: String, token: PresentedToken, body: [UInt8]) throws(UploadError) -> UploadResult {
         guard let app = apps[appId] else {
             throw UploadError(.notFound, code: "unknown_app", "no app with id \"\(appId)\" is configured on this server")
         }
-        try authenticate(request, appId: appId)
+        try authenticate(token, appId: appId)
         let admitted = inFlight.withLock { count -> Bool in
             guard count < configuration.maxConcurrentUploads else { return false }
             count += 1
             return true
         }
         guard admitted else {
-            throw UploadError(.tooManyRequests, code: "too_many_uploads",
+            throw UploadError(.overloaded, code: "too_many_uploads",
                               "the server is processing \(configuration.maxConcurrentUploads) uploads; retry after the Retry-After delay",
                               retryAfterSeconds: configuration.retryAfterSeconds)
         }
         defer { inFlight.withLock { $0 -= 1 } }
 
-        guard !request.body.isEmpty else {
-            throw UploadError(.badRequest, code: "empty_body", "the request body is empty; send a sealed segment (.seg.gz)")
+        guard !body.isEmpty else {
+            throw UploadError(.invalidRequest, code: "empty_body", "the request body is empty; send a sealed segment (.seg.gz)")
         }
-        let segment = try ParsedSegment(gzip: request.body, limits: configuration.gzipLimits)
-        metrics.uploadBytes.increment([appId, "compressed"], by: Double(request.body.count))
+        let segment = try ParsedSegment(gzip: body, limits: configuration.gzipLimits)
+        metrics.uploadBytes.increment([appId, "compressed"], by: Double(body.count))
         metrics.uploadBytes.increment([appId, "inflated"], by: Double(segment.inflatedBytes))
 
         let key = SegmentKey(storeId: segment.header.storeId, segmentNumber: segment.header.segmentNumber)
@@ -103,31 +137,31 @@ package final class UploadHandler: Sendable {
         return try ingest(segment, key: key, into: app)
     }
 
-    private func authenticate(_ request: HTTPRequest, appId: String) throws(UploadError) {
-        guard let header = request.headers["authorization"] else {
-            throw UploadError(.unauthorized, code: "missing_token",
+    private func authenticate(_ token: PresentedToken, appId: String) throws(UploadError) {
+        let presented: String
+        switch token {
+        case .missing:
+            throw UploadError(.unauthenticated, code: "missing_token",
                               "send the access token as \"Authorization: Bearer <access_token>\"")
-        }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw UploadError(.unauthorized, code: "missing_token",
+        case .malformed:
+            throw UploadError(.unauthenticated, code: "missing_token",
                               "the Authorization header must be \"Bearer <access_token>\"")
+        case .bearer(let value):
+            presented = value
         }
         do {
-            _ = try auth.verifyAccessToken(String(parts[1].trimmingHTTPWhitespace()), appId: appId)
+            _ = try auth.verifyAccessToken(presented, appId: appId)
         } catch {
-            throw UploadError(HTTPStatus(code: error.httpStatus), code: error.code.rawValue, error.message)
+            throw UploadError(error.kind, code: error.code.rawValue, error.message)
         }
     }
 
-    private func replay(_ stored: [UInt8], appId: String) -> HTTPResponse {
+    private func replay(_ stored: [UInt8], appId: String) -> UploadResult {
         metrics.replays.increment([appId])
-        var response = HTTPResponse.json(stored)
-        response.headers.add(name: "DataIngest-Replayed", value: "true")
-        return response
+        return .replayed(body: stored)
     }
 
-    private func ingest(_ segment: ParsedSegment, key: SegmentKey, into app: IngestApp) throws(UploadError) -> HTTPResponse {
+    private func ingest(_ segment: ParsedSegment, key: SegmentKey, into app: IngestApp) throws(UploadError) -> UploadResult {
         let records = segment.records
         // Most records are proven valid straight from their bytes against the
         // current schema, without building a document. The others are decoded
@@ -152,14 +186,14 @@ package final class UploadHandler: Sendable {
 
         // Decode the rest; an undecodable one is rejected, not fatal.
         var decoded: [(position: Int, document: BSONDocument)] = []
-        var rejections: [Int: UploadReport.Rejection] = [:]
+        var rejections: [Int: UploadAnswer.RejectedObject] = [:]
         for (position, record) in records.enumerated() where !proven[position] {
             do {
                 decoded.append((position, try BSONDocument(bson: record.document)))
             } catch {
-                rejections[position] = UploadReport.Rejection(
+                rejections[position] = UploadAnswer.RejectedObject(
                     index: record.index, transaction: segment.transactionNumbers[position], collection: record.collection,
-                    id: nil, code: "invalidBSON", reason: "the record is not a valid BSON document: \(error.description)")
+                    id: nil, errorCode: "invalidBSON", reason: "the record is not a valid BSON document: \(error.description)")
             }
         }
         let schema: Schema
@@ -168,21 +202,21 @@ package final class UploadHandler: Sendable {
         } else {
             let valid = decoded.map { (collection: records[$0.position].collection, document: $0.document) }
             schema = try sinkCall(app, { () throws(SinkError) in
-                try app.schemaForUpload(records: valid, clientSchema: segment.clientSchema, log: log)
+                try app.schemaForUpload(records: valid, clientSchema: segment.clientSchema, logger: logger)
             })
         }
         for (position, document) in decoded {
             let record = records[position]
             if let reason = Self.check(document, collection: record.collection, schema: schema, app: app) {
-                rejections[position] = UploadReport.Rejection(
+                rejections[position] = UploadAnswer.RejectedObject(
                     index: record.index, transaction: segment.transactionNumbers[position], collection: record.collection,
-                    id: document["_id"], code: reason.code, reason: reason.reason)
+                    id: document["_id"]?.extendedJSON(.relaxed), errorCode: reason.code, reason: reason.reason)
             }
         }
 
         var objects: [SinkObject] = []
         objects.reserveCapacity(records.count - rejections.count)
-        var allRejections: [UploadReport.Rejection] = []
+        var allRejections: [UploadAnswer.RejectedObject] = []
         if rejections.isEmpty {
             for record in records { objects.append(SinkObject(collection: record.collection, bson: record.document)) }
         } else {
@@ -201,9 +235,9 @@ package final class UploadHandler: Sendable {
                 } else if let culprit = rejectedTransactions[transaction] {
                     // Proven records were not decoded: decode for the `_id` of the report.
                     let id = documents[position]?["_id"] ?? (try? BSONDocument(bson: record.document))?["_id"]
-                    allRejections.append(UploadReport.Rejection(
-                        index: record.index, transaction: transaction, collection: record.collection, id: id,
-                        code: "transactionRejected",
+                    allRejections.append(UploadAnswer.RejectedObject(
+                        index: record.index, transaction: transaction, collection: record.collection,
+                        id: id?.extendedJSON(.relaxed), errorCode: "transactionRejected",
                         reason: "object \(culprit) of the same write transaction was rejected; a transaction is stored whole or not at all"))
                 } else {
                     objects.append(SinkObject(collection: record.collection, bson: record.document))
@@ -213,12 +247,16 @@ package final class UploadHandler: Sendable {
 
         let started = monotonicSeconds()
         var duplicateCount = 0
+        var answer: UploadAnswer?
         let result = try sinkCall(app, { () throws(SinkError) in
             try app.sink.write(objects, receipt: key) { duplicates in
                 duplicateCount = duplicates.lazy.filter { $0 }.count
-                return UploadReport(key: key, transactionCount: segment.transactionCount, objectCount: segment.records.count,
-                                    accepted: objects.count - duplicateCount, duplicate: duplicateCount,
-                                    rejections: allRejections).json
+                let written = UploadAnswer(
+                    storeId: key.storeId.uuidString, segmentNumber: key.segmentNumber,
+                    transactions: segment.transactionCount, objects: segment.records.count,
+                    accepted: objects.count - duplicateCount, duplicate: duplicateCount, rejectedObjects: allRejections)
+                answer = written
+                return written.jsonBody
             }
         })
         switch result {
@@ -231,7 +269,11 @@ package final class UploadHandler: Sendable {
             metrics.objects.increment([app.id, "duplicate"], by: Double(duplicateCount))
             metrics.objects.increment([app.id, "rejected"], by: Double(allRejections.count))
             app.rate.record(accepted)
-            return .json(body)
+            guard let answer = answer ?? (try? UploadAnswer(jsonBody: body)) else {
+                // The sink wrote without asking for the answer: a broken Sink.
+                throw UploadError(.failed, code: "sink_error", "the app's sink stored the segment without its answer; report this")
+            }
+            return .stored(answer, body: body)
         }
     }
 
@@ -257,11 +299,11 @@ package final class UploadHandler: Sendable {
             return try body()
         } catch {
             if error.isTransient {
-                throw UploadError(.serviceUnavailable, code: "sink_unavailable",
+                throw UploadError(.unavailable, code: "sink_unavailable",
                                   "the app's database is busy or full (\(error.message)); retry after the Retry-After delay",
                                   retryAfterSeconds: configuration.retryAfterSeconds)
             }
-            throw UploadError(.internalServerError, code: "sink_error",
+            throw UploadError(.failed, code: "sink_error",
                               "the app's database failed: \(error.message); retry later")
         }
     }
