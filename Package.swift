@@ -64,7 +64,13 @@ let package = Package(
                 "IngestHTTP", "IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
+        .executableTarget(
+            name: "ingest-server",
+            dependencies: [
+                "IngestServer", "IngestHTTP", "IngestCore", "CSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // MARK: Samples (each folder has a README)
         .executableTarget(name: "WeatherStation", dependencies: ["DataIngest"], path: "Samples/WeatherStation",

@@ -82,8 +82,10 @@ final class IngestTestServer {
     static let shopSecret = "test-signing-secret-0123456789-abcdefghij"
 
     /// Starts the server with `config` (JSON text; `$DATA` is replaced by the
-    /// state directory), or as the development server when `config` is nil.
-    init(config: String?, extraArguments: [String] = [], directory: EndToEndDirectory? = nil) throws {
+    /// state directory), or as the development server when `config` is nil;
+    /// with `environment`, in that environment instead of the test's.
+    init(config: String?, extraArguments: [String] = [], directory: EndToEndDirectory? = nil,
+         environment: [String: String]? = nil) throws {
         let directory = try directory ?? EndToEndDirectory()
         self.directory = directory
         dataPath = directory.path + "/data"
@@ -95,6 +97,7 @@ final class IngestTestServer {
         }
         process.executableURL = URL(fileURLWithPath: try ingestServerExecutable())
         process.arguments = arguments + extraArguments
+        if let environment { process.environment = environment }
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         let out = Pipe()
         process.standardOutput = out
