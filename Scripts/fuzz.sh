@@ -84,6 +84,15 @@ module_sources() {
     esac
 }
 
+# module_package NAME: the module's package, for `package` access (swift-log's
+# own `package` symbols, such as its Lock, must not meet the project's).
+module_package() {
+    case "$1" in
+        Logging) echo "swift_log" ;;
+        *) echo "DataIngest" ;;
+    esac
+}
+
 # build_module NAME "DEPENDENCIES" FLAGS...: a static library plus its
 # module from its sources (module_sources), rebuilt when a source file is
 # newer than the library, when the library of a module it imports
@@ -92,7 +101,7 @@ build_module() {
     local name="$1" dependencies="$2" library="$build_dir/lib$1.a" directory
     directory=$(module_sources "$1")
     shift 2
-    local flags="$*" sources dependency stale=0
+    local flags="$* -package-name $(module_package "$name")" sources dependency stale=0
     sources=$(find "$directory" -name '*.swift' | sort)
     [ -f "$library" ] || stale=1
     [ -n "$(find "$directory" -name '*.swift' -newer "$library" 2>/dev/null | head -1)" ] && stale=1
@@ -103,7 +112,7 @@ build_module() {
     [ "$stale" -eq 1 ] || return 0
     echo "== compiling $name ($flags)"
     # shellcheck disable=SC2086
-    quiet swiftc "$@" -parse-as-library -package-name DataIngest -module-name "$name" \
+    quiet swiftc "$@" -parse-as-library -package-name "$(module_package "$name")" -module-name "$name" \
         -emit-library -static -o "$library.tmp" \
         -emit-module -emit-module-path "$build_dir/$name.swiftmodule" \
         -I "$build_dir" "${C_MODULES[@]}" $sources

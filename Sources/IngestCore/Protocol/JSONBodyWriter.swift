@@ -26,31 +26,28 @@ package struct JSONBodyWriter {
         if !atStart { bytes.append(UInt8(ascii: ",")) }
     }
 
-    /// Starts an object (as a value).
-    package mutating func beginObject() {
+    private mutating func open(_ bracket: UInt8) {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        bytes.append(bracket)
         atStart = true
     }
+
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
+        atStart = false
+    }
+
+    /// Starts an object (as a value).
+    package mutating func beginObject() { open(UInt8(ascii: "{")) }
 
     /// Ends the current object.
-    package mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        atStart = false
-    }
+    package mutating func endObject() { close(UInt8(ascii: "}")) }
 
     /// Starts an array (as a value).
-    package mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        atStart = true
-    }
+    package mutating func beginArray() { open(UInt8(ascii: "[")) }
 
     /// Ends the current array.
-    package mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
-        atStart = false
-    }
+    package mutating func endArray() { close(UInt8(ascii: "]")) }
 
     /// Writes a member's key; the next call writes its value. Keys are the
     /// protocol's own ASCII names, written as they are.

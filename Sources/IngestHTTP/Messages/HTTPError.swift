@@ -81,7 +81,8 @@ public protocol HTTPResponseConvertibleError: Error {
     func httpResponse() -> HTTPResponse
 }
 
-/// A failure starting or running the server (binding, listening, epoll).
+/// A failure starting or running the server (binding, listening, epoll),
+/// or of the I/O of a connection handed to an upgrade session.
 public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// What failed.
     public struct Code: RawRepresentable, Hashable, Sendable {
@@ -95,6 +96,12 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         public static let eventLoop = Code(rawValue: "event_loop")
         /// The server was started twice or run before it was started.
         public static let invalidState = Code(rawValue: "invalid_state")
+        /// An upgraded connection's read got nothing within its timeout.
+        public static let timedOut = Code(rawValue: "timed_out")
+        /// An upgraded connection was used after ``HTTPUpgradedConnection/close()``.
+        public static let connectionClosed = Code(rawValue: "connection_closed")
+        /// A read or write of an upgraded connection failed; see ``HTTPServerError/errno``.
+        public static let connectionIO = Code(rawValue: "connection_io")
     }
 
     /// What failed.

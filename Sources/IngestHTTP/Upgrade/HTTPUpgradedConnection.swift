@@ -78,11 +78,11 @@ public final class HTTPUpgradedConnection: @unchecked Sendable {
     /// - Parameters:
     ///   - maxBytes: at most this many bytes are returned.
     ///   - timeout: seconds to wait for a byte; nil waits without limit.
-    /// - Throws: ``HTTPConnectionError`` `.timedOut`, `.closed` (after
-    ///   ``close()``) or `.io` with the `errno`.
-    public func read(maxBytes: Int = 64 * 1024, timeout: Double? = nil) throws(HTTPConnectionError) -> [UInt8] {
-        let buffered = try state.withLock { state throws(HTTPConnectionError) -> [UInt8] in
-            guard !state.closed else { throw HTTPConnectionError(.closed, "the connection is closed") }
+    /// - Throws: ``HTTPServerError`` `.timedOut`, `.connectionClosed` (after
+    ///   ``close()``) or `.connectionIO` with the `errno`.
+    public func read(maxBytes: Int = 64 * 1024, timeout: Double? = nil) throws(HTTPServerError) -> [UInt8] {
+        let buffered = try state.withLock { state throws(HTTPServerError) -> [UInt8] in
+            guard !state.closed else { throw HTTPServerError(.connectionClosed, "the connection is closed") }
             guard !state.initialBytes.isEmpty else { return [] }
             let count = min(maxBytes, state.initialBytes.count)
             let taken = Array(state.initialBytes[..<count])
@@ -95,10 +95,10 @@ public final class HTTPUpgradedConnection: @unchecked Sendable {
             let deadline = monotonicNanos() + nanos(timeout)
             while true {
                 let now = monotonicNanos()
-                guard now < deadline else { throw HTTPConnectionError(.timedOut, "no data within \(timeout) s") }
+                guard now < deadline else { throw HTTPServerError(.timedOut, "no data within \(timeout) s") }
                 let rc = poll(&pfd, 1, Int32(min(Int64(Int32.max), Int64((deadline - now) / 1_000_000) + 1)))
                 if rc > 0 { break }
-                if rc < 0 && errno != EINTR { throw HTTPConnectionError(.io, "poll failed", errno: errno) }
+                if rc < 0 && errno != EINTR { throw HTTPServerError(.connectionIO, "poll failed", errno: errno) }
             }
         }
         var bytes = [UInt8](repeating: 0, count: max(1, maxBytes))
@@ -110,16 +110,16 @@ public final class HTTPUpgradedConnection: @unchecked Sendable {
             }
             if errno == EINTR { continue }
             if errno == ECONNRESET || errno == ENOTCONN || errno == EPIPE { return [] }
-            throw HTTPConnectionError(.io, "recv failed", errno: errno)
+            throw HTTPServerError(.connectionIO, "recv failed", errno: errno)
         }
     }
 
     /// Writes all of `bytes`, blocking until the kernel has taken them.
     ///
-    /// - Throws: ``HTTPConnectionError`` `.closed` (after ``close()``) or
-    ///   `.io` (the peer is gone: `EPIPE`, `ECONNRESET`).
-    public func write(_ bytes: [UInt8]) throws(HTTPConnectionError) {
-        guard !state.withLock({ $0.closed }) else { throw HTTPConnectionError(.closed, "the connection is closed") }
+    /// - Throws: ``HTTPServerError`` `.connectionClosed` (after ``close()``) or
+    ///   `.connectionIO` (the peer is gone: `EPIPE`, `ECONNRESET`).
+    public func write(_ bytes: [UInt8]) throws(HTTPServerError) {
+        guard !state.withLock({ $0.closed }) else { throw HTTPServerError(.connectionClosed, "the connection is closed") }
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes {
@@ -130,7 +130,7 @@ public final class HTTPUpgradedConnection: @unchecked Sendable {
             } else if n < 0 && errno == EINTR {
                 continue
             } else {
-                throw HTTPConnectionError(.io, "send failed", errno: errno)
+                throw HTTPServerError(.connectionIO, "send failed", errno: errno)
             }
         }
     }
@@ -172,39 +172,5 @@ public final class HTTPUpgradedConnection: @unchecked Sendable {
             guard !state.closed else { return }
             _ = Glibc.shutdown(fileDescriptor, Int32(SHUT_RDWR))
         }
-    }
-}
-
-/// A failed read or write on an ``HTTPUpgradedConnection``.
-public struct HTTPConnectionError: Error, Sendable, CustomStringConvertible {
-    /// What failed.
-    public struct Code: RawRepresentable, Hashable, Sendable {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        /// Nothing arrived within the read's timeout.
-        public static let timedOut = Code(rawValue: "timed_out")
-        /// The connection was closed with ``HTTPUpgradedConnection/close()``.
-        public static let closed = Code(rawValue: "closed")
-        /// A system call failed; see ``HTTPConnectionError/errno``.
-        public static let io = Code(rawValue: "io")
-    }
-
-    /// What failed.
-    public var code: Code
-    /// What happened.
-    public var message: String
-    /// The `errno` of the failing system call, if any.
-    public var errno: Int32?
-
-    /// Creates an error.
-    public init(_ code: Code, _ message: String, errno: Int32? = nil) {
-        self.code = code
-        self.message = message
-        self.errno = errno
-    }
-
-    public var description: String {
-        if let errno { return "\(message) (errno \(errno))" }
-        return message
     }
 }
