@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "DataIngest", targets: ["DataIngest"]),
         .library(name: "IngestHTTP", targets: ["IngestHTTP"]),
         .library(name: "IngestServer", targets: ["IngestServer"]),
+        .library(name: "RealmSync", targets: ["RealmSync"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
         .executable(name: "WeatherStation", targets: ["WeatherStation"]),
@@ -50,6 +51,10 @@ let package = Package(
         // MARK: The formats client and server share: BSON, Extended JSON,
         // ObjectId, Decimal128, schema, the segment file
         .target(name: "IngestCore", dependencies: ["IngestSupport", "CCrypto"]),
+
+        // MARK: Realm's sync protocol: WebSocket frames, sync messages,
+        // changesets, and the documents a changeset creates (transport-free)
+        .target(name: "RealmSync", dependencies: ["IngestCore", "IngestSupport"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
         .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
@@ -94,13 +99,17 @@ let package = Package(
             path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport"]),
+        // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
+        .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore", "IngestSupport"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],
             path: "Tests/Support/sync-client-child"),
+        // The seed page's program: its code exactly, but for `import DataIngest`.
+        .executableTarget(name: "seed-program", dependencies: ["DataIngest"], path: "Tests/Support/seed-program"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
+            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CSQLite", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "ingest-server"]),

@@ -47,7 +47,7 @@ struct ServeOptions: ParsableArguments {
             transform: { try integer($0, in: 1...10_000) })
     var maxConcurrentUploads: Int?
 
-    @Option(help: ArgumentHelp("SQLite sinks' synchronous pragma: FULL, NORMAL or EXTRA (default FULL).", valueName: "mode"),
+    @Option(help: ArgumentHelp("FULL, NORMAL or EXTRA: the SQLite sinks' synchronous pragma (default FULL).", valueName: "mode"),
             transform: { text in
                 let mode = text.uppercased()
                 guard ["FULL", "NORMAL", "EXTRA"].contains(mode) else {
