@@ -94,8 +94,9 @@ final class PostgresTestDatabase {
 }
 
 /// haproxy (from INGEST_TEST_HAPROXY) in front of ingest servers on
-/// 127.0.0.1: round robin, health checks on /healthz every 200 ms, a failed
-/// connection redispatched to the other server. Killed by PID on release.
+/// 127.0.0.1, running the configuration of Docs/Deployment.md §4
+/// (``DeploymentHAProxyConfig``); its log (stdout) goes to `haproxy.log` in
+/// its directory. Killed by PID on release.
 final class HAProxyProcess {
     let process = Process()
     let directory: EndToEndDirectory
@@ -107,32 +108,13 @@ final class HAProxyProcess {
         }
         directory = try EndToEndDirectory()
         port = try Self.freePort()
-        var config = """
-            global
-                maxconn 256
-            defaults
-                mode http
-                timeout connect 1s
-                timeout client 30s
-                timeout server 30s
-                retries 3
-                option redispatch
-            frontend ingest
-                bind 127.0.0.1:\(port)
-                default_backend servers
-            backend servers
-                balance roundrobin
-                option httpchk GET /healthz
-
-            """
-        for (index, backend) in backends.enumerated() {
-            config += "    server s\(index) 127.0.0.1:\(backend) check inter 200ms fall 1 rise 1\n"
-        }
+        let config = try DeploymentHAProxyConfig.forTest(port: port, backends: backends)
         let path = directory.path + "/haproxy.cfg"
         try Data(config.utf8).write(to: URL(fileURLWithPath: path))
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-db", "-f", path]
-        process.standardOutput = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: logPath)
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Ready when it accepts connections (bounded).
@@ -146,6 +128,23 @@ final class HAProxyProcess {
     }
 
     deinit { stop() }
+
+    /// haproxy's request log (`option httplog`).
+    var logPath: String { directory.path + "/haproxy.log" }
+
+    /// Requests of the log that haproxy retried (the retries field of
+    /// `act/fe/be/srv/retries`, `+` when redispatched to another server).
+    func retriedRequests() -> Int {
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { line in
+            line.split(separator: " ").contains { field in
+                let parts = field.split(separator: "/")
+                guard parts.count == 5, parts.dropLast().allSatisfy({ Int($0) != nil }) else { return false }
+                let retries = parts[4].hasPrefix("+") ? parts[4].dropFirst() : parts[4]
+                return (Int(retries) ?? 0) > 0
+            }
+        }.count
+    }
 
     /// Kills haproxy by PID (idempotent).
     func stop() {
