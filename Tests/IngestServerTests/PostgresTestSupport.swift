@@ -127,7 +127,13 @@ final class HAProxyProcess {
         throw EndToEndError("haproxy did not start on port \(port)")
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if let keep = ProcessInfo.processInfo.environment["INGEST_TEST_KEEP_HAPROXY_LOG"] {
+            try? FileManager.default.removeItem(atPath: keep)
+            try? FileManager.default.copyItem(atPath: logPath, toPath: keep)
+        }
+    }
 
     /// haproxy's request log (`option httplog`).
     var logPath: String { directory.path + "/haproxy.log" }
@@ -137,13 +143,34 @@ final class HAProxyProcess {
     func retriedRequests() -> Int {
         let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         return log.split(separator: "\n").filter { line in
-            line.split(separator: " ").contains { field in
-                let parts = field.split(separator: "/")
-                guard parts.count == 5, parts.dropLast().allSatisfy({ Int($0) != nil }) else { return false }
-                let retries = parts[4].hasPrefix("+") ? parts[4].dropFirst() : parts[4]
-                return (Int(retries) ?? 0) > 0
+            // The timers Tq/Tw/Tc/Tr/Ta come first, the connection counts second.
+            let fields = line.split(separator: " ").map { $0.split(separator: "/") }.filter { parts in
+                parts.count == 5 && parts.dropLast().allSatisfy { Int($0) != nil }
             }
+            guard fields.count >= 2 else { return false }
+            let retries = fields[1][4].hasPrefix("+") ? fields[1][4].dropFirst() : fields[1][4]
+            return (Int(retries) ?? 0) > 0
         }.count
+    }
+
+    /// Waits (at most `timeout` seconds) until haproxy's log says the
+    /// `index`th server of the configuration is UP for the `count`th time
+    /// (its health checks passed after a restart). Returns whether it did.
+    func waitUntilUp(server index: Int, count: Int, timeout: Double = 15) -> Bool {
+        let config = (try? String(contentsOfFile: directory.path + "/haproxy.cfg", encoding: .utf8)) ?? ""
+        let names = config.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            return words.first == "server" && words.count >= 2 ? String(words[1]) : nil
+        }
+        guard index < names.count else { return false }
+        let needle = "/\(names[index]) is UP"
+        let deadline = endToEndNow() + timeout
+        while endToEndNow() < deadline {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if log.components(separatedBy: needle).count - 1 >= count { return true }
+            usleep(50_000)
+        }
+        return false
     }
 
     /// Kills haproxy by PID (idempotent).

@@ -132,11 +132,70 @@ struct ScaleOutTests {
         #expect(try sink.rows(#"SELECT count(*) FROM "WeatherSensor""#) == [["30"]])
         try expectRows(30, on: servers[1])
         // Rows written by anyone else count too: the gauge is the sink's, not the instance's.
-        _ = try sink.rows(#"INSERT INTO "WeatherSensor" ("_id", "deviceId", temperature, readings) "#
-                          + #"SELECT decode(lpad(to_hex(n), 24, '0'), 'hex'), 'x', 1, '[]' FROM generate_series(1, 5) AS n RETURNING 1"#)
+        #expect(try sink.rows(#"WITH added AS (INSERT INTO "WeatherSensor" ("_id", "deviceId", temperature, readings) "#
+                              + #"SELECT decode(lpad(to_hex(n), 24, '0'), 'hex'), 'x', 1, '[]' FROM generate_series(1, 5) AS n "#
+                              + "RETURNING 1) SELECT count(*) FROM added") == [["5"]])
         try expectRows(35, on: servers[0])
         try expectRows(35, on: servers[1])
+
+        // A large table is not counted row by row: above 100 000 rows the
+        // gauge is PostgreSQL's estimate, and says so.
+        #expect(try sink.rows(#"WITH added AS (INSERT INTO "WeatherSensor" ("_id", "deviceId", temperature, readings) "#
+                              + #"SELECT decode(lpad(to_hex(n), 24, '0'), 'hex'), 'x', 1, '[]' FROM generate_series(100, 120099) AS n "#
+                              + "RETURNING 1) SELECT count(*) FROM added") == [["120000"]])
+        try analyze(sink)
+        let estimated = #"ingest_collection_rows_estimated{app="shop",collection="WeatherSensor"} 1"#
+        let deadline = endToEndNow() + 20
+        var metrics = ""
+        while endToEndNow() < deadline {
+            metrics = try servers[1].call("GET", "/metrics").text
+            if metrics.contains(estimated + "\n") { break }
+            usleep(200_000)
+        }
+        #expect(metrics.contains(estimated + "\n"))
+        let rows = metrics.split(separator: "\n").first { $0.hasPrefix(#"ingest_collection_rows{app="shop",collection="WeatherSensor"}"#) }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? 0
+        #expect(abs(rows - 120_035) < 12_000, "estimate \(rows)")
+        #expect(try servers[1].call("GET", "/").text.contains(#"data-estimate="true""#))
         servers.forEach { $0.stop() }
+    }
+
+    @Test("PostgreSQL row counts: exact below the limit, the statistics' estimate above, marked; a column of another type is refused")
+    func postgresCountsAndColumnTypes() throws {
+        let database = try PostgresTestDatabase()
+        var configuration = PostgresSink.Configuration()
+        configuration.exactCountLimit = 100
+        let sink = try PostgresSink(connection: database.url, configuration: configuration)
+        defer { sink.close() }
+        let schema = try Schema(["Big", "Small"].map { name in
+            ObjectSchema(className: name, kind: .asymmetric, properties: [
+                Property(name: "_id", type: .objectId, isPrimaryKey: true), Property(name: "n", type: .int),
+            ])
+        })
+        try sink.migrate(to: schema)
+        #expect(try sink.collectionCounts() == [CollectionRowCount(collection: "Big", count: 0), CollectionRowCount(collection: "Small", count: 0)])
+        for number in UInt64(1)...3 {
+            let objects = (0..<100).map { SinkObject(collection: "Big", document: ["_id": .objectId(.generate()), "n": .int64(Int64($0))]) }
+            _ = try sink.write(objects, receipt: SegmentKey(storeId: .random(), segmentNumber: number)) { _ in [] }
+        }
+        _ = try sink.write([SinkObject(collection: "Small", document: ["_id": .objectId(.generate()), "n": .int32(1)])],
+                           receipt: SegmentKey(storeId: .random(), segmentNumber: 9)) { _ in [] }
+        try analyze(database)
+        let counts = try sink.collectionCounts()
+        #expect(counts.map(\.collection) == ["Big", "Small"])
+        #expect(counts.first?.isEstimate == true && counts.first?.count == 300, "\(counts)")
+        #expect(counts.last == CollectionRowCount(collection: "Small", count: 1, isEstimate: false))
+
+        // A column that exists with another type (left by a schema change, or a
+        // server that crashed while learning) is refused, not written into.
+        let changed = try Schema([ObjectSchema(className: "Small", kind: .asymmetric, properties: [
+            Property(name: "_id", type: .objectId, isPrimaryKey: true), Property(name: "n", type: .string),
+        ])])
+        #expect {
+            try sink.migrate(to: changed)
+        } throws: { error in
+            (error as? SinkError)?.code == .migration && "\(error)".contains("column n of table Small has type bigint")
+        }
     }
 
     @Test("ingest_collection_rows reports what the ClickHouse sink holds, written through another instance",
@@ -202,20 +261,11 @@ struct ScaleOutTests {
         }
     }
 
-    /// Waits (at most 20 s) until the server's gauge and status page show
-    /// `rows` rows of WeatherSensor in app shop.
-    func expectRows(_ rows: Int, on server: IngestTestServer) throws {
-        let line = #"ingest_collection_rows{app="shop",collection="WeatherSensor"} \#(rows)"#
-        let deadline = endToEndNow() + 20
-        var metrics = ""
-        while endToEndNow() < deadline {
-            metrics = try server.call("GET", "/metrics").text
-            if metrics.contains(line + "\n") { break }
-            usleep(200_000)
-        }
-        #expect(metrics.contains(line + "\n"), "\(metrics.split(separator: "\n").filter { $0.contains("collection_rows") })")
-        let page = try server.call("GET", "/").text
-        #expect(page.contains(#"<td class="rows" data-rows="\#(rows)""#), "status page rows")
+    /// Runs ANALYZE on `database` (what autovacuum does by itself after enough writes).
+    func analyze(_ database: PostgresTestDatabase) throws {
+        let connection = try PostgresConnection(database.url)
+        defer { connection.close() }
+        try connection.execute("ANALYZE")
     }
 
     /// A development-mode app `lab` on `sink`, sharing state in `state`.
@@ -228,6 +278,22 @@ struct ScaleOutTests {
         }
         """
     }
+}
+
+/// Waits (at most 20 s) until the server's gauge and status page show
+/// `rows` rows of WeatherSensor in app shop.
+func expectRows(_ rows: Int, on server: IngestTestServer) throws {
+    let line = #"ingest_collection_rows{app="shop",collection="WeatherSensor"} \#(rows)"#
+    let deadline = endToEndNow() + 20
+    var metrics = ""
+    while endToEndNow() < deadline {
+        metrics = try server.call("GET", "/metrics").text
+        if metrics.contains(line + "\n") { break }
+        usleep(200_000)
+    }
+    #expect(metrics.contains(line + "\n"), "\(metrics.split(separator: "\n").filter { $0.contains("collection_rows") })")
+    let page = try server.call("GET", "/").text
+    #expect(page.contains(#"<td class="rows" data-rows="\#(rows)""#), "status page rows")
 }
 
 /// Runs `body(0..<count)` on `count` threads released at the same moment;

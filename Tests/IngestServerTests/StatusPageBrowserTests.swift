@@ -103,8 +103,14 @@ struct StatusPageBrowserTests {
         }
         uploader.start()
         defer { stop.withLock { $0 = true } }
+        // Until the sink's row counts (refreshed every 5 s) include some of them.
         let ready = endToEndNow() + 30
-        while stored.withLock({ $0 }) < 10 && endToEndNow() < ready { usleep(50_000) }
+        while endToEndNow() < ready {
+            let metrics = try server.call("GET", "/metrics").text
+            if let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(#"ingest_collection_rows{app="shop",collection="WeatherSensor"}"#) }),
+               let rows = line.split(separator: " ").last.flatMap({ Int($0) }), rows >= 100 { break }
+            usleep(200_000)
+        }
         #expect(stored.withLock { $0 } >= 10)
 
         let directory = try EndToEndDirectory()
