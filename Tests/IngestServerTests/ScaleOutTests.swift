@@ -47,6 +47,12 @@ struct ScaleOutTests {
             }
             let servers = try startTogether(count, config: sink.serverConfig(cluster: cluster).sharingState(state.url))
             try checkServing(servers)
+            if cluster {
+                // The banner names the cluster.
+                let banner = try String(contentsOfFile: servers[0].directory.path + "/stderr.log", encoding: .utf8)
+                #expect(banner.contains("app shop: sink clickhouse:\(sink.url)/\(sink.name) (cluster ingest_two_shards, 2 shards)"),
+                        "\(banner)")
+            }
             servers.forEach { $0.stop() }
             rounds += 1
         }
