@@ -42,7 +42,7 @@ package final class SinkMonitor: Sendable {
     package func refresh() {
         for app in apps {
             do throws(SinkError) {
-                try app.adoptSharedSchema()
+                try app.adoptSharedSchema(log: log)
             } catch {
                 log?("app \(app.id): cannot read the shared development schema: \(error)")
             }

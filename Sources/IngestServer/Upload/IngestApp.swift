@@ -93,16 +93,7 @@ package final class IngestApp: Sendable {
         return try evolution.withLock { () throws(SinkError) -> Schema in
             let base = schema
             guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return base }
-            do throws(SinkError) {
-                try sink.migrate(to: grown)
-            } catch {
-                if error.isTransient { throw error }
-                // A change the database refuses (e.g. its column limit) must not
-                // fail the upload forever: validate against the old schema, so
-                // the objects that need the change are rejected with reasons.
-                log?("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)")
-                return base
-            }
+            guard try migrateSink(to: grown, log: log) else { return base }
             if let schemaFile, let data = try? grown.jsonData() {
                 // Best effort: the sink already has the columns; a lost file
                 // means the schema is re-learned from the next upload.
@@ -124,13 +115,7 @@ package final class IngestApp: Sendable {
             let learned = try store.learn(appId: id) { (stored: Schema?) throws(SinkError) -> (store: Schema?, result: Schema) in
                 let base = try adoptLocked(stored, log: log)
                 guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return (nil, base) }
-                do throws(SinkError) {
-                    try sink.migrate(to: grown)
-                } catch {
-                    if error.isTransient { throw error }
-                    log?("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)")
-                    return (nil, base)
-                }
+                guard try migrateSink(to: grown, log: log) else { return (nil, base) }
                 current.withLock { $0 = grown }
                 return (grown, grown)
             }
@@ -143,12 +128,12 @@ package final class IngestApp: Sendable {
     /// since the last look (one cheap query when nothing changed) and
     /// migrates the sink for it. ``SinkMonitor`` calls it every few seconds,
     /// so the row counts and the status page list every learned collection.
-    package func adoptSharedSchema() throws(SinkError) {
+    package func adoptSharedSchema(log: (@Sendable (String) -> Void)? = nil) throws(SinkError) {
         guard let sharedSchemas else { return }
         let known = sharedVersion.withLock { $0 }
         guard let stored = try sharedSchemas.load(appId: id, unlessVersion: known) else { return }
         try evolution.withLock { () throws(SinkError) -> Void in
-            _ = try adoptLocked(stored.schema, log: nil)
+            _ = try adoptLocked(stored.schema, log: log)
             sharedVersion.withLock { $0 = max($0 ?? 0, stored.version) }
         }
     }
@@ -160,16 +145,25 @@ package final class IngestApp: Sendable {
         let base = schema
         guard let stored else { return base }
         let merged = SchemaEvolution.merged(base, with: stored.objectSchemas)
-        guard merged != base else { return base }
-        do throws(SinkError) {
-            try sink.migrate(to: merged)
-        } catch {
-            if error.isTransient { throw error }
-            log?("app \(id): the shared development schema cannot be applied to the sink: \(error)")
-            return base
-        }
+        guard merged != base, try migrateSink(to: merged, log: log) else { return base }
         current.withLock { $0 = merged }
         return merged
+    }
+
+    /// Migrates the sink to a grown schema; false when the database refuses
+    /// the change (e.g. its column limit, a column of another type). That
+    /// must not fail uploads forever: it is logged, and validating against
+    /// the schema before it rejects the objects that need it, with reasons.
+    /// A transient failure is thrown (the upload answers 503).
+    private func migrateSink(to grown: Schema, log: (@Sendable (String) -> Void)?) throws(SinkError) -> Bool {
+        do throws(SinkError) {
+            try sink.migrate(to: grown)
+            return true
+        } catch {
+            if error.isTransient { throw error }
+            log?("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)")
+            return false
+        }
     }
 }
 
