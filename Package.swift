@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
         .library(name: "IngestServer", targets: ["IngestServer"]),
+        .library(name: "RealmSync", targets: ["RealmSync"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
         .executable(name: "WeatherStation", targets: ["WeatherStation"]),
@@ -50,6 +51,10 @@ let package = Package(
         // ObjectId, Decimal128, schema, the segment file
         .target(name: "IngestCore", dependencies: ["IngestSupport", "CCrypto"]),
 
+        // MARK: Realm's sync protocol: WebSocket frames, sync messages,
+        // changesets, and the documents a changeset creates (transport-free)
+        .target(name: "RealmSync", dependencies: ["IngestCore", "IngestSupport"]),
+
         // MARK: Client SDK: object model, realms, segment store, sync
         .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
 
@@ -81,6 +86,8 @@ let package = Package(
             path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport"]),
+        // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
+        .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore", "IngestSupport"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],
