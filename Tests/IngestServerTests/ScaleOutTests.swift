@@ -44,6 +44,11 @@ struct ScaleOutTests {
                 for shard in ["ingest_shard1", "ingest_shard2"] {
                     _ = try sink.client.execute("DROP TABLE IF EXISTS \(shard).WeatherSensor")
                 }
+            } else {
+                // A table from an older schema: every server adds the same columns at once.
+                _ = try sink.client.execute("CREATE DATABASE \(sink.name)")
+                _ = try sink.client.execute("CREATE TABLE \(sink.name).WeatherSensor (_id FixedString(12), "
+                                            + "_ingested_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree ORDER BY _id")
             }
             let servers = try startTogether(count, config: sink.serverConfig(cluster: cluster).sharingState(state.url))
             try checkServing(servers)

@@ -260,20 +260,26 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         try Self.tolerating(Self.alreadyExists) { () throws(ClickHouseError) in
             try client.execute("CREATE TABLE IF NOT EXISTS \(Self.quoted(database)).\(Self.quoted(name)) (\(body)) \(engine)")
         }
-        let existing = Set(try client.query(
-            "SELECT name FROM system.columns WHERE database = \(Self.stringLiteral(database)) AND table = \(Self.stringLiteral(name))"
-        ).split(separator: "\n").map(String.init))
-        for column in columns where !existing.contains(column.name) {
-            try Self.tolerating([Self.columnExists]) { () throws(ClickHouseError) in
+        func existing() throws(ClickHouseError) -> Set<String> {
+            Set(try client.query(
+                "SELECT name FROM system.columns WHERE database = \(Self.stringLiteral(database)) AND table = \(Self.stringLiteral(name))"
+            ).split(separator: "\n").map(String.init))
+        }
+        let before = try existing()
+        for column in columns where !before.contains(column.name) {
+            do throws(ClickHouseError) {
                 try client.execute("ALTER TABLE \(Self.quoted(database)).\(Self.quoted(name)) ADD COLUMN \(definition(column))")
+            } catch where error.serverCode == Self.illegalColumn {
+                // "column with this name already exists" if another server added it meanwhile.
+                guard try existing().contains(column.name) else { throw error }
             }
         }
     }
 
     /// ClickHouse's codes for a table (57) or database (82) that exists already.
     static let alreadyExists: Set<Int> = [57, 82]
-    /// ClickHouse's code for `ADD COLUMN` of a column that exists (44, ILLEGAL_COLUMN).
-    static let columnExists = 44
+    /// ClickHouse's ILLEGAL_COLUMN (44), which `ADD COLUMN` of an existing column raises.
+    static let illegalColumn = 44
 
     /// Runs `statement`; a server exception with one of `codes` counts as success.
     static func tolerating(_ codes: Set<Int>, _ statement: () throws(ClickHouseError) -> Void) throws(ClickHouseError) {
