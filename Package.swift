@@ -92,9 +92,11 @@ let package = Package(
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],
             path: "Tests/Support/sync-client-child"),
+        // The seed page's program: its code exactly, but for `import DataIngest`.
+        .executableTarget(name: "seed-program", dependencies: ["DataIngest"], path: "Tests/Support/seed-program"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
+            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CSQLite", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "ingest-server"]),

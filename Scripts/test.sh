@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 source Scripts/common.sh
 
 ensure_packages "${BUILD_PACKAGES[@]}" curl python3 sqlite3 openssl gzip
+ensure_packages "${POWER_PACKAGES[@]}"
 use_vendor_mirrors
+# The OpenAPI description's test runs schemathesis (from PyPI).
+ensure_schemathesis
 
 # The services the sink tests need: PostgreSQL and ClickHouse on 127.0.0.1,
 # stopped by PID when this script exits (Scripts/common.sh).

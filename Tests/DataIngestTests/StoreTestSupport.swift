@@ -16,6 +16,11 @@ final class StoreTempDirectory {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
+    /// Takes over an existing directory (removed when the test ends).
+    init(adopting path: String) {
+        self.path = path
+    }
+
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     func sub(_ name: String) -> String { path + "/" + name }

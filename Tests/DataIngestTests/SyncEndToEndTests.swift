@@ -16,18 +16,7 @@ import IngestSupport
         let directory = try SyncDirectory()
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
-        child.arguments = ["seed"]
-        child.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        var environment = ProcessInfo.processInfo.environment
-        environment["APP_ID"] = appId
-        environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
-        environment["DATAINGEST_METADATA_DIRECTORY"] = nil
-        child.environment = environment
-        let out = Pipe()
-        child.standardOutput = out
-        try child.run()
+        let (child, out) = try startSyncClientChild(["seed"], in: directory.path, server: server, appId: appId)
         let line = try readLine(out.fileHandleForReading.fileDescriptor, timeout: 60)
         _ = eventually(timeout: 20) { !child.isRunning }
         if child.isRunning { kill(child.processIdentifier, SIGKILL) }
@@ -110,19 +99,7 @@ import IngestSupport
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         func child(_ arguments: [String]) throws -> (Process, Pipe) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-            var environment = ProcessInfo.processInfo.environment
-            environment["APP_ID"] = appId
-            environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
-            environment["DATAINGEST_METADATA_DIRECTORY"] = nil
-            process.environment = environment
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            return (process, out)
+            try startSyncClientChild(arguments, in: directory.path, server: server, appId: appId)
         }
         // The first child commits up to 60,000 readings in transactions of 50, 5 ms apart, and is killed mid-stream.
         let (first, firstOut) = try child(["stream", "60000", "50", "5000"])

@@ -299,3 +299,24 @@ func eventually(timeout: Double, _ condition: () throws -> Bool) rethrows -> Boo
     }
     return try condition()
 }
+
+/// Starts `sync-client-child` with `arguments` in `directory`, against
+/// `server`'s app `appId` (App.Configuration's defaults: the base URL from the
+/// environment, the metadata in the current directory); its standard output
+/// is the returned pipe.
+func startSyncClientChild(_ arguments: [String], in directory: String, server: SyncTestServer,
+                          appId: String) throws -> (Process, Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    var environment = ProcessInfo.processInfo.environment
+    environment["APP_ID"] = appId
+    environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
+    environment["DATAINGEST_METADATA_DIRECTORY"] = nil
+    process.environment = environment
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    return (process, out)
+}

@@ -90,10 +90,13 @@ import IngestSupport
         let appOne = AccessTokenCodec(appId: "app-one", secret: secret)
         let appTwo = AccessTokenCodec(appId: "app-two", secret: Array("a different secret for app two, 32+ bytes".utf8))
         let token = appOne.issue(userId: "u", deviceId: "d", now: now)
+        // The signature comes first: to app two's codec alone the token is
+        // unsigned, whatever its aud says (AuthService tells another app's
+        // genuine token apart: AuthTokenOrderTests).
         let error = #expect(throws: AuthError.self) { try appTwo.verify(token, now: now) }
-        #expect(error?.code == .wrongApp)
-        #expect(error?.httpStatus == 403)
-        // Even with a shared secret, the audience scopes the token.
+        #expect(error?.code == .invalidToken)
+        #expect(error?.httpStatus == 401)
+        // With a shared secret, the audience scopes the token.
         let sharedSecret = AccessTokenCodec(appId: "app-two", secret: secret)
         #expect((#expect(throws: AuthError.self) { try sharedSecret.verify(token, now: now) })?.code == .wrongApp)
     }

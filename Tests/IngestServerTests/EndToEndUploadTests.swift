@@ -224,6 +224,12 @@ struct EndToEndUploadTests {
         let forged = AccessTokenCodec(appId: "shop", secret: Array("another-secret-another-secret-another-secret".utf8))
             .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb", now: Int64(Date().timeIntervalSince1970))
         expect(try server.upload(app: "shop", token: forged, body: body), 401, "invalid_token")
+        // Forged, naming another app or none that exists: still unsigned, 401 (not a permanent 403).
+        for audience in ["other", "no-such-app"] {
+            let forgedScope = AccessTokenCodec(appId: audience, secret: Array("another-secret-another-secret-another-secret".utf8))
+                .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb", now: Int64(Date().timeIntervalSince1970))
+            expect(try server.upload(app: "shop", token: forgedScope, body: body), 401, "invalid_token")
+        }
         let expired = AccessTokenCodec(appId: "shop", secret: Array(IngestTestServer.shopSecret.utf8), lifetimeSeconds: 60)
             .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb",
                    now: Int64(Date().timeIntervalSince1970) - 3600)

@@ -181,6 +181,13 @@ final class LocalRealmStore {
         }
     }
 
+    /// Stops managing every object (``Realm/invalidate()``; outside a write
+    /// transaction): they keep their values, later changes are not saved.
+    func forgetManagedObjects() {
+        managed.removeAll()
+        deletedInTransaction.removeAll()
+    }
+
     /// The number of live managed objects (for tests and diagnostics).
     var managedCount: Int { managed.values.filter { $0.object != nil }.count }
 

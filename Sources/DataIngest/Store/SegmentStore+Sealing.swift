@@ -51,12 +51,12 @@ extension SegmentStore {
         }
         let finalPath = "\(directory)/\(Self.fileName(segment.number)).seg.gz"
         let temporary = finalPath + ".tmp"
-        unlink(temporary)
+        _ = fs.unlink(temporary)
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating a sealed segment", path: temporary, errno: errno) }
         var succeeded = false
         defer {
-            if !succeeded { unlink(temporary) }
+            if !succeeded { _ = fs.unlink(temporary) }
         }
         do {
             defer { Glibc.close(fd) }
@@ -118,7 +118,7 @@ extension SegmentStore {
             // (recovery prefers a verified sealed file and deletes the active one).
             throw SegmentStoreError.io("syncing the store directory", path: directory, errno: -rc)
         }
-        unlink(segment.path)
+        _ = fs.unlink(segment.path)
         var info = stat()
         stat(finalPath, &info)
         return PendingSegment(

@@ -25,8 +25,9 @@ extension SegmentStore {
                 throw SegmentStoreError(code: .unknownSegment, message: "segment \(number) is not pending (acknowledged, dropped or quarantined already)", path: directory)
             }
             let segment = sealed[index]
-            if unlink(segment.path) != 0 && errno != ENOENT {
-                throw SegmentStoreError.io("deleting an acknowledged segment", path: segment.path, errno: errno)
+            let rc = fs.unlink(segment.path)
+            if rc != 0 && rc != -ENOENT {
+                throw SegmentStoreError.io("deleting an acknowledged segment", path: segment.path, errno: -rc)
             }
             sealed.remove(at: index)
             sealedBytesTotal -= segment.byteCount
@@ -79,7 +80,7 @@ extension SegmentStore {
         }
         try writeReport(report, name: "\(name).report.json")
         try removeSealedLocked(number: number)
-        unlink(segment.path)
+        _ = fs.unlink(segment.path)
         monitor.withLock {
             countersSinceOpen.quarantinedSegments += 1
             countersSinceOpen.quarantinedObjects += report.rejections.count
@@ -123,7 +124,7 @@ extension SegmentStore {
     func dropOldestLocked() {
         let segment = sealed.removeFirst()
         sealedBytesTotal -= segment.byteCount
-        unlink(segment.path)
+        _ = fs.unlink(segment.path)
         countersSinceOpen.droppedSegments += 1
         countersSinceOpen.droppedObjects += segment.recordCount
         countersSinceOpen.droppedBytes += segment.byteCount
@@ -169,7 +170,7 @@ extension SegmentStore {
                     try writer.commit(transactionNumber: 0)
                 }
             }
-            if report.salvagedRecords > 0 { report.recordsFile = salvagePath } else { unlink(salvagePath) }
+            if report.salvagedRecords > 0 { report.recordsFile = salvagePath } else { _ = fs.unlink(salvagePath) }
         }
         try? writeReport(report, name: "\(name).report.json")
         monitor.withLock {
@@ -206,7 +207,7 @@ extension SegmentStore {
             failure = -fs.fsync(fd)
         } catch {
             Glibc.close(fd)
-            unlink(temporary)
+            _ = fs.unlink(temporary)
             throw error
         }
         Glibc.close(fd)
@@ -220,7 +221,7 @@ extension SegmentStore {
             }
         }
         if failure != 0 {
-            unlink(temporary)
+            _ = fs.unlink(temporary)
             throw SegmentStoreError.io("saving a quarantine file", path: path, errno: failure)
         }
     }

@@ -473,38 +473,23 @@ public final class SegmentStore: @unchecked Sendable {
         var rc = 0
         for (i, pending) in batch.enumerated() {
             let skip = offset == segment.size ? 1 : 0  // the group's first byte is written last
-            rc = pending.bytes.withUnsafeBytes { Self.pwriteAll(segment.fd, UnsafeRawBufferPointer(rebasing: $0[skip...]), at: offset + skip) }
+            rc = pending.bytes.withUnsafeBytes { fs.pwriteAll(segment.fd, UnsafeRawBufferPointer(rebasing: $0[skip...]), at: offset + skip) }
             if rc != 0 { break }
             offset += pending.bytes.count
             writeBuffer.removeAll(keepingCapacity: true)
             SegmentFormat.appendCommit(
                 transactionNumber: segment.number << 32 | UInt64(outcome.firstIndex + i),
                 recordCount: pending.recordCount, to: &writeBuffer)
-            rc = writeBuffer.withUnsafeBytes { Self.pwriteAll(segment.fd, $0, at: offset) }
+            rc = writeBuffer.withUnsafeBytes { fs.pwriteAll(segment.fd, $0, at: offset) }
             if rc != 0 { break }
             offset += SegmentFormat.commitFrameSize
         }
         if rc == 0 {
             var first = batch[0].bytes[0]
-            rc = withUnsafeBytes(of: &first) { Self.pwriteAll(segment.fd, $0, at: segment.size) }
+            rc = withUnsafeBytes(of: &first) { fs.pwriteAll(segment.fd, $0, at: segment.size) }
         }
         // A failure zeroes (unpublishes) the group through the mapping.
         return finishWrite(rc: rc, written: batchBytes, segment: segment, outcome: outcome)
-    }
-
-    /// `pwrite(2)` of all of `bytes` at `offset`; 0 or `-errno`.
-    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                return -Int(errno)
-            }
-            if n == 0 { return -Int(EIO) }
-            done += n
-        }
-        return 0
     }
 
     /// Makes the mapped `segment` hold bytes up to `end`: extends the file with
@@ -531,8 +516,7 @@ public final class SegmentStore: @unchecked Sendable {
         // a segment normally never needs a second mapping.
         let length = max(segment.allocated, 2 * segment.mappedLength,
                          Self.roundUpToPage(configuration.maxSegmentBytes) + max(preallocationStep, Self.pageSize))
-        guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, segment.fd, 0),
-              address != UnsafeMutableRawPointer(bitPattern: -1) else {
+        guard let address = fs.map(segment.fd, length: length) else {
             throw SegmentStoreError.io("mapping the active segment into memory", path: segment.path, errno: errno)
         }
         segment.unmap()
@@ -677,7 +661,7 @@ public final class SegmentStore: @unchecked Sendable {
         if current.transactionCount > 0 {
             sealQueue.append(current)
         } else {
-            unlink(current.path)
+            _ = fs.unlink(current.path)
         }
         monitor.broadcast(.sealer)
     }
@@ -709,14 +693,14 @@ public final class SegmentStore: @unchecked Sendable {
                 cipher = newCipher
             } catch {
                 Glibc.close(fd)
-                unlink(path)
+                _ = fs.unlink(path)
                 throw SegmentStoreError(code: .io, message: "encrypting the active segment's header failed: \(error)", path: path)
             }
         }
         let rc = header.withUnsafeBytes { fs.writeAll(fd, $0) }
         guard rc == 0 else {
             Glibc.close(fd)
-            unlink(path)
+            _ = fs.unlink(path)
             throw SegmentStoreError.io("writing the active segment's header", path: path, errno: Int32(-rc))
         }
         let segment = ActiveSegment(number: number, path: path, fd: fd, size: header.count, cipher: cipher)
@@ -725,7 +709,7 @@ public final class SegmentStore: @unchecked Sendable {
             do {
                 try reserveMapped(segment, through: header.count + firstBatchBytes)
             } catch {
-                unlink(path)  // the segment's deinit closes the descriptor
+                _ = fs.unlink(path)  // the segment's deinit closes the descriptor
                 throw error
             }
         }

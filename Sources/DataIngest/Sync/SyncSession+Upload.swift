@@ -80,7 +80,10 @@ extension SyncSession {
             do {
                 response = try await app.transport.send(request)
             } catch {
-                box.withLock { $0.connection = .disconnected }
+                box.withLock {
+                    $0.connection = .disconnected
+                    $0.transportFailures += 1
+                }
                 await pause(backoff.next())
                 continue
             }
@@ -116,11 +119,14 @@ extension SyncSession {
                 return !state.invalidSession
             }
             if first && error.code == .invalidSession {
-                report(SyncError(.invalidSession, "the server refused the refresh token of user \(user?.id ?? "?"): \(error.message); log the user in again, the data waits on disk", httpStatus: error.httpStatus, serverCode: error.serverCode))
+                report(SyncError(.invalidSession, "the server refused to authenticate user \(user?.id ?? "?"): \(error.message); log the user in again, the data waits on disk", httpStatus: error.httpStatus, serverCode: error.serverCode))
             }
             await pause(configuration.maximumBackoff)
         } else {
-            box.withLock { $0.connection = .disconnected }
+            box.withLock {
+                $0.connection = .disconnected
+                $0.transportFailures += 1
+            }
             await pause(backoff.next())
         }
     }

@@ -41,6 +41,9 @@ public final class SyncSession: @unchecked Sendable {
         /// recorded, reported and notified, so `wait` returns after all three.
         var uploading: Set<UInt64> = []
         var reportedOpenError: String?
+        /// Requests (uploads, token refreshes, logins) that got no answer;
+        /// the exit grace period stops waiting when it grows.
+        var transportFailures = 0
     }
 
     /// The user's segment store directory.
@@ -83,6 +86,7 @@ public final class SyncSession: @unchecked Sendable {
     public var storeCounters: StoreCounters? { box.withLock { $0.store }?.counters }
 
     var isRunning: Bool { box.withLock { $0.running } }
+    var transportFailures: Int { box.withLock { $0.transportFailures } }
     var acknowledgedObjects: Int { box.withLock { $0.acknowledgedObjects } }
 
     /// Stops uploading until ``resume()``; commits still go to disk.

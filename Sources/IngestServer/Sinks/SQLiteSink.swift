@@ -83,8 +83,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try? PrivateFiles.makeDirectory(directory)   // 0700, like the state directory
         }
+        // Created 0600 before SQLite opens it: SQLite gives -wal and -shm its mode.
+        try? PrivateFiles.createFile(path)
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let handle else {

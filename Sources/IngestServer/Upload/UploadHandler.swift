@@ -102,6 +102,7 @@ package final class UploadHandler: Sendable {
             app.activity.recordReplay(key: key, claims: claims)
             return replay(stored, appId: appId)
         }
+        if let schemaError = segment.schemaError { throw schemaError }
         return try ingest(segment, key: key, into: app, claims: claims)
     }
 
