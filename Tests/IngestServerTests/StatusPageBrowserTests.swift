@@ -30,30 +30,16 @@ enum HeadlessChromium {
 
     private static func run(_ arguments: [String], budgetMilliseconds: Int, in directory: EndToEndDirectory) throws -> String {
         guard let binary else { throw EndToEndError("\(skipReason)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
         // --no-sandbox: the tests run as root in CI; the page is our own.
-        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                             "--disable-extensions", "--user-data-dir=\(directory.path)/chromium-profile",
-                             "--virtual-time-budget=\(budgetMilliseconds)"] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = "/dev/null"
-        process.environment = environment
-        let outputPath = directory.path + "/chromium.out"
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = endToEndNow() + 90
-        while process.isRunning && endToEndNow() < deadline { usleep(50_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw EndToEndError("chromium did not finish within 90 s")
-        }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw EndToEndError("chromium exited with \(process.terminationStatus)") }
-        return try String(contentsOfFile: outputPath, encoding: .utf8)
+        let chromium = try ChildProcess.run(
+            binary, ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                     "--disable-extensions", "--user-data-dir=\(directory.path)/chromium-profile",
+                     "--virtual-time-budget=\(budgetMilliseconds)"] + arguments,
+            environment: ["DBUS_SESSION_BUS_ADDRESS": "/dev/null"], in: directory, name: "chromium", timeout: 90,
+            mergingErrors: false)
+        guard !chromium.timedOut else { throw EndToEndError("chromium did not finish within 90 s") }
+        guard chromium.status == 0 else { throw EndToEndError("chromium exited with \(chromium.status)") }
+        return chromium.output
     }
 }
 
