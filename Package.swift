@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "RealmSync", dependencies: ["IngestCore", "IngestSupport"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
-        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
+        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib", "CLinux"]),
 
         // MARK: HTTP/1.1 server: parser, event loop, router, connections
         .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux", .product(name: "Logging", package: "swift-log")]),
@@ -93,12 +93,15 @@ let package = Package(
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
+        // What the test targets share: temporary directories, the
+        // ingest-server launcher, clocks, seeded randomness, CI requirements.
+        .target(name: "IngestTestSupport", path: "Tests/Support/IngestTestSupport"),
         // A child process the segment store's crash tests start and kill -9.
         .executableTarget(
             name: "store-crash-child", dependencies: ["DataIngest"],
             path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
-        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport"]),
+        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport", "IngestTestSupport"]),
         // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
         .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore", "IngestSupport"]),
         // A client process the sync tests start (the seed's code) and kill -9.
@@ -109,18 +112,21 @@ let package = Package(
         .executableTarget(name: "seed-program", dependencies: ["DataIngest"], path: "Tests/Support/seed-program"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CSQLite", "CCrypto"]),
+            dependencies: ["DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CSQLite", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "ingest-server"]),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server"]),
         // The HTTP layer in process and against a real ingest-server process.
         .testTarget(
             name: "IngestHTTPTests",
-            dependencies: ["IngestHTTP", "IngestSupport", "ingest-server", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite"]),
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite", "IngestTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import IngestTestSupport
 @testable import DataIngest
 import IngestSupport
 
@@ -9,7 +10,7 @@ import IngestSupport
 /// folder kept) and uploads; a restarted app finds the same user.
 @Suite(.serialized) struct OfflineFirstStartTests {
     @Test func aUserCreatedOfflineLogsInAndUploadsWhenTheServerAnswers() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         server.kill9()
@@ -44,7 +45,7 @@ import IngestSupport
     }
 
     @Test func otherCredentialsStillNeedTheServer() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         server.kill9()

@@ -1,15 +1,16 @@
 import Foundation
 import Testing
+import IngestTestSupport
 @testable import DataIngest
 
 /// Issue 18 ("Docs/Porting.md"): `Object(value:)` and `Realm.invalidate()`,
 /// which RealmSwift code uses and which had no reason to be missing.
 @Suite struct PortingTests {
-    let directory: LocalStoreDirectory
+    let directory: TemporaryDirectory
     let realm: Realm
 
     init() throws {
-        directory = try LocalStoreDirectory()
+        directory = try TemporaryDirectory("local")
         realm = try Realm(configuration: Realm.Configuration(
             fileURL: directory.file("porting.realm"), objectTypes: [LRTask.self, LRPerson.self, LRNote.self]))
     }

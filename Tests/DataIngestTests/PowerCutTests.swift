@@ -4,6 +4,7 @@ import IngestCore
 @testable import DataIngest
 #if canImport(Glibc)
 import Glibc
+import IngestTestSupport
 #endif
 
 /// Power loss, proven by cutting a virtual machine's power
@@ -84,10 +85,10 @@ import Glibc
     @Test func powerCutsLoseOnlyWhatDurabilityAllows() throws {
         guard Self.enabled("PowerCutTests") else { return }
         let settings = Settings.fromEnvironment()
-        let dir = try StoreTempDirectory("power")
+        let dir = try TemporaryDirectory("power")
         let script = try Self.copyScript(into: dir.path)
         // The guest is built from the crash child next to this test binary.
-        let (built, output) = Self.run([script, "build", dir.sub("guest"), StoreCheck.childPath])
+        let (built, output) = Self.run([script, "build", dir.path("guest"), StoreCheck.childPath])
         try #require(built == 0, "building the guest failed: \(output.suffix(2000))")
         let deadline = Date().addingTimeInterval(settings.seconds)
         var summaries: [PowerRun.Summary] = []
@@ -95,10 +96,10 @@ import Glibc
         var runs: [PowerRun] = []
         for fileSystem in settings.fileSystems {
             for level in settings.levels {
-                let disk = dir.sub("\(fileSystem)-\(level).img")
+                let disk = dir.path("\(fileSystem)-\(level).img")
                 let (made, text) = Self.run([script, "disk", disk, fileSystem, "320"])
                 try #require(made == 0, "making the \(fileSystem) disk failed: \(text)")
-                runs.append(PowerRun(script: script, guest: dir.sub("guest"), disk: disk, fileSystem: fileSystem, level: level, seed: UInt64.random(in: 0...UInt64.max)))
+                runs.append(PowerRun(script: script, guest: dir.path("guest"), disk: disk, fileSystem: fileSystem, level: level, seed: UInt64.random(in: 0...UInt64.max)))
             }
         }
         for cut in 0..<settings.cuts {
@@ -127,7 +128,7 @@ final class PowerRun {
     let disk: String
     let fileSystem: String
     let level: String
-    var random: SoakRandom
+    var random: SplitMix64
 
     struct Committed {
         let id: Int64
@@ -156,16 +157,10 @@ final class PowerRun {
         self.disk = disk
         self.fileSystem = fileSystem
         self.level = level
-        self.random = SoakRandom(seed: seed)
+        self.random = SplitMix64(seed: seed)
     }
 
     var name: String { "\(fileSystem) \(level)" }
-
-    static func now() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-    }
 
     /// Boots the guest once. With `cut`, kills qemu at a random instant: while
     /// the store recovers, at a random time after open, or right after the
@@ -190,7 +185,7 @@ final class PowerRun {
         let plan = random.next() % 3
         let commitsBeforeCut = Int(random.next() % 3000) + 1
         let delay = Double(random.next() % 1500) / 1000
-        let start = Self.now()
+        let start = monotonicNow()
         var opened: Double?
         var began: Double?
         var killedAt: Double?
@@ -204,11 +199,11 @@ final class PowerRun {
         func cutPower(_ reason: String) {
             guard killedAt == nil else { return }
             kill(pid, SIGKILL)
-            killedAt = Self.now()
+            killedAt = monotonicNow()
             kinds[reason, default: 0] += 1
         }
         while !ended {
-            let now = Self.now()
+            let now = monotonicNow()
             if now > limit {
                 failures.append("boot \(index): no end within \(Int(limit - start)) s (began: \(began != nil), opened: \(opened != nil))")
                 cutPower("timeout")
@@ -225,7 +220,7 @@ final class PowerRun {
             let n = read(fd, &chunk, chunk.count)
             if n <= 0 { ended = true }
             if n > 0 { buffer.append(contentsOf: chunk[..<n]) }
-            let arrived = Self.now()
+            let arrived = monotonicNow()
             while let newline = buffer.firstIndex(of: 0x0A) {
                 let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
                     .trimmingCharacters(in: .whitespacesAndNewlines)

@@ -4,6 +4,7 @@ import IngestCore
 @testable import DataIngest
 #if canImport(Glibc)
 import Glibc
+import IngestTestSupport
 #endif
 
 /// A file system that records every change the store makes through its seam
@@ -281,7 +282,7 @@ final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
     /// Writes into `directory` the files a power cut at `points[index]` could
     /// leave: a metadata prefix of `metadataLength` (clamped to what is
     /// allowed), each unsynced sector chosen by `choice`.
-    func materialize(point index: Int, metadataLength: Int?, choice: Choice, random: inout SoakRandom, into directory: String) throws {
+    func materialize(point index: Int, metadataLength: Int?, choice: Choice, random: inout SplitMix64, into directory: String) throws {
         let point = lock.withLock { points[index] }
         let log = lock.withLock { Array(metadata[..<point.metadataCount]) }
         let length = min(max(metadataLength ?? point.metadataCount, point.metadataFloor), point.metadataCount)

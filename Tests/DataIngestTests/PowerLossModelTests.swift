@@ -4,6 +4,7 @@ import IngestCore
 @testable import DataIngest
 #if canImport(Glibc)
 import Glibc
+import IngestTestSupport
 #endif
 
 /// The model check of power loss (Docs/Reliability.md, "Power loss"): a run
@@ -38,13 +39,13 @@ import Glibc
     ]
 
     /// A scratch directory on tmpfs where there is one (syncs cost nothing there).
-    static func scratch(_ name: String) throws -> StoreTempDirectory {
+    static func scratch(_ name: String) throws -> TemporaryDirectory {
         if FileManager.default.fileExists(atPath: "/dev/shm") {
             let path = "/dev/shm/\(name)-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            return StoreTempDirectory(adopting: path)
+            return TemporaryDirectory(adopting: path)
         }
-        return try StoreTempDirectory(name)
+        return try TemporaryDirectory(name)
     }
 
     static func configuration(_ directory: String, _ variant: Variant, fileSystem: (any StoreFileSystem)? = nil) -> SegmentStore.Configuration {
@@ -194,7 +195,7 @@ import Glibc
         let randomStates = environment["INGEST_POWER_MODEL_RANDOM"].flatMap(Int.init) ?? 1
         let seed = environment["INGEST_POWER_MODEL_SEED"].flatMap(UInt64.init) ?? UInt64(variant.name.utf8.count)
         let dir = try Self.scratch("power-model")
-        let storePath = dir.sub("store")
+        let storePath = dir.path("store")
         try FileManager.default.createDirectory(atPath: storePath, withIntermediateDirectories: true)
         let recorder = RecordingFileSystem(root: storePath)
         let run = try Self.record(variant, in: storePath, recorder)
@@ -212,7 +213,7 @@ import Glibc
             }
         }
         let points = recorder.pointCount
-        var random = SoakRandom(seed: 0x5EED_0000 &+ seed)
+        var random = SplitMix64(seed: 0x5EED_0000 &+ seed)
         var states = 0
         var failures: [String] = []
         var index = 0
@@ -230,7 +231,7 @@ import Glibc
                 cases.append((floor + Int(random.next() % UInt64(count - floor + 1)), .strict))
             }
             for (k, (length, choice)) in cases.enumerated() {
-                let target = dir.sub("state-\(index)-\(k)")
+                let target = dir.path("state-\(index)-\(k)")
                 try recorder.materialize(point: index, metadataLength: length, choice: choice, random: &random, into: target)
                 let problems = Self.check(target, point: index, run: run, required: required, variant: variant, reopen: k >= 2)
                 states += 1
@@ -270,13 +271,13 @@ import Glibc
     /// quarantined the tail as `damagedActive`. It is an unsynced tail: cut
     /// back to the last whole transaction, no report.
     @Test func aGroupTornAtASectorBoundaryIsCutNotQuarantined() throws {
-        let dir = try StoreTempDirectory("torn-sector")
-        var configuration = SegmentStore.Configuration(directory: dir.sub("store"))
+        let dir = try TemporaryDirectory("torn-sector")
+        var configuration = SegmentStore.Configuration(directory: dir.path("store"))
         configuration.durability = .none
         configuration.preallocationBytes = 64 << 10
         let store = try SegmentStore.open(configuration)
         for id in 0..<40 { try TxDocument.commit(store, id: Int64(id)) }
-        let (name, bytes) = try Self.activeFile(dir.sub("store"))
+        let (name, bytes) = try Self.activeFile(dir.path("store"))
         try store.close()
         let ends = try Self.commitEnds(bytes)
         // The first transaction that crosses a sector boundary.
@@ -292,7 +293,7 @@ import Glibc
                 cut[boundary + 1] ^= 0xFF  // real damage inside the same transaction
                 for i in ends[index]..<cut.count { cut[i] = 0 }
             }
-            let caseDir = dir.sub("case-\(variant)")
+            let caseDir = dir.path("case-\(variant)")
             try FileManager.default.createDirectory(atPath: caseDir, withIntermediateDirectories: true)
             try Data(cut).write(to: URL(fileURLWithPath: caseDir + "/" + name))
             let recovered = try SegmentStore.open(SegmentStore.Configuration(directory: caseDir))
@@ -311,20 +312,20 @@ import Glibc
     /// active file whose size reached the disk without its last block's bytes
     /// ends in zeros where a block header belongs; recovery quarantined it.
     @Test func anEncryptedBlockThatNeverReachedTheDiskIsCutNotQuarantined() throws {
-        let dir = try StoreTempDirectory("torn-encrypted")
+        let dir = try TemporaryDirectory("torn-encrypted")
         let key = Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 3) })
-        var configuration = SegmentStore.Configuration(directory: dir.sub("store"))
+        var configuration = SegmentStore.Configuration(directory: dir.path("store"))
         configuration.durability = .none
         configuration.encryptionKey = key
         let store = try SegmentStore.open(configuration)
         for id in 0..<6 { try TxDocument.commit(store, id: Int64(id)) }
-        let (name, bytes) = try Self.activeFile(dir.sub("store"))
+        let (name, bytes) = try Self.activeFile(dir.path("store"))
         try store.close()
         // Two more blocks' worth of zeros after the last whole block.
-        let caseDir = dir.sub("case")
+        let caseDir = dir.path("case")
         try FileManager.default.createDirectory(atPath: caseDir, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: dir.sub("store/KEY_CHECK"), toPath: caseDir + "/KEY_CHECK")
-        try FileManager.default.copyItem(atPath: dir.sub("store/STORE_ID"), toPath: caseDir + "/STORE_ID")
+        try FileManager.default.copyItem(atPath: dir.path("store/KEY_CHECK"), toPath: caseDir + "/KEY_CHECK")
+        try FileManager.default.copyItem(atPath: dir.path("store/STORE_ID"), toPath: caseDir + "/STORE_ID")
         try Data(bytes + [UInt8](repeating: 0, count: 100)).write(to: URL(fileURLWithPath: caseDir + "/" + name))
         var reopened = SegmentStore.Configuration(directory: caseDir)
         reopened.encryptionKey = key
@@ -343,11 +344,11 @@ import Glibc
 /// new access token.
 @Suite(.serialized) struct MetadataPowerLossTests {
     @Test func aLoggedInUserSurvivesEveryCrashState() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let scratch = try PowerLossModelTests.scratch("power-metadata")
-        let root = scratch.sub("metadata")
+        let root = scratch.path("metadata")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let recorder = RecordingFileSystem(root: root)
         let app = makeTestApp(id: appId, server: server, directory: scratch.path) { configuration in
@@ -367,14 +368,14 @@ import Glibc
         let loggingOut = recorder.pointCount - 1
         _ = try await user.logOut()
         let points = recorder.pointCount
-        var random = SoakRandom(seed: 0xAB)
+        var random = SplitMix64(seed: 0xAB)
         var failures: [String] = []
         var states = 0
         for index in 0..<points where failures.count < 10 {
             let (floor, count) = recorder.bounds(of: index)
             for (length, choice) in [(floor, RecordingFileSystem.Choice.synced), (count, .latest),
                                      (floor + Int(random.next() % UInt64(count - floor + 1)), .strict)] {
-                let target = scratch.sub("state-\(index)")
+                let target = scratch.path("state-\(index)")
                 try recorder.materialize(point: index, metadataLength: length, choice: choice, random: &random, into: target)
                 let records = UserRecordStore(appDirectory: target + "/" + App.directoryName(appId))
                 let record = records.loadAll().first { $0.id == user.id }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import IngestTestSupport
 @testable import DataIngest
 import IngestSupport
 
@@ -38,12 +39,12 @@ import IngestSupport
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         child.standardOutput = FileHandle(forWritingAtPath: outputPath)
         child.standardError = child.standardOutput
-        let started = syncNow()
+        let started = monotonicNow()
         try child.run()
         _ = eventually(timeout: timeout) { !child.isRunning }
         if child.isRunning { kill(child.processIdentifier, SIGKILL) }
         child.waitUntilExit()
-        let seconds = syncNow() - started
+        let seconds = monotonicNow() - started
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         return Run(status: child.terminationStatus, seconds: seconds, output: output)
     }
@@ -60,7 +61,7 @@ import IngestSupport
     }
 
     @Test func theSeedsProgramDeliversItsObjectWhenMainReturns() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let run = try runSeedProgram(in: directory.path, appId: appId, baseURL: server.baseURL)
@@ -74,7 +75,7 @@ import IngestSupport
     }
 
     @Test func aLaterRunUploadsWhatARunWithoutGracePeriodLeft() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         // Zero opts out: the object stays on disk, nothing waits at exit.
@@ -90,7 +91,7 @@ import IngestSupport
     }
 
     @Test func aFirstStartWithoutServerRecordsAndTheNextRunDelivers() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         server.kill9()  // nothing listens on its port now
@@ -136,7 +137,7 @@ import IngestSupport
 /// leaves nothing a later run misreads.
 @Suite(.serialized) struct ExitWhileSealingTests {
     @Test func aLaterRunDeliversEverythingOnceAfterAnExitInTheMiddleOfASeal() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         func child(_ arguments: [String]) throws -> (status: Int32, output: String) {

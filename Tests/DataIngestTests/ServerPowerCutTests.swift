@@ -5,6 +5,7 @@ import Testing
 import IngestSupport
 #if canImport(Glibc)
 import Glibc
+import IngestTestSupport
 #endif
 
 /// The server side of the power-cut harness (Docs/Reliability.md, "Power
@@ -150,12 +151,12 @@ import Glibc
     /// Rows, distinct `seq` values, min and max `seq` of `SyncReading` in a copy of the sink.
     static func readSink(_ path: String) throws -> [Int64] {
         var db: OpaquePointer?
-        guard sqlite3_open(path, &db) == SQLITE_OK else { throw SyncTestError("cannot open \(path)") }
+        guard sqlite3_open(path, &db) == SQLITE_OK else { throw TestSupportError("cannot open \(path)") }
         defer { sqlite3_close(db) }
         var statement: OpaquePointer?
         let sql = "SELECT count(*), count(DISTINCT seq), min(seq), max(seq) FROM SyncReading"
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
-            throw SyncTestError("query failed: \(String(cString: sqlite3_errmsg(db)))")
+            throw TestSupportError("query failed: \(String(cString: sqlite3_errmsg(db)))")
         }
         defer { sqlite3_finalize(statement) }
         guard sqlite3_step(statement) == SQLITE_ROW else { return [] }
@@ -165,15 +166,15 @@ import Glibc
     @Test func aServerCutBetweenStoringAndAnsweringStoresEachSegmentOnce() async throws {
         guard PowerCutTests.enabled("ServerPowerCutTests") else { return }
         let cuts = ProcessInfo.processInfo.environment["INGEST_POWER_SERVER_CUTS"].flatMap(Int.init) ?? 4
-        let dir = try StoreTempDirectory("power-server")
+        let dir = try TemporaryDirectory("power-server")
         let script = try PowerCutTests.copyScript(into: dir.path)
         let server = StoreCheck.childPath.replacingOccurrences(of: "store-crash-child", with: "ingest-server")
-        let (built, output) = PowerCutTests.run([script, "build", dir.sub("guest"), StoreCheck.childPath, server])
+        let (built, output) = PowerCutTests.run([script, "build", dir.path("guest"), StoreCheck.childPath, server])
         try #require(built == 0, "building the guest failed: \(output.suffix(2000))")
-        let disk = dir.sub("server.img")
+        let disk = dir.path("server.img")
         let (made, text) = PowerCutTests.run([script, "disk", disk, "ext4", "320"])
         try #require(made == 0, "making the disk failed: \(text)")
-        let guest = ServerGuest(script: script, guest: dir.sub("guest"), disk: disk, port: Self.freePort())
+        let guest = ServerGuest(script: script, guest: dir.path("guest"), disk: disk, port: Self.freePort())
         defer { guest.cut() }
         func bootAndWait() async throws {
             // qemu exits at once when it cannot forward the port yet (the last
@@ -194,7 +195,7 @@ import Glibc
         try await bootAndWait()
         let appId = try #require(guest.state.withLock { $0.appId })
         let transport = CuttingTransport(guest: guest)
-        var configuration = App.Configuration(baseURL: URL(string: "http://127.0.0.1:\(guest.port)")!, metadataDirectory: dir.sub("metadata"))
+        var configuration = App.Configuration(baseURL: URL(string: "http://127.0.0.1:\(guest.port)")!, metadataDirectory: dir.path("metadata"))
         configuration.segmentStore.maxSegmentAgeMilliseconds = 200
         configuration.segmentStore.durability = .full
         configuration.sync.initialBackoff = 0.05
@@ -238,7 +239,7 @@ import Glibc
         // The sink and its write-ahead log, out of the ext4 image, after
         // replaying its journal as a mount would (debugfs reads the image as is).
         _ = PowerCutTests.run(["-c", "e2fsck -fy \(disk) >/dev/null 2>&1"])
-        let sink = dir.sub("sink.sqlite")
+        let sink = dir.path("sink.sqlite")
         for suffix in ["", "-wal"] {
             _ = PowerCutTests.run(["-c", "debugfs -R 'dump -p /server/\(appId).sqlite\(suffix) \(sink)\(suffix)' \(disk) 2>&1"])
         }

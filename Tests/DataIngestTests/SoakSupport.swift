@@ -6,6 +6,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// The soak test's settings, from the environment.
 ///
@@ -38,19 +39,6 @@ struct SoakSettings {
         let seed = environment["INGEST_SOAK_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(UInt32.max))
         return SoakSettings(seconds: max(5, seconds), seed: seed, logPath: environment["INGEST_SOAK_LOG"],
                             rotateRefreshTokens: environment["INGEST_SOAK_ROTATE_REFRESH_TOKENS"] != "0")
-    }
-}
-
-/// SplitMix64: a seeded generator, so a schedule can be replayed from the summary's seed.
-struct SoakRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -175,7 +163,7 @@ final class SoakClient: @unchecked Sendable {  // mutable state behind `box`
                         if line == "ready" { state.ready = true }
                         if line.hasPrefix("uploaded ") || line.hasPrefix("drain-failed") {
                             state.finalLine = line
-                            state.finalLineAt = syncNow()
+                            state.finalLineAt = monotonicNow()
                         }
                     }
                 }
@@ -237,20 +225,20 @@ struct SoakDatabase {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
             sqlite3_close(db)
-            throw SyncTestError("cannot open the sink \(path)")
+            throw TestSupportError("cannot open the sink \(path)")
         }
         defer { sqlite3_close(db) }
         sqlite3_busy_timeout(db, 10_000)
         func each(_ sql: String, _ row: (OpaquePointer) -> Void) throws {
             var statement: OpaquePointer?
             guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-                throw SyncTestError("cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
+                throw TestSupportError("cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
             }
             defer { sqlite3_finalize(statement) }
             while true {
                 let rc = sqlite3_step(statement)
                 if rc == SQLITE_DONE { return }
-                guard rc == SQLITE_ROW else { throw SyncTestError("step \(sql): \(String(cString: sqlite3_errmsg(db)))") }
+                guard rc == SQLITE_ROW else { throw TestSupportError("step \(sql): \(String(cString: sqlite3_errmsg(db)))") }
                 row(statement)
             }
         }

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import IngestHTTP
 import IngestSupport
+import IngestTestSupport
 import Logging
 
 /// The `HTTPServer` library API used in-process, as `IngestService` does:
@@ -56,8 +57,8 @@ import Logging
         thread.start()
         defer {
             server.shutdown()
-            let deadline = httpTestNow() + 5
-            while !finished.withLock({ $0 }) && httpTestNow() < deadline { usleep(10_000) }
+            let deadline = monotonicNow() + 5
+            while !finished.withLock({ $0 }) && monotonicNow() < deadline { usleep(10_000) }
         }
 
         let connection = try HTTPTestConnection(port: UInt16(server.port))
@@ -94,11 +95,11 @@ import Logging
 
         // shutdown() from another thread: run() returns and the port is closed.
         server.shutdown()
-        let deadline = httpTestNow() + 5
-        while !finished.withLock({ $0 }) && httpTestNow() < deadline { usleep(10_000) }
+        let deadline = monotonicNow() + 5
+        while !finished.withLock({ $0 }) && monotonicNow() < deadline { usleep(10_000) }
         #expect(finished.withLock { $0 })
         #expect(connection.waitForClose(timeout: 2))
-        #expect(throws: HTTPTestError.self) { _ = try HTTPTestConnection(port: UInt16(server.port)) }
+        #expect(throws: TestSupportError.self) { _ = try HTTPTestConnection(port: UInt16(server.port)) }
     }
 
     @Test func startFailsWithAClearErrorWhenThePortIsTaken() throws {

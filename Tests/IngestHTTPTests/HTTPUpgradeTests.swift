@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import IngestHTTP
 import IngestSupport
+import IngestTestSupport
 
 /// The upgrade seam a WebSocket endpoint builds on: a real upgrade over a
 /// real socket to a small "shout" protocol (the session answers each read
@@ -38,8 +39,8 @@ import IngestSupport
         @discardableResult
         func stop(timeout: Double = 10) -> Bool {
             server.shutdown()
-            let deadline = httpTestNow() + timeout
-            while !hasStopped && httpTestNow() < deadline { usleep(5_000) }
+            let deadline = monotonicNow() + timeout
+            while !hasStopped && monotonicNow() < deadline { usleep(5_000) }
             return hasStopped
         }
 
@@ -85,8 +86,8 @@ import IngestSupport
     }
 
     static func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = httpTestNow() + timeout
-        while !condition() && httpTestNow() < deadline { usleep(5_000) }
+        let deadline = monotonicNow() + timeout
+        while !condition() && monotonicNow() < deadline { usleep(5_000) }
         return condition()
     }
 
@@ -162,10 +163,10 @@ import IngestSupport
             try connection.send("GET /shout/y HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\nhold")
             #expect(try connection.readResponse().status == 101)
             #expect(Self.waitUntil(timeout: 5) { log.withLock { $0.started } == 1 })
-            let started = httpTestNow()
+            let started = monotonicNow()
             running.server.shutdown()
             #expect(Self.waitUntil(timeout: 5) { running.hasStopped })
-            #expect(httpTestNow() - started < 4)
+            #expect(monotonicNow() - started < 4)
             #expect(Self.waitUntil(timeout: 5) { log.withLock { $0.ended } == 1 })
             #expect(connection.waitForClose(timeout: 5))
         }

@@ -1,14 +1,15 @@
 import Foundation
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 /// `ingest-server apikey create|list|revoke`, run as the built binary.
 @Suite struct AuthAPIKeyCommandTests {
     @Test func createListLoginAndRevokeWithAConfigFile() throws {
-        let directory = try AuthTempDirectory()
-        let configPath = directory.file("ingest.json")
+        let directory = try TemporaryDirectory("auth")
+        let configPath = directory.path("ingest.json")
         try Data(#"""
-            {"stateDirectory": "\#(directory.file("state"))",
+            {"stateDirectory": "\#(directory.path("state"))",
              "apps": [{"id": "shop", "auth": {"api-key": {}}}, {"id": "other", "auth": {"anon-user": {}}}]}
             """#.utf8).write(to: URL(fileURLWithPath: configPath))
 
@@ -45,8 +46,8 @@ import Testing
     }
 
     @Test func developmentStateDirectoryAndUsageErrors() throws {
-        let directory = try AuthTempDirectory()
-        let state = directory.file("ingest-data")
+        let directory = try TemporaryDirectory("auth")
+        let state = directory.path("ingest-data")
         let appId = try ServerConfiguration.development(stateDirectory: state).apps[0].id
         let created = try runIngestServer(["apikey", "create", "--app", appId, "--name", "dev", "--data-dir", state])
         #expect(created.status == 0 && created.output.hasPrefix("dik_"))
@@ -60,13 +61,13 @@ import Testing
             #expect(result.errorOutput.contains("usage:"))
         }
         // --data-dir replaces the configuration file's stateDirectory.
-        let configPath = directory.file("ingest.json")
+        let configPath = directory.path("ingest.json")
         try Data(#"{"stateDirectory": "/nonexistent/never", "apps": [{"id": "shop"}]}"#.utf8)
             .write(to: URL(fileURLWithPath: configPath))
-        let overridden = try runIngestServer(["apikey", "create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.file("other")])
+        let overridden = try runIngestServer(["apikey", "create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.path("other")])
         #expect(overridden.status == 0)
-        #expect(FileManager.default.fileExists(atPath: directory.file("other/state.sqlite")))
-        let badConfig = try runIngestServer(["apikey", "list", "--app", "a", "--config", directory.file("absent.json")])
+        #expect(FileManager.default.fileExists(atPath: directory.path("other/state.sqlite")))
+        let badConfig = try runIngestServer(["apikey", "list", "--app", "a", "--config", directory.path("absent.json")])
         #expect(badConfig.status == 1 && badConfig.errorOutput.contains("absent.json"))
     }
 }

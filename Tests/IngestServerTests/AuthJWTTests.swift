@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 @Suite struct AuthJWTTests {
     let secret = Array("0123456789abcdef0123456789abcdef-app-one".utf8)
@@ -153,11 +154,8 @@ import IngestSupport
     }
 
     @Test func customRS256TokenVerifiesAndResistsAlgorithmConfusion() throws {
-        let directory = try AuthTempDirectory()
-        guard let key = try TestRSAKey(in: directory) else {
-            print("skipped: the openssl command line tool is not installed")
-            return
-        }
+        let directory = try TemporaryDirectory("auth")
+        guard let key = try TestEnvironment.require(TestRSAKey(in: directory), "the openssl command line tool") else { return }
         let verifier = CustomJWTVerifier(settings: CustomTokenSettings(
             keys: [.init(material: .rs256(try RSAPublicKey(pem: key.publicPEM)))], audience: ["weather"]))
         let token = try key.sign(claims: customClaims())

@@ -3,6 +3,7 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 /// Issue 18, item 4: the signature is checked before the scope. A token that
 /// no configured app signed is `401 invalid_token` whatever its `aud` says;
@@ -11,7 +12,7 @@ import IngestSupport
 @Suite struct AuthTokenOrderTests {
     let now: Int64 = 1_800_000_000
 
-    func makeService(_ directory: AuthTempDirectory) throws -> AuthService {
+    func makeService(_ directory: TemporaryDirectory) throws -> AuthService {
         var one = AppConfiguration(id: "app-one")
         one.auth.anonymous = AnonymousSettings()
         one.signingSecret = Array("the signing secret of app one, 32+ bytes".utf8)
@@ -19,12 +20,12 @@ import IngestSupport
         two.auth.anonymous = AnonymousSettings()
         two.signingSecret = Array("the signing secret of app two, 32+ bytes".utf8)
         let configuration = ServerConfiguration(stateDirectory: directory.path, apps: [one, two])
-        let clock = AuthTestClock()
-        return try AuthService(configuration: configuration, clock: clock.function)
+        let clock = ManualClock()
+        return try AuthService(configuration: configuration, clock: clock.dateFunction)
     }
 
     @Test func aForgedTokenIsInvalidWhateverAppItNames() throws {
-        let directory = try AuthTempDirectory()
+        let directory = try TemporaryDirectory("auth")
         let auth = try makeService(directory)
         let forger = Array("a key no app of this server has, 32+ bytes".utf8)
         for audience in ["app-two", "no-such-app", "app-one"] {
@@ -38,7 +39,7 @@ import IngestSupport
     }
 
     @Test func aTokenAnotherAppSignedIsForbidden() throws {
-        let directory = try AuthTempDirectory()
+        let directory = try TemporaryDirectory("auth")
         let auth = try makeService(directory)
         let login = try auth.login(appId: "app-two", provider: "anon-user", body: [])
         let error = #expect(throws: AuthError.self) { try auth.verifyAccessToken(login.accessToken, appId: "app-one") }

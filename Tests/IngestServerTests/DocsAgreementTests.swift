@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// Issue 18 ("Docs that disagree with the code"): checks that keep the docs
 /// and what the binaries say in step.
@@ -16,7 +17,7 @@ struct DocsAgreementTests {
     /// `ingest-server --help` and Docs/Server.md name the same `--synchronous` modes.
     @Test func synchronousModesAgree() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try ingestServerExecutable())
+        process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
         process.arguments = ["--help"]
         let out = Pipe()
         process.standardOutput = out

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import IngestCore
 import Testing
+import IngestTestSupport
 @testable import IngestServer
 
 /// Issue 18, item 3: everything the server writes is private to its user:
@@ -47,7 +48,7 @@ struct FileModeTests {
     }
 
     @Test func theDevelopmentServersDataIsPrivate() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let server = try IngestTestServer(config: nil, directory: directory)
         defer { server.stop() }
         let dataPath = directory.path + "/data"
@@ -64,7 +65,7 @@ struct FileModeTests {
     }
 
     @Test func aConfiguredServersDataIsPrivate() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let config = """
             {"stateDirectory": "$DATA", "apps": [{"id": "shop", "auth": {"anon-user": {}},
               "schema": {"WeatherSensor": {"kind": "asymmetric", "properties": {"_id": "objectId", "deviceId": "string",
@@ -83,10 +84,10 @@ struct FileModeTests {
     }
 
     @Test func theAPIKeyCommandsStateIsPrivate() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let dataPath = directory.path + "/fresh/data"
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try ingestServerExecutable())
+        process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
         process.arguments = ["apikey", "create", "--app", "nope-not-there", "--name", "k", "--data-dir", dataPath]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
 import Testing
+import IngestTestSupport
 @testable import IngestServer
 
 /// Issue 18, items 5 and 6: a client written in Python from the docs alone
@@ -25,13 +26,13 @@ struct ForeignClientTests {
     }
 
     @Test func aSchemaWrittenByHandIsLearnedAsDeclared() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let server = try IngestTestServer(config: nil, directory: directory)
         defer { server.stop() }
         let dataPath = directory.path + "/data"
         let appId = try server.developmentAppId()
         guard let declared = try run(server, app: appId, "declared") else {
-            print("skipped: python3 is not installed")
+            _ = try TestEnvironment.require(String?.none, "python3")
             return
         }
         #expect(declared.status == 200, "\(declared.body)")

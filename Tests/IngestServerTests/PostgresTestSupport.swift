@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 /// The throwaway PostgreSQL that Scripts/test.sh starts
 /// (Scripts/services/postgres.sh): its URI, or nil when the variable is
@@ -26,7 +27,7 @@ enum PostgresTestService {
     /// posix_spawn + waitpid, with every standard stream on /dev/null:
     /// Foundation's Process waits for the daemonized PostgreSQL too.
     static func control(_ command: String) throws {
-        guard let directory else { throw EndToEndError("INGEST_TEST_POSTGRES_DIR is not set") }
+        guard let directory else { throw TestSupportError("INGEST_TEST_POSTGRES_DIR is not set") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -38,11 +39,11 @@ enum PostgresTestService {
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         guard posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ) == 0 else {
-            throw EndToEndError("cannot start postgres.sh")
+            throw TestSupportError("cannot start postgres.sh")
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard status == 0 else { throw EndToEndError("postgres.sh \(command) failed with status \(status)") }
+        guard status == 0 else { throw TestSupportError("postgres.sh \(command) failed with status \(status)") }
     }
 }
 
@@ -53,7 +54,7 @@ final class PostgresTestDatabase {
     let url: String
 
     init() throws {
-        guard let base = PostgresTestService.url else { throw EndToEndError("\(PostgresTestService.skipReason)") }
+        guard let base = PostgresTestService.url else { throw TestSupportError("\(PostgresTestService.skipReason)") }
         name = "ingest_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         let admin = try PostgresConnection(base)
         try admin.execute("CREATE DATABASE \(name)")
@@ -94,58 +95,84 @@ final class PostgresTestDatabase {
 }
 
 /// haproxy (from INGEST_TEST_HAPROXY) in front of ingest servers on
-/// 127.0.0.1: round robin, health checks on /healthz every 200 ms, a failed
-/// connection redispatched to the other server. Killed by PID on release.
+/// 127.0.0.1, running the configuration of Docs/Deployment.md §4
+/// (``DeploymentHAProxyConfig``); its log (stdout) goes to `haproxy.log` in
+/// its directory. Killed by PID on release.
 final class HAProxyProcess {
     let process = Process()
-    let directory: EndToEndDirectory
+    let directory: TemporaryDirectory
     let port: UInt16
 
     init(backends: [UInt16]) throws {
         guard let binary = ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] else {
-            throw EndToEndError("INGEST_TEST_HAPROXY is not set")
+            throw TestSupportError("INGEST_TEST_HAPROXY is not set")
         }
-        directory = try EndToEndDirectory()
+        directory = try TemporaryDirectory("e2e")
         port = try Self.freePort()
-        var config = """
-            global
-                maxconn 256
-            defaults
-                mode http
-                timeout connect 1s
-                timeout client 30s
-                timeout server 30s
-                retries 3
-                option redispatch
-            frontend ingest
-                bind 127.0.0.1:\(port)
-                default_backend servers
-            backend servers
-                balance roundrobin
-                option httpchk GET /healthz
-
-            """
-        for (index, backend) in backends.enumerated() {
-            config += "    server s\(index) 127.0.0.1:\(backend) check inter 200ms fall 1 rise 1\n"
-        }
+        let config = try DeploymentHAProxyConfig.forTest(port: port, backends: backends)
         let path = directory.path + "/haproxy.cfg"
         try Data(config.utf8).write(to: URL(fileURLWithPath: path))
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-db", "-f", path]
-        process.standardOutput = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: logPath)
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Ready when it accepts connections (bounded).
-        let deadline = endToEndNow() + 10
-        while endToEndNow() < deadline {
+        let deadline = monotonicNow() + 10
+        while monotonicNow() < deadline {
             if (try? IngestTestServer.call(port: port, "GET", "/healthz", timeout: 2))?.status == 200 { return }
             usleep(100_000)
         }
         stop()
-        throw EndToEndError("haproxy did not start on port \(port)")
+        throw TestSupportError("haproxy did not start on port \(port)")
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if let keep = ProcessInfo.processInfo.environment["INGEST_TEST_KEEP_HAPROXY_LOG"] {
+            try? FileManager.default.removeItem(atPath: keep)
+            try? FileManager.default.copyItem(atPath: logPath, toPath: keep)
+        }
+    }
+
+    /// haproxy's request log (`option httplog`).
+    var logPath: String { directory.path + "/haproxy.log" }
+
+    /// Requests of the log that haproxy retried (the retries field of
+    /// `act/fe/be/srv/retries`, `+` when redispatched to another server).
+    func retriedRequests() -> Int {
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { line in
+            // The timers Tq/Tw/Tc/Tr/Ta come first, the connection counts second.
+            let fields = line.split(separator: " ").map { $0.split(separator: "/") }.filter { parts in
+                parts.count == 5 && parts.dropLast().allSatisfy { Int($0) != nil }
+            }
+            guard fields.count >= 2 else { return false }
+            let retries = fields[1][4].hasPrefix("+") ? fields[1][4].dropFirst() : fields[1][4]
+            return (Int(retries) ?? 0) > 0
+        }.count
+    }
+
+    /// Waits (at most `timeout` seconds) until haproxy's log says the
+    /// `index`th server of the configuration is UP for the `count`th time
+    /// (its health checks passed after a restart). Returns whether it did.
+    func waitUntilUp(server index: Int, count: Int, timeout: Double = 15) -> Bool {
+        let config = (try? String(contentsOfFile: directory.path + "/haproxy.cfg", encoding: .utf8)) ?? ""
+        let names = config.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            return words.first == "server" && words.count >= 2 ? String(words[1]) : nil
+        }
+        guard index < names.count else { return false }
+        let needle = "/\(names[index]) is UP"
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if log.components(separatedBy: needle).count - 1 >= count { return true }
+            usleep(50_000)
+        }
+        return false
+    }
 
     /// Kills haproxy by PID (idempotent).
     func stop() {
@@ -158,7 +185,7 @@ final class HAProxyProcess {
     /// A port that was free a moment ago on 127.0.0.1.
     static func freePort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw EndToEndError("socket failed") }
+        guard fd >= 0 else { throw TestSupportError("socket failed") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -171,7 +198,7 @@ final class HAProxyProcess {
                 return getsockname(fd, pointer, &length)
             }
         }
-        guard bound == 0 else { throw EndToEndError("cannot find a free port") }
+        guard bound == 0 else { throw TestSupportError("cannot find a free port") }
         return UInt16(bigEndian: address.sin_port)
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import IngestTestSupport
 import Testing
 
 /// `ingest-server`'s command line, run as the built binary: help, usage
@@ -27,7 +28,7 @@ struct ServerCommandLineTests {
 
     @Test("invalid flags and values are usage errors: exit 2, the problem and the usage on standard error")
     func usageErrors() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         for arguments in [["--bogus"], ["--port"], ["--port", "70000"], ["--port", "x"], ["--workers", "0"],
                           ["--max-header-bytes", "100"], ["--synchronous", "SLOW"], ["--header-timeout", "0"],
                           ["--shutdown-grace", "-1"], ["--body-timeout", "inf"], ["--log-level", "loud"], ["extra"]] {
@@ -44,7 +45,7 @@ struct ServerCommandLineTests {
 
     @Test("start-up failures exit 1 with what to fix")
     func startupFailures() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let missing = try runIngestServer(["--config", directory.path + "/absent.json", "--port", "0"])
         #expect(missing.status == 1 && missing.errorOutput.contains("absent.json"))
         let configPath = directory.path + "/ingest.json"
@@ -60,17 +61,16 @@ struct ServerCommandLineTests {
 
     /// Stops `server` with SIGTERM; its exit status and the rest of its standard output.
     func terminate(_ server: IngestTestServer) throws -> (status: Int32, output: String) {
-        kill(server.process.processIdentifier, SIGTERM)
-        let deadline = endToEndNow() + 20
-        while server.process.isRunning && endToEndNow() < deadline { usleep(10_000) }
-        guard !server.process.isRunning else { throw EndToEndError("ingest-server did not stop after SIGTERM") }
-        let rest = (server.process.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
-        return (server.process.terminationStatus, String(decoding: rest, as: UTF8.self))
+        kill(server.server.pid, SIGTERM)
+        guard let status = server.server.waitForExit(timeout: 20) else {
+            throw TestSupportError("ingest-server did not stop after SIGTERM")
+        }
+        var lines: [String] = []
+        while let line = try? server.server.nextOutputLine(timeout: 1) { lines.append(line) }
+        return (status, lines.map { $0 + "\n" }.joined())
     }
 
-    func stderrText(_ server: IngestTestServer) -> String {
-        (try? String(contentsOfFile: server.directory.path + "/stderr.log", encoding: .utf8)) ?? ""
-    }
+    func stderrText(_ server: IngestTestServer) -> String { server.server.logText }
 
     @Test("serving: start-up, one log line per request with its level, SIGTERM stops with `stopped` and exit 0")
     func servesLogsAndStops() throws {

@@ -4,6 +4,7 @@ import Testing
 @testable import IngestServer
 import IngestSupport
 import IngestHTTP
+import IngestTestSupport
 
 /// The upload handler in process, under concurrent uploads of the same and
 /// of different segments: every object stored once, every answer consistent.
@@ -11,7 +12,7 @@ import IngestHTTP
 struct UploadConcurrencyTests {
     @Test("racing uploads of the same segments store each object once and give identical answers")
     func racingReplays() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let config = try ServerConfiguration(json: Array(uploadTestConfig.replacingOccurrences(of: "$DATA", with: directory.path).utf8))
         let service = try IngestService(configuration: config)
         defer { service.close() }

@@ -3,6 +3,7 @@ import IngestCore
 @testable import IngestHTTP
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 import Testing
 
 /// The HTTP-free services as a second front door would call them: plain
@@ -11,14 +12,14 @@ import Testing
 /// checked to give the documented statuses for those kinds.
 @Suite("Services without HTTP")
 struct UploadServiceTests {
-    func makeService(_ directory: EndToEndDirectory) throws -> IngestService {
+    func makeService(_ directory: TemporaryDirectory) throws -> IngestService {
         let config = try ServerConfiguration(json: Array(uploadTestConfig.replacingOccurrences(of: "$DATA", with: directory.path).utf8))
         return try IngestService(configuration: config)
     }
 
     @Test("an upload is stored, then replayed byte for byte; the answer lists the rejected objects")
     func storedThenReplayed() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let service = try makeService(directory)
         defer { service.close() }
         let login = try service.auth.login(appId: "shop", provider: "anon-user", request: LoginRequest())
@@ -46,7 +47,7 @@ struct UploadServiceTests {
 
     @Test("failures carry a stable code and a kind; the app is checked before the token")
     func failuresHaveCodesAndKinds() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let service = try makeService(directory)
         defer { service.close() }
         let token = try service.auth.login(appId: "shop", provider: "anon-user", body: []).accessToken

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// The WeatherStation binary against a real ingest-server.
 @Suite struct WeatherStationTests {
     @Test func streamsReadingsThatLandExactlyOnce() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
-        let result = try runProcess(try built("WeatherStation"), [
+        let result = try runProcess(try builtExecutable("WeatherStation"), [
             "--app-id", server.appId, "--base-url", server.baseURL, "--rate", "200", "--count", "40",
             "--device-id", "WX-TEST-1", "--data-dir", directory.path + "/station"], in: directory.path)
         #expect(result.status == 0, "\(result.output) \(result.errorOutput)")
@@ -19,7 +20,7 @@ import Testing
         #expect(try server.query("SELECT count(*) FROM WeatherSensor WHERE temperatureInFahrenheit BETWEEN -20 AND 110 AND barometricPressureInHg BETWEEN 28 AND 31 AND windSpeedInMph BETWEEN 0 AND 60") == ["40"])
 
         // A second run adds its readings; nothing is uploaded twice.
-        let again = try runProcess(try built("WeatherStation"), [
+        let again = try runProcess(try builtExecutable("WeatherStation"), [
             "--app-id", server.appId, "--base-url", server.baseURL, "--rate", "50", "--duration", "0.5", "--quiet",
             "--device-id", "WX-TEST-1", "--data-dir", directory.path + "/station"], in: directory.path)
         #expect(again.status == 0, "\(again.output) \(again.errorOutput)")
@@ -29,8 +30,8 @@ import Testing
     }
 
     @Test func usageErrorsExitTwoAndUnreachableServersExitOne() throws {
-        let directory = try TemporaryDirectory()
-        let station = try built("WeatherStation")
+        let directory = try TemporaryDirectory("samples")
+        let station = try builtExecutable("WeatherStation")
         let unknown = try runProcess(station, ["--app-id", "x", "--bogus"], in: directory.path)
         #expect(unknown.status == 2)
         #expect(unknown.errorOutput.contains("unknown argument '--bogus'"))

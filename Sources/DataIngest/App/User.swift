@@ -93,7 +93,7 @@ public final class User: @unchecked Sendable {
             throw AppError(.userLoggedOut, "user \(id) is logged out; log in again to upload")
         }
         let claims = AccessTokenClaims(token: token)
-        if claims.needsRefresh(now: Date().timeIntervalSince1970, margin: app.configuration.tokenRefreshMargin) {
+        if claims.needsRefresh(now: app.configuration.sync.clock.wallTime(), margin: app.configuration.tokenRefreshMargin) {
             return try await refreshAccessToken(replacing: token)
         }
         return token

@@ -16,6 +16,6 @@ extension Realm {
     /// ```
     public func invalidate() {
         if isInWriteTransaction { cancelWrite() }
-        LocalRealmStore.attached(to: self)?.forgetManagedObjects()
+        localStore?.forgetManagedObjects()
     }
 }

@@ -129,12 +129,11 @@ extension SegmentStore {
         }
         let next = max(reserved, maxSeen + 1)
         try writeSequenceFile(reserveUpTo: next + 1024)
-        monitor.withLock {
-            sealed = sealedFound.sorted { $0.number < $1.number }
-            sealedBytesTotal = sealed.reduce(0) { $0 + $1.byteCount }
-            sealQueue = leftovers.sorted { $0.number < $1.number }
-            nextSegmentNumber = next
-            reservedSegmentNumber = next + 1024
+        guarded.withLock { held in
+            held.state.sealed = SealedQueue(sealedFound)
+            held.state.sealQueue = leftovers.sorted { $0.number < $1.number }
+            held.state.nextSegmentNumber = next
+            held.state.reservedSegmentNumber = next + 1024
         }
     }
 
@@ -238,14 +237,14 @@ extension SegmentStore {
             error: "\(error) (the active segment was cut back to byte \(offset); the \(tail.count) bytes after it are kept here)",
             originalFile: target, recordsFile: nil, salvagedRecords: 0, incompleteRecords: 0, rejections: [])
         try? writeReport(report, name: "\(name).report.json")
-        monitor.withLock {
-            countersSinceOpen.quarantinedSegments += 1
-            countersSinceOpen.quarantinedBytes += tail.count
+        guarded.withLock { held in
+            held.state.countersSinceOpen.quarantinedSegments += 1
+            held.state.countersSinceOpen.quarantinedBytes += tail.count
         }
     }
 
     func startThreads() {
-        monitor.withLock { threadsRunning = 2 }
+        guarded.withLock { $0.state.threadsRunning = 2 }
         let sealer = Thread { [self] in sealLoop() }
         sealer.name = "SegmentStore.sealer"
         sealer.start()

@@ -3,19 +3,7 @@ import IngestHTTP
 
 extension ServiceErrorKind {
     /// The HTTP status the adapters answer this kind of failure with.
-    package var httpStatus: HTTPStatus {
-        switch self {
-        case .invalidRequest: .badRequest
-        case .unauthenticated: .unauthorized
-        case .forbidden: .forbidden
-        case .notFound: .notFound
-        case .conflict: .conflict
-        case .tooLarge: .contentTooLarge
-        case .overloaded: .tooManyRequests
-        case .failed: .internalServerError
-        case .unavailable: .serviceUnavailable
-        }
-    }
+    package var httpStatus: HTTPStatus { HTTPStatus(code: statusCode) }
 
     /// The error answer: the kind's status, the ``ErrorBody`` and, when a
     /// retry delay is known, `Retry-After`.

@@ -30,4 +30,20 @@ package enum ServiceErrorKind: Sendable, Hashable {
     case failed
     /// A dependency (the sink) is busy or down: retry after the given delay (503).
     case unavailable
+
+    /// The kind's number: the HTTP status the adapters answer with, which the
+    /// status page's upload list and the metrics show whatever the front door.
+    package var statusCode: Int {
+        switch self {
+        case .invalidRequest: 400
+        case .unauthenticated: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .conflict: 409
+        case .tooLarge: 413
+        case .overloaded: 429
+        case .failed: 500
+        case .unavailable: 503
+        }
+    }
 }

@@ -102,6 +102,8 @@ package final class UploadService: Sendable {
             case .unavailable: logger.warning("upload to app \(appId) failed: \(error.message)", metadata: ["app": "\(appId)", "error_code": "\(error.code)"])
             default: break
             }
+            apps[appId]?.activity.recordFailure(status: error.kind.statusCode, code: error.code, message: error.message,
+                                                sinkFailure: error.code == "sink_unavailable" || error.code == "sink_error")
             throw error
         }
     }
@@ -110,7 +112,7 @@ package final class UploadService: Sendable {
         guard let app = apps[appId] else {
             throw UploadError(.notFound, code: "unknown_app", "no app with id \"\(appId)\" is configured on this server")
         }
-        try authenticate(token, appId: appId)
+        let claims = try authenticate(token, appId: appId)
         let admitted = inFlight.withLock { count -> Bool in
             guard count < configuration.maxConcurrentUploads else { return false }
             count += 1
@@ -132,13 +134,14 @@ package final class UploadService: Sendable {
 
         let key = SegmentKey(storeId: segment.header.storeId, segmentNumber: segment.header.segmentNumber)
         if let stored = try sinkCall(app, { () throws(SinkError) in try app.sink.receipt(for: key) }) {
+            app.activity.recordReplay(key: key, claims: claims)
             return replay(stored, appId: appId)
         }
         if let schemaError = segment.schemaError { throw schemaError }
-        return try ingest(segment, key: key, into: app)
+        return try ingest(segment, key: key, into: app, claims: claims)
     }
 
-    private func authenticate(_ token: PresentedToken, appId: String) throws(UploadError) {
+    private func authenticate(_ token: PresentedToken, appId: String) throws(UploadError) -> AccessClaims {
         let presented: String
         switch token {
         case .missing:
@@ -151,7 +154,7 @@ package final class UploadService: Sendable {
             presented = value
         }
         do {
-            _ = try auth.verifyAccessToken(presented, appId: appId)
+            return try auth.verifyAccessToken(presented, appId: appId)
         } catch {
             throw UploadError(error.kind, code: error.code.rawValue, error.message)
         }
@@ -162,7 +165,8 @@ package final class UploadService: Sendable {
         return .replayed(body: stored)
     }
 
-    private func ingest(_ segment: ParsedSegment, key: SegmentKey, into app: IngestApp) throws(UploadError) -> UploadResult {
+    private func ingest(_ segment: ParsedSegment, key: SegmentKey, into app: IngestApp,
+                        claims: AccessClaims) throws(UploadError) -> UploadResult {
         let records = segment.records
         // Most records are proven valid straight from their bytes against the
         // current schema, without building a document. The others are decoded
@@ -262,14 +266,18 @@ package final class UploadService: Sendable {
         })
         switch result {
         case .alreadyReceived(let stored):
+            app.activity.recordReplay(key: key, claims: claims)
             return replay(stored, appId: app.id)
-        case .written(_, let body):
-            metrics.sinkWriteDuration.observe(monotonicSeconds() - started, [app.id])
+        case .written(let duplicates, let body):
+            let seconds = monotonicSeconds() - started
+            metrics.sinkWriteDuration.observe(seconds, [app.id])
+            metrics.segmentLag.observe(Double(Self.nowMillis() - segment.header.createdAtMillis) / 1000, [app.id])
+            app.activity.recordStored(key: key, claims: claims, objects: objects, duplicates: duplicates, rejections: allRejections,
+                                      createdAtMillis: segment.header.createdAtMillis, writeSeconds: seconds)
             let accepted = objects.count - duplicateCount
             metrics.objects.increment([app.id, "accepted"], by: Double(accepted))
             metrics.objects.increment([app.id, "duplicate"], by: Double(duplicateCount))
             metrics.objects.increment([app.id, "rejected"], by: Double(allRejections.count))
-            app.rate.record(accepted)
             guard let answer = answer ?? (try? UploadAnswer(jsonBody: body)) else {
                 // The sink wrote without asking for the answer: a broken Sink.
                 throw UploadError(.failed, code: "sink_error", "the app's sink stored the segment without its answer; report this")
@@ -307,6 +315,15 @@ package final class UploadService: Sendable {
             throw UploadError(.failed, code: "sink_error",
                               "the app's database failed: \(error.message); retry later")
         }
+    }
+}
+
+extension UploadService {
+    /// Milliseconds since 1970 (the clock segment creation times are compared with).
+    static func nowMillis() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }
 
