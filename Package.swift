@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
+        .library(name: "IngestHTTP", targets: ["IngestHTTP"]),
         .library(name: "IngestServer", targets: ["IngestServer"]),
         .library(name: "RealmSync", targets: ["RealmSync"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
@@ -64,11 +65,23 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
 
-        // MARK: Server: HTTP, auth, apps, uploads, sinks
+        // MARK: HTTP/1.1 server: parser, event loop, router, connections
+        .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux", .product(name: "Logging", package: "swift-log")]),
+
+        // MARK: Server: apps, auth, uploads, sinks, route adapters
         .target(
             name: "IngestServer",
-            dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
-        .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
+            dependencies: [
+                "IngestHTTP", "IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "ingest-server",
+            dependencies: [
+                "IngestServer", "IngestHTTP", "IngestCore", "CSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // MARK: The project's command-line conventions on swift-argument-parser
         // (usage errors exit 2, options every ingest client takes)
@@ -86,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "ServerLogging",
             dependencies: [
-                "DataIngest", "IngestServer", "IngestCommandLine",
+                "DataIngest", "IngestHTTP", "IngestCommandLine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -139,7 +152,14 @@ let package = Package(
             ]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "IngestTestSupport", "ingest-server"]),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server"]),
+        // The HTTP layer in process and against a real ingest-server process.
+        .testTarget(
+            name: "IngestHTTPTests",
+            dependencies: [
+                "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",

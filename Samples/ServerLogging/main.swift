@@ -15,7 +15,7 @@ import ArgumentParser
 import DataIngest
 import Foundation
 import IngestCommandLine
-import IngestServer
+import IngestHTTP
 import Logging
 import Synchronization
 

@@ -45,8 +45,10 @@ final class IngestTestServer {
     static let shopSecret = "test-signing-secret-0123456789-abcdefghij"
 
     /// Starts the server with `config` (JSON text; `$DATA` is replaced by the
-    /// state directory), or as the development server when `config` is nil.
-    init(config: String?, extraArguments: [String] = [], directory: TemporaryDirectory? = nil) throws {
+    /// state directory), or as the development server when `config` is nil;
+    /// with `environment`, in that environment instead of the test's.
+    init(config: String?, extraArguments: [String] = [], directory: TemporaryDirectory? = nil,
+         environment: [String: String]? = nil) throws {
         let directory = try directory ?? TemporaryDirectory("e2e")
         self.directory = directory
         dataPath = directory.path + "/data"
@@ -56,7 +58,8 @@ final class IngestTestServer {
             try Data(config.replacingOccurrences(of: "$DATA", with: dataPath).utf8).write(to: URL(fileURLWithPath: path))
             arguments += ["--config", path]
         }
-        server = try IngestServerProcess(in: directory.path, arguments: arguments + extraArguments, logName: "stderr.log")
+        server = try IngestServerProcess(in: directory.path, arguments: arguments + extraArguments, logName: "stderr.log",
+                                         environment: environment)
     }
 
     /// Kills the process by PID (idempotent).
@@ -149,10 +152,11 @@ final class IngestTestServer {
 
 /// Builds a sealed segment (gzip) with SegmentWriter: one entry per transaction.
 func makeSegment(store: SegmentStoreID, number: UInt64, firstTransaction: UInt64 = 1,
-                 schema: Schema? = nil, _ transactions: [[(String, BSONDocument)]]) throws -> [UInt8] {
+                 schema: Schema? = nil, createdAtMillis: Int64 = 1_700_000_000_000,
+                 _ transactions: [[(String, BSONDocument)]]) throws -> [UInt8] {
     final class Collect { var bytes: [UInt8] = [] }
     let out = Collect()
-    let header = SegmentHeader(storeId: store, segmentNumber: number, createdAtMillis: 1_700_000_000_000,
+    let header = SegmentHeader(storeId: store, segmentNumber: number, createdAtMillis: createdAtMillis,
                                schema: schema.map { $0.bsonDocument.bsonBytes() } ?? SegmentFormat.emptyDocument)
     let writer = try SegmentWriter(header: header) { out.bytes.append(contentsOf: $0) }
     for (offset, transaction) in transactions.enumerated() {

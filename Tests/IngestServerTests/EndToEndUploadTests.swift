@@ -70,7 +70,7 @@ struct EndToEndUploadTests {
         let status = try server.call("GET", "/")
         #expect(status.status == 200)
         #expect(status.header("Content-Type")?.hasPrefix("text/html") == true)
-        #expect(status.text.contains("<td>WeatherSensor</td><td>4</td>"))
+        #expect(status.text.contains(#"<td><code>WeatherSensor</code></td><td class="rows" data-rows="4""#))
         #expect(status.text.contains("<svg"))
         #expect(status.text.contains("<rect"))   // the ingest rate of the last seconds
         #expect(try server.call("GET", "/healthz").status == 200)
@@ -293,25 +293,4 @@ struct EndToEndUploadTests {
         #expect(keyLogin.status == 200, "\(keyLogin.text)")
         #expect(keyLogin.string("access_token") != nil)
     }
-}
-
-/// Runs the `ingest-server` binary to completion (bounded); its exit status and stdout.
-func runIngestServer(_ arguments: [String], timeout: Double = 30) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
-    process.arguments = arguments
-    let directory = try TemporaryDirectory("e2e")
-    let outPath = directory.path + "/out"
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    process.standardOutput = FileHandle(forWritingAtPath: outPath)
-    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-    try process.run()
-    let deadline = monotonicNow() + timeout
-    while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw TestSupportError("ingest-server \(arguments) did not finish in \(timeout) s")
-    }
-    return (process.terminationStatus, (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "")
 }

@@ -1,4 +1,6 @@
 import Foundation
+import IngestCore
+import IngestSupport
 
 /// What the client reads from an access token (a JWT): when it was issued
 /// and when it expires. The signature is the server's business.
@@ -8,13 +10,15 @@ struct AccessTokenClaims: Sendable, Hashable {
 
     init(token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return }
-        issuedAt = (object["iat"] as? NSNumber)?.doubleValue
-        expiresAt = (object["exp"] as? NSNumber)?.doubleValue
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+              let text = String(validating: payload, as: UTF8.self),
+              case .object(let claims)? = try? JSONValue(parsing: text, maxDepth: 8) else { return }
+        func seconds(_ name: String) -> TimeInterval? {
+            guard case .number(let lexeme)? = claims.first(where: { $0.key == name })?.value else { return nil }
+            return TimeInterval(lexeme)
+        }
+        issuedAt = seconds("iat")
+        expiresAt = seconds("exp")
     }
 
     /// Whether the token should be refreshed now, `margin` seconds (at most

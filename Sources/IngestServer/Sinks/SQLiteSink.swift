@@ -25,7 +25,7 @@ import IngestSupport
 /// time, so inserts append at the end of the B-tree.
 // @unchecked Sendable: all mutable state (the connection, cached statements,
 // table layouts, counts) is only touched while holding `lock`.
-package final class SQLiteSink: Sink, @unchecked Sendable {
+package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     /// Settings of the SQLite sink, each with a documented default.
     package struct Configuration: Sendable {
         /// `PRAGMA synchronous`: `FULL` (default) makes an acknowledged upload
@@ -149,6 +149,17 @@ package final class SQLiteSink: Sink, @unchecked Sendable {
 
     package func write(_ objects: [SinkObject], receipt key: SegmentKey,
                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+        try write(objects, receipt: key, objectCount: objects.count, response: response)
+    }
+
+    /// Stores only a receipt (ClickHouse keeps its receipts here): `objectCount`
+    /// objects of the segment went to the other sink.
+    package func storeReceipt(for key: SegmentKey, objectCount: Int, response: [UInt8]) throws(SinkError) -> SinkWriteResult {
+        try write([], receipt: key, objectCount: objectCount) { _ in response }
+    }
+
+    private func write(_ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
+                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         try lock.withLock { () throws(SinkError) in
             try execute("BEGIN IMMEDIATE")
             var added: [String: Int] = [:]
@@ -188,7 +199,7 @@ package final class SQLiteSink: Sink, @unchecked Sendable {
                 bindBlob(statement, 1, key.storeId.bytes)
                 sqlite3_bind_int64(statement, 2, Int64(bitPattern: key.segmentNumber))
                 sqlite3_bind_int64(statement, 3, now)
-                sqlite3_bind_int64(statement, 4, Int64(objects.count))
+                sqlite3_bind_int64(statement, 4, Int64(objectCount))
                 body.withUnsafeBytes { raw in
                     _ = sqlite3_bind_text(statement, 5, raw.baseAddress?.assumingMemoryBound(to: CChar.self),
                                           Int32(raw.count), dataingest_sqlite_transient())
@@ -204,8 +215,15 @@ package final class SQLiteSink: Sink, @unchecked Sendable {
         }
     }
 
-    package func collectionCounts() -> [(collection: String, count: Int)] {
-        lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
+    /// Counted at start-up, then kept up to date by this sink's own writes.
+    package var countsAreInMemory: Bool { true }
+
+    /// Exact: counted at start-up, then kept up to date by this sink's own
+    /// writes (one process writes a SQLite sink).
+    package func collectionCounts() throws(SinkError) -> [CollectionRowCount] {
+        lock.withLock {
+            tables.values.map { CollectionRowCount(collection: $0.name, count: $0.count) }.sorted { $0.collection < $1.collection }
+        }
     }
 
     // MARK: - Migration
