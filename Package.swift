@@ -43,20 +43,21 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // MARK: Infrastructure shared by the modules below (package access):
-        // locks, gzip, the HTTP/1.1 client, libcrypto, base64
-        .target(name: "IngestSupport", dependencies: ["CCrypto", "CZlib"]),
+        // locks, gzip, the HTTP/1.1 client, libcrypto, base64, the SQLite
+        // layer, the JSON parser
+        .target(name: "IngestSupport", dependencies: ["CCrypto", "CZlib", "CSQLite"]),
 
         // MARK: The formats client and server share: BSON, Extended JSON,
         // ObjectId, Decimal128, schema, the segment file
         .target(name: "IngestCore", dependencies: ["IngestSupport", "CCrypto"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
-        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib"]),
+        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CZlib"]),
 
         // MARK: Server: HTTP, auth, apps, uploads, sinks
         .target(
             name: "IngestServer",
-            dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
+            dependencies: ["IngestCore", "IngestSupport", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
         .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
 
         // MARK: Samples (each folder has a README)
@@ -71,7 +72,7 @@ let package = Package(
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
-            name: "ingest-bench", dependencies: ["IngestCore", "IngestSupport", "DataIngest", "IngestServer", "CSQLite"],
+            name: "ingest-bench", dependencies: ["IngestCore", "IngestSupport", "DataIngest", "IngestServer"],
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
@@ -87,14 +88,14 @@ let package = Package(
             path: "Tests/Support/sync-client-child"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CSQLite", "CCrypto"]),
+            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "ingest-server"]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite"]),
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "IngestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

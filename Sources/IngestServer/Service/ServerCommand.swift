@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
 import Foundation
+import IngestSupport
 
 /// The `ingest-server` command line: runs the server from a configuration
 /// file, or with none as the development server, and the `apikey`
@@ -59,7 +59,7 @@ package enum ServerCommand {
         // Before any database is opened, while the process has one thread:
         // without memory statistics SQLite allocates without taking its
         // global mutex (the server reads none of those statistics).
-        _ = dataingest_sqlite_config_memstatus(0)
+        SQLiteConnection.disableMemoryStatistics()
         do {
             if arguments.first == "apikey" { return try apiKey(Array(arguments.dropFirst())) }
             return try serve(arguments)
