@@ -141,7 +141,7 @@ struct ServerBenchSegments {
 /// (WITHOUT ROWID, 12-byte blob `_id` primary key, `_ingested_at`, the four
 /// properties; WAL; synchronous=FULL as the sink's default), `batch` rows per
 /// `BEGIN IMMEDIATE … COMMIT`.
-private func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
+func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
     let db = try openBaselineDatabase(path, creating: """
         CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
           "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
