@@ -113,7 +113,7 @@ if [ "$build" -eq 1 ]; then
     if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
     if needs DataIngest; then build_module DataIngest "IngestSupport IngestCore" "${PLAIN[@]}"; fi
     for target in "${targets[@]}"; do
-        libraries=(-lIngestCore -lIngestSupport -lz -lcrypto)
+        libraries=(-lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
         sources=("Fuzz/$target/main.swift")
         case "$target" in
             http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;

@@ -1,3 +1,5 @@
+import IngestSupport
+
 /// An authentication or authorization failure, with the HTTP status the
 /// server answers with.
 ///
@@ -71,7 +73,7 @@ package struct AuthError: Error, Sendable, CustomStringConvertible {
     /// The JSON error body: `{"error":"<message>","error_code":"<code>"}`,
     /// the shape the seed's backend used.
     package var jsonBody: String {
-        StrictJSON.object([("error", .string(message)), ("error_code", .string(code.rawValue))]).serialized()
+        JSONValue.object([.init("error", .string(message)), .init("error_code", .string(code.rawValue))]).jsonText
     }
 
     package var description: String { "AuthError(\(code.rawValue), HTTP \(httpStatus)): \(message)" }

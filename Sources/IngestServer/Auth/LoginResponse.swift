@@ -1,3 +1,5 @@
+import IngestSupport
+
 /// The answer to a successful login, in the seed backend's shape.
 ///
 /// ```swift
@@ -24,10 +26,10 @@ package struct LoginResponse: Sendable, Hashable {
 
     /// `{"access_token", "refresh_token", "user_id", "device_id"}` as JSON text.
     package var jsonBody: String {
-        StrictJSON.object([
-            ("access_token", .string(accessToken)), ("refresh_token", .string(refreshToken)),
-            ("user_id", .string(userId)), ("device_id", .string(deviceId)),
-        ]).serialized()
+        JSONValue.object([
+            .init("access_token", .string(accessToken)), .init("refresh_token", .string(refreshToken)),
+            .init("user_id", .string(userId)), .init("device_id", .string(deviceId)),
+        ]).jsonText
     }
 }
 
@@ -45,9 +47,9 @@ package struct SessionResponse: Sendable, Hashable {
 
     /// `{"access_token"}` (plus `"refresh_token"` when rotated) as JSON text.
     package var jsonBody: String {
-        var members: [(key: String, value: StrictJSON)] = [("access_token", .string(accessToken))]
-        if let refreshToken { members.append(("refresh_token", .string(refreshToken))) }
-        return StrictJSON.object(members).serialized()
+        var members: [JSONValue.Member] = [.init("access_token", .string(accessToken))]
+        if let refreshToken { members.append(.init("refresh_token", .string(refreshToken))) }
+        return JSONValue.object(members).jsonText
     }
 }
 
