@@ -1,4 +1,5 @@
 import Foundation
+import IngestSupport
 
 /// What the client reads from an access token (a JWT): when it was issued
 /// and when it expires. The signature is the server's business.
@@ -9,12 +10,11 @@ struct AccessTokenClaims: Sendable, Hashable {
     init(token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return }
-        issuedAt = (object["iat"] as? NSNumber)?.doubleValue
-        expiresAt = (object["exp"] as? NSNumber)?.doubleValue
+        guard let bytes = Base64URL.decode(parts[1]),
+              let claims = try? JSONValue(parsing: bytes, options: JSONParsingOptions(maxDepth: 16)),
+              case .object = claims else { return }
+        issuedAt = claims["iat"]?.doubleValue
+        expiresAt = claims["exp"]?.doubleValue
     }
 
     /// Whether the token should be refreshed now, `margin` seconds (at most
