@@ -285,7 +285,7 @@ package final class SQLiteSink: Sink, @unchecked Sendable {
             return .success(())
         }
         try outcome.get()
-        return try handle().changes > 0
+        return statement.changes > 0
     }
 
     /// Binds one element (absent columns stay NULL). Strings, ObjectIds and

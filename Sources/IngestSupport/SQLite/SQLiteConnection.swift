@@ -10,8 +10,8 @@ import CSQLite
 /// lock), which is why SQLite is opened with `NOMUTEX`. Every connection
 /// uses extended result codes, a busy timeout and SQLite's defensive mode.
 /// Statements from ``cachedStatement(sql:)`` are kept (up to
-/// ``Options/statementCacheLimit``) and finalized by ``close()``, which
-/// `deinit` calls as a safety net.
+/// ``Options/statementCacheLimit``) until ``close()``, which `deinit` calls
+/// as a safety net; each statement is finalized in its own `deinit`.
 ///
 /// ```swift
 /// let db = try SQLiteConnection(path: "/tmp/example.sqlite")
@@ -87,14 +87,13 @@ package final class SQLiteConnection {
 
     deinit { close() }
 
-    /// Finalizes every cached statement and closes the connection. Safe to
-    /// call twice; later calls on the connection throw an error with
-    /// operation ``SQLiteError/Operation/closed``.
+    /// Releases the cached statements (finalizing them) and closes the
+    /// connection. Safe to call twice; later calls on the connection throw
+    /// an error with operation ``SQLiteError/Operation/closed``.
     package func close() {
-        for statement in statements.values { statement.finalize() }
         statements.removeAll()
-        // close_v2: a statement still held elsewhere keeps the connection
-        // alive until that statement is finalized (its deinit).
+        // close_v2: a statement still held elsewhere keeps the connection's
+        // memory until that statement is finalized (its deinit).
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }

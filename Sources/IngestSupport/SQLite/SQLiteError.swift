@@ -14,9 +14,10 @@ import CSQLite
 ///     print(error.extendedResultCode, error.message, error.sql ?? "")
 /// }
 /// ```
-package struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
+// Public, with package members, for SQLiteStatement's @inlinable binds (see there).
+public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The call that failed.
-    package enum Operation: Sendable, Hashable {
+    public enum Operation: Sendable, Hashable {
         /// `sqlite3_open_v2`.
         case open
         /// Preparing ``SQLiteError/sql``.
@@ -61,7 +62,7 @@ package struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A constraint (unique, primary key, foreign key, check, not null) refused a write.
     package var isConstraint: Bool { resultCode == SQLITE_CONSTRAINT }
 
-    package var description: String {
+    public var description: String {
         var text = "SQLite error \(extendedResultCode) in \(path): \(message)"
         if let sql { text += " (in: \(sql.prefix(80)))" }
         return text

@@ -4,9 +4,12 @@ import CSQLite
 /// and typed reading of the current row's columns (0-based, as in SQLite).
 ///
 /// Made by ``SQLiteConnection/cachedStatement(sql:)`` (kept by the
-/// connection) or ``SQLiteConnection/makeStatement(sql:)``; finalized by the
-/// connection's ``SQLiteConnection/close()`` or in `deinit`. Used by the
-/// connection's owner only, like the connection.
+/// connection until its ``SQLiteConnection/close()``) or
+/// ``SQLiteConnection/makeStatement(sql:)``; finalized in `deinit`, when
+/// the last reference goes. A statement still held when its connection is
+/// closed keeps the connection's memory alive (`sqlite3_close_v2`) until
+/// it is released, so a statement never points at freed memory and needs no
+/// check per call. Used by the connection's owner only, like the connection.
 ///
 /// ```swift
 /// let insert = try db.cachedStatement(sql: "INSERT INTO t (id, name) VALUES (?, ?)")
@@ -15,11 +18,18 @@ import CSQLite
 /// while try insert.step() {}
 /// insert.reset()
 /// ```
-package final class SQLiteStatement {
+public final class SQLiteStatement {
     /// The statement's SQL.
     package let sql: String
     private let path: String
-    private var pointer: OpaquePointer?
+    // A `let`, and internal: the binds, step, reset and changes the SQLite
+    // sink calls per object are @inlinable (their failure paths are not),
+    // so that its insert path calls SQLite directly; out of line they cost
+    // about 250 instructions per object (callgrind, `ingest-bench --filter
+    // sqlite`). The class and SQLiteError are `public` (their members are
+    // `package`) because this toolchain neither serializes nor inlines the
+    // @inlinable members of a `package` type.
+    @usableFromInline let pointer: OpaquePointer
 
     init(_ pointer: OpaquePointer, sql: String, path: String) {
         self.pointer = pointer
@@ -27,26 +37,17 @@ package final class SQLiteStatement {
         self.path = path
     }
 
-    deinit { finalize() }
+    deinit { sqlite3_finalize(pointer) }
 
-    func finalize() {
-        if let pointer { sqlite3_finalize(pointer) }
-        pointer = nil
-    }
-
-    private func statement() throws(SQLiteError) -> OpaquePointer {
-        guard let pointer else { throw SQLiteError.closed(sql: sql, path: path) }
-        return pointer
-    }
-
-    private func failure(_ operation: SQLiteError.Operation, _ rc: Int32, _ pointer: OpaquePointer) -> SQLiteError {
+    @usableFromInline
+    func failure(_ operation: SQLiteError.Operation, _ rc: Int32, _ pointer: OpaquePointer) -> SQLiteError {
         SQLiteError.failure(operation, rc, db: sqlite3_db_handle(pointer), sql: sql, path: path)
     }
 
     /// Resets the statement to run again and clears every binding (unbound
     /// parameters are NULL).
+    @inlinable
     package func reset() {
-        guard let pointer else { return }
         sqlite3_reset(pointer)
         sqlite3_clear_bindings(pointer)
     }
@@ -71,24 +72,23 @@ package final class SQLiteStatement {
         }
     }
 
+    @inlinable
     package func bindNull(at index: Int32) throws(SQLiteError) {
-        let pointer = try statement()
         try check(sqlite3_bind_null(pointer, index), index, pointer)
     }
 
+    @inlinable
     package func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
-        let pointer = try statement()
         try check(sqlite3_bind_int64(pointer, index, value), index, pointer)
     }
 
+    @inlinable
     package func bind(_ value: Double, at index: Int32) throws(SQLiteError) {
-        let pointer = try statement()
         try check(sqlite3_bind_double(pointer, index, value), index, pointer)
     }
 
     /// Binds text (copied), with its byte count: text containing NUL is stored whole.
     package func bind(_ text: String, at index: Int32) throws(SQLiteError) {
-        let pointer = try statement()
         var text = text
         let rc = text.withUTF8 { utf8 -> Int32 in
             // A zero-length text still needs a non-null pointer to be text, not NULL.
@@ -101,55 +101,62 @@ package final class SQLiteStatement {
 
     /// Binds bytes (copied) as a blob.
     package func bind(blob bytes: [UInt8], at index: Int32) throws(SQLiteError) {
-        let pointer = try statement()
         let rc = bytes.withUnsafeBytes { raw in Self.bindBlob(pointer, index, raw, copying: true) }
         try check(rc, index, pointer)
     }
 
     /// Binds bytes (copied) as a blob.
     package func bind(blob bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
-        let pointer = try statement()
         try check(Self.bindBlob(pointer, index, bytes, copying: true), index, pointer)
     }
 
     /// Binds bytes that stay valid and unchanged until the statement is
     /// reset (SQLite does not copy them): the caller steps and resets
     /// inside the closure that lends them.
+    @inlinable
     package func bind(borrowedText bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
-        let pointer = try statement()
         let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
         try check(sqlite3_bind_text(pointer, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count),
                                     dataingest_sqlite_static()), index, pointer)
     }
 
     /// Binds bytes as a blob without copying them; see ``bind(borrowedText:at:)``.
+    @inlinable
     package func bind(borrowedBlob bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
-        let pointer = try statement()
         try check(Self.bindBlob(pointer, index, bytes, copying: false), index, pointer)
     }
 
-    private static func bindBlob(_ pointer: OpaquePointer, _ index: Int32, _ bytes: UnsafeRawBufferPointer, copying: Bool) -> Int32 {
+    @inlinable
+    static func bindBlob(_ pointer: OpaquePointer, _ index: Int32, _ bytes: UnsafeRawBufferPointer, copying: Bool) -> Int32 {
         // A zero-length blob still needs a non-null pointer to be a blob, not NULL.
         let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
         return sqlite3_bind_blob(pointer, index, base, Int32(bytes.count),
                                  copying ? dataingest_sqlite_transient() : dataingest_sqlite_static())
     }
 
-    private func check(_ rc: Int32, _ index: Int32, _ pointer: OpaquePointer) throws(SQLiteError) {
+    @inlinable
+    func check(_ rc: Int32, _ index: Int32, _ pointer: OpaquePointer) throws(SQLiteError) {
         if rc != SQLITE_OK { throw failure(.bind(parameter: index), rc, pointer) }
     }
 
     // MARK: Running
 
     /// Advances; returns whether a row is available (false when done).
+    @inlinable
     package func step() throws(SQLiteError) -> Bool {
-        let pointer = try statement()
         let rc = sqlite3_step(pointer)
         switch rc {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default: throw failure(.step, rc, pointer)
         }
+    }
+
+    /// The number of rows the connection's last INSERT, UPDATE or DELETE
+    /// changed: this statement's, just after it ran.
+    @inlinable
+    package var changes: Int {
+        Int(sqlite3_changes(sqlite3_db_handle(pointer)))
     }
 
     // MARK: Reading the current row
@@ -161,12 +168,11 @@ package final class SQLiteStatement {
 
     /// The number of columns of a row.
     package var columnCount: Int32 {
-        pointer.map { sqlite3_column_count($0) } ?? 0
+        sqlite3_column_count(pointer)
     }
 
     /// The storage class of column `column`'s value in the current row.
     package func columnType(at column: Int32) -> ColumnType {
-        guard let pointer else { return .null }
         switch sqlite3_column_type(pointer, column) {
         case SQLITE_INTEGER: return .integer
         case SQLITE_FLOAT: return .real
@@ -178,12 +184,12 @@ package final class SQLiteStatement {
 
     /// The column as an integer (SQLite converts; NULL is 0).
     package func int64(at column: Int32) -> Int64 {
-        pointer.map { sqlite3_column_int64($0, column) } ?? 0
+        sqlite3_column_int64(pointer, column)
     }
 
     /// The column as a double (SQLite converts; NULL is 0).
     package func double(at column: Int32) -> Double {
-        pointer.map { sqlite3_column_double($0, column) } ?? 0
+        sqlite3_column_double(pointer, column)
     }
 
     /// The column as text, all its bytes (SQLite converts; NULL is "").
@@ -199,8 +205,7 @@ package final class SQLiteStatement {
     /// Calls `body` with the bytes of the column's text (`asText`) or blob
     /// form, valid only inside `body`.
     package func withUnsafeBytes<R>(at column: Int32, asText: Bool, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        guard let pointer else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        return Self.withBytes(pointer, column, asText: asText, body)
+        Self.withBytes(pointer, column, asText: asText, body)
     }
 
     private static func withBytes<R>(_ pointer: OpaquePointer, _ column: Int32, asText: Bool,
@@ -214,13 +219,11 @@ package final class SQLiteStatement {
 
     /// The value of column `column`, in its storage class.
     package func value(at column: Int32) -> SQLiteValue {
-        guard let pointer else { return .null }
-        return Self.value(pointer, column)
+        Self.value(pointer, column)
     }
 
     /// The current row's values.
     package func row() -> [SQLiteValue] {
-        guard let pointer else { return [] }
         let count = sqlite3_column_count(pointer)
         var values: [SQLiteValue] = []
         values.reserveCapacity(Int(count))
