@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
         .library(name: "IngestServer", targets: ["IngestServer"]),
+        .library(name: "RealmSync", targets: ["RealmSync"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
         .executable(name: "WeatherStation", targets: ["WeatherStation"]),
@@ -51,8 +52,12 @@ let package = Package(
         // ObjectId, Decimal128, schema, the segment file
         .target(name: "IngestCore", dependencies: ["IngestSupport", "CCrypto"]),
 
+        // MARK: Realm's sync protocol: WebSocket frames, sync messages,
+        // changesets, and the documents a changeset creates (transport-free)
+        .target(name: "RealmSync", dependencies: ["IngestCore", "IngestSupport"]),
+
         // MARK: Client SDK: object model, realms, segment store, sync
-        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CZlib"]),
+        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CZlib", "CLinux"]),
 
         // MARK: Server: HTTP, auth, apps, uploads, sinks
         .target(
@@ -76,26 +81,33 @@ let package = Package(
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
+        // What the test targets share: temporary directories, the
+        // ingest-server launcher, clocks, seeded randomness, CI requirements.
+        .target(name: "IngestTestSupport", path: "Tests/Support/IngestTestSupport"),
         // A child process the segment store's crash tests start and kill -9.
         .executableTarget(
             name: "store-crash-child", dependencies: ["DataIngest"],
             path: "Tests/Support/store-crash-child"),
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
-        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport"]),
+        .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport", "IngestTestSupport"]),
+        // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
+        .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore", "IngestSupport"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],
             path: "Tests/Support/sync-client-child"),
+        // The seed page's program: its code exactly, but for `import DataIngest`.
+        .executableTarget(name: "seed-program", dependencies: ["DataIngest"], path: "Tests/Support/seed-program"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "store-crash-child", "sync-client-child", "ingest-server", "CCrypto"]),
+            dependencies: ["DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "ingest-server"]),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "IngestTestSupport", "ingest-server"]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "IngestSupport"]),
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "IngestSupport", "IngestTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

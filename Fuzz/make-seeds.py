@@ -3,7 +3,10 @@
 
 Run from anywhere: python3 Fuzz/make-seeds.py. Deterministic: it rewrites the
 same files. BSON and Extended JSON seeds come from the BSON corpus in
-../shared/testdata/bson-corpus (if present); the rest are built here by
+../shared/testdata/bson-corpus (if present), the Realm sync seeds
+(websocket, syncmessage, changeset) from the recorded traffic in
+../shared/testdata/realm-sync (or $REALM_SYNC_TESTDATA_DIR, if present);
+the rest are built here by
 following Docs/SegmentFormat.md and Docs/Protocol.md. The encrypted segment
 seeds need the `cryptography` package (Debian: python3-cryptography) for
 AES-256-GCM; without it they are skipped.
@@ -14,6 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "Fuzz", "corpus")
 PER_FILE = 4
 BSON_CORPUS = os.path.join(ROOT, "..", "shared", "testdata", "bson-corpus")
+REALM_SYNC = os.environ.get("REALM_SYNC_TESTDATA_DIR") or os.path.join(ROOT, "..", "shared", "testdata", "realm-sync")
 
 
 def write(target, name, data):
@@ -308,9 +312,99 @@ def syslog():
     write("syslog", "plain", b"\x00plain line with \xff invalid utf-8\r")
 
 
+# --- Realm sync (Sources/RealmSync; the recorded traffic of realm-core 14.14.0) ---
+def ws_frame(opcode, payload, final=True, mask=b"\x37\xfa\x21\x3d"):
+    """A client WebSocket frame (RFC 6455), masked."""
+    head = bytes([(0x80 if final else 0) | opcode])
+    n = len(payload)
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n <= 0xFFFF:
+        head += bytes([0x80 | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([0x80 | 127]) + struct.pack(">Q", n)
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def recorded_messages():
+    """(scenario, direction, message bytes) of every recorded WebSocket message."""
+    files = [("basic", "transcript.jsonl"), ("batch", "transcript.jsonl"),
+             ("reconnect", "transcript-1-noack.jsonl"), ("reconnect", "transcript-2-full.jsonl")]
+    for scenario, name in files:
+        with open(os.path.join(REALM_SYNC, scenario, name)) as f:
+            for line in f:
+                event = json.loads(line)
+                if event.get("kind") == "message":
+                    yield scenario, event["dir"], event["head"].encode() + b"\n" + base64.b64decode(event["body_b64"])
+
+
+def upload_changesets(message):
+    """The changesets of an upload message's body."""
+    head, body = message.split(b"\n", 1)
+    fields = head.split(b" ")
+    if fields[2] == b"1":
+        body = zlib.decompress(body)
+    out, at = [], 0
+    while at < len(body):
+        numbers = []
+        for _ in range(5):
+            end = body.index(b" ", at)
+            numbers.append(int(body[at:end]))
+            at = end + 1
+        out.append(body[at:at + numbers[4]])
+        at += numbers[4]
+    return out
+
+
+def realm_sync():
+    if not os.path.isdir(REALM_SYNC):
+        print("no Realm sync recordings at %s; websocket, syncmessage and changeset seeds skipped" % REALM_SYNC, file=sys.stderr)
+        return
+    seen = set()
+    session = b""
+    changesets = []
+    for index, (scenario, direction, message) in enumerate(recorded_messages()):
+        if message in seen:
+            continue
+        seen.add(message)
+        kind = message.split(b" ", 1)[0].decode()
+        # syncmessage: byte 0 even = a client message, odd = a server message.
+        if len(message) < 60000:
+            write("syncmessage", "%s-%02d-%s-%s" % (scenario, index, direction, kind),
+                  (b"\x00" if direction == "c2s" else b"\x01") + message)
+        if direction == "c2s":
+            if scenario == "basic":
+                session += ws_frame(2, message)
+            if kind == "upload":
+                changesets += [(scenario, data) for data in upload_changesets(message)]
+    write("syncmessage", "query", b"\x00query 1 1 2\n{}")
+    write("syncmessage", "ping", b"\x00ping 1234 5\n")
+    write("syncmessage", "json-error-client", b'\x00json_error 212 104 1\n{"message":"m","isRecoveryModeDisabled":false,'
+          b'"tryAgain":true,"logURL":"","shouldClientReset":false,"action":"Warning"}')
+    write("syncmessage", "log-message", b'\x01log_message 1 30\n{"level":"info","msg":"hello"}')
+    write("syncmessage", "error", b"\x01error 103 3 0 1\nbad")
+    # websocket: byte 0 = piece size (bits 0-5), small limit (bit 6), server frames (bit 7).
+    write("websocket", "basic-session-whole", b"\x00" + session)
+    write("websocket", "basic-session-pieces", b"\x07" + session[:4000])
+    write("websocket", "basic-session-small-limit", b"\x40" + session[:4000])
+    fragmented = ws_frame(1, b"Hel", final=False) + ws_frame(9, b"ping") + ws_frame(0, "lo, wörld".encode(), final=True)
+    fragmented += ws_frame(2, b"\x01" * 200, final=False) + ws_frame(0, b"\x02" * 200) + ws_frame(8, b"\x03\xe8bye")
+    write("websocket", "fragments-and-controls", b"\x00" + fragmented)
+    write("websocket", "fragments-one-byte", b"\x01" + fragmented)
+    write("websocket", "server-frames", b"\x80" + b"\x82\x09mark 1 1\n" + b"\x89\x00" + b"\x88\x02\x03\xe8")
+    write("websocket", "length-64", b"\x00" + ws_frame(2, b"\x00" * 70000)[:200])
+    # changeset: byte 0 = schema mode (0 fixed, the recorded schema; 1 development).
+    for number, (scenario, data) in enumerate(changesets):
+        if len(data) > 60000:
+            continue
+        write("changeset", "%s-%02d-fixed" % (scenario, number), b"\x00" + data)
+        write("changeset", "%s-%02d-development" % (scenario, number), b"\x01" + data)
+
+
 bson_and_extjson()
 segments()
 decrypt()
 http()
 jwt()
 syslog()
+realm_sync()

@@ -59,6 +59,30 @@ use_vendor_mirrors() {
 # the C libraries the package links against.
 BUILD_PACKAGES=(git pkg-config libsqlite3-dev zlib1g-dev libssl-dev libpq-dev)
 
+# The power-cut harness's guest (Scripts/power-guest.sh, PowerCutTests): qemu
+# with software emulation, Debian's kernel (its postinst builds an initramfs
+# in /boot, which the harness does not use), a static busybox, and the tools
+# that make its disks. About a minute to install on a fresh machine.
+POWER_PACKAGES=(qemu-system-x86 linux-image-amd64 busybox-static e2fsprogs xfsprogs cpio kmod xz-utils)
+
+# ensure_schemathesis: schemathesis (PyPI, a pinned version) in a virtual
+# environment under .build, for the test that checks Docs/openapi.yaml
+# against a real server (Tests/IngestServerTests/OpenAPITests.swift).
+# Installed once, reused while the version matches; exports
+# INGEST_TEST_SCHEMATHESIS, the path of its command.
+SCHEMATHESIS_VERSION=4.32.5
+ensure_schemathesis() {
+    local venv=.build/schemathesis-venv
+    if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -qF "$SCHEMATHESIS_VERSION"; then
+        echo "installing schemathesis $SCHEMATHESIS_VERSION into $venv"
+        python3 -m venv --help >/dev/null 2>&1 || ensure_packages python3-venv
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION"
+    fi
+    export INGEST_TEST_SCHEMATHESIS="$PWD/$venv/bin/schemathesis"
+}
+
 # start_test_services: the services the sink tests need (owned by
 # Scripts/services/): a throwaway PostgreSQL and ClickHouse on 127.0.0.1,
 # stopped by PID when the calling script exits (an EXIT trap; the caller

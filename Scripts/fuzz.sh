@@ -2,7 +2,8 @@
 # Coverage-guided fuzzing with libFuzzer and AddressSanitizer.
 #
 # Usage: Scripts/fuzz.sh [--seconds N] [--build-dir DIR] [--no-build] [target...]
-#   targets: bson extjson segment decrypt http upload jwt syslog (default: all)
+#   targets: bson extjson segment decrypt http upload jwt syslog websocket
+#            syncmessage changeset (default: all)
 #   --seconds N   run each target N seconds (default 60)
 #   --build-dir   where the instrumented modules, binaries and working
 #                 corpora go (default .build/fuzz; FUZZ_BUILD_DIR also works)
@@ -10,7 +11,8 @@
 #
 # The harnesses (Fuzz/<target>/main.swift) are not SwiftPM targets, so
 # `swift build` and `swift test` never compile them. This script compiles
-# IngestSupport, IngestCore, IngestServer and DataIngest (each only when a target needs it)
+# IngestSupport, IngestCore, IngestServer, RealmSync and DataIngest (each only
+# when a target needs it)
 # directly with swiftc, instrumented with `-sanitize=fuzzer,address` (and
 # -enable-testing, for the internal HTTP parser and ParsedSegment), then links
 # each harness against them. The syslog harness compiles the forwarder
@@ -28,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/common.sh
 
-ALL_TARGETS=(bson extjson segment decrypt http upload jwt syslog)
+ALL_TARGETS=(bson extjson segment decrypt http upload jwt syslog websocket syncmessage changeset)
 seconds=60
 build_dir="${FUZZ_BUILD_DIR:-.build/fuzz}"
 build=1
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
         --seconds) seconds="$2"; shift 2 ;;
         --build-dir) build_dir="$2"; shift 2 ;;
         --no-build) build=0; shift ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         -*) echo "unknown option $1" >&2; exit 2 ;;
         *)
             if [[ ! " ${ALL_TARGETS[*]} " == *" $1 "* ]]; then
@@ -57,7 +59,10 @@ build_dir="$(cd "$build_dir" && pwd)"
 needs() {   # needs MODULE: true if a selected target links MODULE
     local target
     for target in "${targets[@]}"; do
-        case "$1:$target" in IngestServer:http|IngestServer:upload|IngestServer:jwt|DataIngest:syslog) return 0 ;; esac
+        case "$1:$target" in
+            IngestServer:http|IngestServer:upload|IngestServer:jwt|DataIngest:syslog) return 0 ;;
+            RealmSync:websocket|RealmSync:syncmessage|RealmSync:changeset) return 0 ;;
+        esac
     done
     return 1
 }
@@ -111,12 +116,14 @@ if [ "$build" -eq 1 ]; then
     build_module IngestSupport "" "${INSTRUMENTED[@]}"
     build_module IngestCore "IngestSupport" "${INSTRUMENTED[@]}"
     if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
+    if needs RealmSync; then build_module RealmSync "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
     if needs DataIngest; then build_module DataIngest "IngestSupport IngestCore" "${PLAIN[@]}"; fi
     for target in "${targets[@]}"; do
         libraries=(-lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
         sources=("Fuzz/$target/main.swift")
         case "$target" in
             http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
+            websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lz -lcrypto) ;;
             syslog)
                 libraries=(-lDataIngest -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
                 sources+=(Samples/LogForwarder/LineParser.swift) ;;

@@ -1,12 +1,14 @@
 #ifndef DATAINGEST_CLINUX_SHIM_H
 #define DATAINGEST_CLINUX_SHIM_H
 // Linux kernel interfaces the Glibc Swift module does not expose: the HTTP
-// server's event loop uses epoll, eventfd (worker wakeups) and accept4.
+// server's event loop uses epoll, eventfd (worker wakeups) and accept4; the
+// segment store asks statfs for the file system's type.
 // No _GNU_SOURCE here: it would change fd_set and clash with Glibc's module;
 // accept4 is declared below instead.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/vfs.h>
 #include <signal.h>
 #include <pthread.h>
 
@@ -40,5 +42,13 @@ extern int pipe2(int pipefd[2], int flags);
 /// for the address argument does not import into Swift).
 static inline int dataingest_accept4(int fd, int flags) {
     return accept4(fd, 0, 0, flags);
+}
+
+/// The type (`f_type` of statfs(2), a magic number such as EXT4_SUPER_MAGIC)
+/// of the file system holding `path`, or -1 with errno set.
+static inline long dataingest_filesystem_type(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return (long)info.f_type;
 }
 #endif

@@ -5,6 +5,7 @@ import CCrypto
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 @Suite(.serialized) struct AppAuthTests {
     static let jwtSecret = "0123456789abcdef0123456789abcdef-jwt-secret"
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func everyProviderLogsInAndTokensArePrivateFiles() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, config: Self.config)
         let app = makeTestApp(id: "auth", server: server, directory: directory.path)
 
@@ -111,7 +112,7 @@ import Testing
     }
 
     @Test func theAccessTokenIsRefreshedBeforeItExpires() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, config: Self.config)
         // A margin longer than the token's lifetime: every use refreshes first (capped at half the lifetime,
         // so a 30-minute token is refreshed after 15 minutes here).
@@ -148,7 +149,7 @@ import Testing
     }
 
     @Test func aPasswordUsersPendingDataIsUploadedAtTheirNextLogin() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, config: Self.config)
         let app = makeTestApp(id: "auth", server: server, directory: directory.path) { $0.sync.logOutUploadTimeout = 0.5 }
         try await app.emailPasswordAuth.registerUser(email: "ada@example.com", password: "correct horse")
@@ -167,7 +168,7 @@ import Testing
     }
 
     @Test func discardPendingDataIsTheOnlyWayToDeleteIt() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, config: Self.config)
         let app = makeTestApp(id: "auth", server: server, directory: directory.path)
         let user = try await app.login(credentials: .anonymous)

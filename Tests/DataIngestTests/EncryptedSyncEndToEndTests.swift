@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 /// An encrypted client store against a real `ingest-server` process on
 /// 127.0.0.1: the data waits encrypted on disk, the server receives the
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func anEncryptedStoreUploadsEveryRowExactlyOnce() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path) {
@@ -61,7 +62,7 @@ import Testing
     }
 
     @Test func realmEncryptionKeysAreCheckedAgainstTheStore() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let app = makeTestApp(id: server.developmentAppId, server: server, directory: directory.path) {
             $0.segmentStore.encryptionKey = Self.key

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// One accepted connection of a ``TinyHTTPServer``: blocking reads with a
 /// 5 s timeout, so a test never hangs on a client that does not send.
@@ -95,17 +96,20 @@ final class TinyHTTPServer: @unchecked Sendable {  // `accepted` is in a LockedB
     private let listenFD: Int32
     private let finished = DispatchSemaphore(value: 0)
     private let acceptedBox = LockedBox(0)
+    private let servedBox = LockedBox(0)
     private let stopped = LockedBox(false)
 
     /// Connections accepted so far.
     var accepted: Int { acceptedBox.withLock { $0 } }
+    /// Connections whose handler has returned (and closed them) so far.
+    var served: Int { servedBox.withLock { $0 } }
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Listens on `port` (0: ephemeral) and serves each connection with `handler`.
     init(port requested: UInt16 = 0, handler: @escaping @Sendable (TinyConnection, Int) -> Void) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SyncTestError("socket failed") }
+        guard fd >= 0 else { throw TestSupportError("socket failed") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -117,7 +121,7 @@ final class TinyHTTPServer: @unchecked Sendable {  // `accepted` is in a LockedB
         }
         guard bound == 0, listen(fd, 16) == 0 else {
             Glibc.close(fd)
-            throw SyncTestError("cannot listen on 127.0.0.1:\(requested): \(String(cString: strerror(errno)))")
+            throw TestSupportError("cannot listen on 127.0.0.1:\(requested): \(String(cString: strerror(errno)))")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         withUnsafeMutablePointer(to: &address) {
@@ -135,6 +139,7 @@ final class TinyHTTPServer: @unchecked Sendable {  // `accepted` is in a LockedB
                 }
                 acceptedBox.withLock { $0 += 1 }
                 handler(TinyConnection(fd: client), number)
+                servedBox.withLock { $0 += 1 }
                 number += 1
             }
             finished.signal()

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// The socket transport against the real `ingest-server` process and against
 /// a scripted server in the test (for answers the real server never gives:
@@ -13,7 +14,7 @@ import IngestSupport
     // MARK: The real server
 
     @Test func anHTTPBaseURLUsesTheSocketTransportByDefaultAndUploadsExactlyOnce() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)
@@ -41,7 +42,7 @@ import IngestSupport
     }
 
     @Test func bodiesAndHeadersRoundTripThroughTheRealServerOnOneConnection() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, extraArguments: ["--enable-test-routes"])
         let transport = HTTPClientTransport()
         let body = Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
@@ -64,7 +65,7 @@ import IngestSupport
     }
 
     @Test func aServerKilledMidRequestFailsTheRequestAndTheRetrySucceedsAfterRestart() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, extraArguments: ["--enable-test-routes"])
         let transport = HTTPClientTransport()
         let url = URL(string: "http://127.0.0.1:\(server.port)/_test/sleep?ms=5000")!
@@ -76,11 +77,11 @@ import IngestSupport
             killed.signal()
         }
         killer.start()
-        let started = syncNow()
+        let started = monotonicNow()
         await #expect(throws: TransportError.self) {
             _ = try await transport.send(TransportRequest(method: "GET", url: url, timeout: 20))
         }
-        #expect(syncNow() - started < 4.5)  // failed when the server died, not after the sleep
+        #expect(monotonicNow() - started < 4.5)  // failed when the server died, not after the sleep
         #expect(killed.wait(timeout: .now() + 10) == .success)  // the killer is done with `server`
         do {
             _ = try await transport.send(TransportRequest(method: "GET", url: server.baseURL.appendingPathComponent("healthz"), timeout: 5))
@@ -97,7 +98,7 @@ import IngestSupport
     }
 
     @Test func aKeepAliveConnectionToAServerKilledBetweenRequestsIsReplaced() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let transport = HTTPClientTransport()
         let url = server.baseURL.appendingPathComponent("healthz")
@@ -109,10 +110,10 @@ import IngestSupport
     }
 
     @Test func aSilentServerTimesOut() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, extraArguments: ["--enable-test-routes"])
         let transport = HTTPClientTransport()
-        let started = syncNow()
+        let started = monotonicNow()
         do {
             _ = try await transport.send(TransportRequest(
                 method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/_test/sleep?ms=3000")!, timeout: 0.3))
@@ -120,7 +121,7 @@ import IngestSupport
         } catch let error as TransportError {
             #expect(error.code == .timedOut)
         }
-        #expect(syncNow() - started < 2.5)
+        #expect(monotonicNow() - started < 2.5)
     }
 
     // MARK: A scripted server
@@ -160,7 +161,7 @@ import IngestSupport
         defer { server.stop() }
         let transport = HTTPClientTransport()
         #expect(String(decoding: try await transport.send(tinyRequest(server)).body, as: UTF8.self) == "0")
-        usleep(100_000)  // the server's FIN arrives
+        _ = eventually(timeout: 5) { server.served == 1 }  // the server closed the idle connection
         #expect(String(decoding: try await transport.send(tinyRequest(server)).body, as: UTF8.self) == "1")
         #expect(server.accepted == 2)
     }
@@ -240,14 +241,14 @@ import IngestSupport
             _ = connection.readRequest()  // silent until the client gives up (bounded: 5 s)
         }
         let transport = HTTPClientTransport()
-        let started = syncNow()
+        let started = monotonicNow()
         do {
             _ = try await transport.send(tinyRequest(server, timeout: 0.3))
             Issue.record("expected a timeout")
         } catch let error as TransportError {
             #expect(error.code == .timedOut)
         }
-        #expect(syncNow() - started < 2.5)
+        #expect(monotonicNow() - started < 2.5)
         let port = server.port
         server.stop()
         do {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 final class LRPlace: EmbeddedObject {
     @Persisted var name: String
@@ -34,39 +35,20 @@ final class LRNote: Object {
     @Persisted var text: String
 }
 
-/// Runs `body` in a write transaction of a local realm. Until `Realm`'s
-/// write transaction calls the local store itself (the hook in
-/// Docs/LocalRealms.md), this begins and commits the store's transaction
-/// inside `realm.write {}` exactly where the hook does; once the hook is
-/// wired, it is plain `realm.write {}`.
+/// Runs `body` in a write transaction of a local realm: `realm.write {}`,
+/// which begins, commits or cancels the realm's SQLite transaction (the
+/// hook in Docs/LocalRealms.md).
 @discardableResult
 func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> Result {
-    try realm.write {
-        let local = try LocalRealmStore.attach(to: realm)
-        if local.inTransaction { return try body() } // the hook is wired
-        try local.beginWrite(realm: realm)
-        let result: Result
-        do {
-            result = try body()
-        } catch {
-            local.cancelWrite(realm: realm)
-            throw error
-        }
-        if realm.deferredError != nil {
-            local.cancelWrite(realm: realm) // Realm.commitWrite throws it and writes nothing
-        } else {
-            try local.commitWrite(realm: realm)
-        }
-        return result
-    }
+    try realm.write(body)
 }
 
 @Suite struct LocalRealmTests {
-    let directory: LocalStoreDirectory
+    let directory: TemporaryDirectory
     let realm: Realm
 
     init() throws {
-        directory = try LocalStoreDirectory()
+        directory = try TemporaryDirectory("local")
         realm = try Realm(configuration: Realm.Configuration(
             fileURL: directory.file("tasks.realm"), objectTypes: [LRTask.self, LRPerson.self, LRNote.self]))
     }
@@ -184,7 +166,7 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
             }
         }
         #expect(read?.text == "never stored")
-        let local = try #require(LocalRealmStore.attached(to: realm))
+        let local = try #require(realm.localStore)
         #expect(local.rowID(of: try #require(read)) == nil)
         #expect(try realm.objects(LRNote.self).isEmpty)
     }
@@ -325,7 +307,7 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
 
 @Suite struct LocalRealmConcurrencyTests {
     @Test func realmsOnOtherThreadsReadWhileAWriteIsOpen() throws {
-        let directory = try LocalStoreDirectory()
+        let directory = try TemporaryDirectory("local")
         let configuration = Realm.Configuration(fileURL: directory.file("threads.realm"), objectTypes: [LRNote.self])
         let realm = try Realm(configuration: configuration)
         try localWrite(realm) { realm.create(LRNote.self, value: ["text": "committed"]) }
@@ -354,7 +336,7 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
     }
 
     @Test func realmMigratesAdditivelyWithDeclaredDefaults() throws {
-        let directory = try LocalStoreDirectory()
+        let directory = try TemporaryDirectory("local")
         let url = directory.file("versioned.realm")
         // Version 1 of the app had only key and volume.
         let v1 = ObjectSchema(className: "LRVersioned", kind: .topLevel, properties: [
@@ -378,7 +360,7 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
     }
 
     @Test func destructiveChangeNamesTypeAndProperty() throws {
-        let directory = try LocalStoreDirectory()
+        let directory = try TemporaryDirectory("local")
         let url = directory.file("destructive.realm")
         let previous = ObjectSchema(className: "LRVersioned", kind: .topLevel, properties: [
             Property(name: "key", type: .string, isPrimaryKey: true), Property(name: "volume", type: .int),

@@ -3,10 +3,11 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 @Suite struct LocalStoreConcurrencyTests {
     @Test func readersRunWhileAWriterHoldsATransaction() throws {
-        let directory = try LocalStoreDirectory()
+        let directory = try TemporaryDirectory("local")
         let store = try LocalStore(fileURL: directory.file("wal.realm"), schema: try LocalTestSchema.schema())
         try store.write { try $0.insert(LocalTestSchema.task(title: "committed"), into: "Task") }
 
@@ -44,7 +45,7 @@ import IngestSupport
     }
 
     @Test func writersFromManyThreadsAreSerialized() throws {
-        let directory = try LocalStoreDirectory()
+        let directory = try TemporaryDirectory("local")
         let store = try LocalStore(fileURL: directory.file("writers.realm"), schema: try LocalTestSchema.schema())
         let failures = LockedBox(0)
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
@@ -67,7 +68,7 @@ import IngestSupport
     }
 
     @Test func aSecondStoreOnTheSameFileSeesCommits() throws {
-        let directory = try LocalStoreDirectory()
+        let directory = try TemporaryDirectory("local")
         let url = directory.file("shared.realm")
         let first = try LocalStore(fileURL: url, schema: try LocalTestSchema.schema())
         let second = try LocalStore(fileURL: url, schema: try LocalTestSchema.schema())

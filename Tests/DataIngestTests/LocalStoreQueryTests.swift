@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 @Suite struct LocalStoreQueryTests {
-    let directory: LocalStoreDirectory
+    let directory: TemporaryDirectory
     let store: LocalStore
 
     init() throws {
-        directory = try LocalStoreDirectory()
+        directory = try TemporaryDirectory("local")
         store = try LocalStore(fileURL: directory.file("query.realm"), schema: try LocalTestSchema.schema())
         let base = Date(timeIntervalSince1970: 1_700_000_000)
         let rows: [(String, Int64, Bool, BSON, BSON)] = [

@@ -2,21 +2,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
-
-/// A temporary directory for one local-store test, removed when it ends.
-final class LocalStoreDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("dataingest-local-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
+import IngestTestSupport
 
 /// Reads a database file with its own read-only connection, to check what was stored.
 final class RawSQLite {

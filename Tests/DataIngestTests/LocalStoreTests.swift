@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 @Suite struct LocalStoreTests {
-    let directory: LocalStoreDirectory
+    let directory: TemporaryDirectory
     let url: URL
 
     init() throws {
-        directory = try LocalStoreDirectory()
+        directory = try TemporaryDirectory("local")
         url = directory.file("local.realm")
     }
 

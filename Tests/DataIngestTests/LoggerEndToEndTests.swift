@@ -4,12 +4,13 @@ import Glibc
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 /// IngestLogger into a real ingest-server: events from many threads land in
 /// the server's SQLite exactly once, with their fields and metadata.
 @Suite(.serialized) struct LoggerEndToEndTests {
     @Test func eventsFromManyThreadsReachTheServerExactlyOnce() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)

@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 /// What the caller hands to the writer thread and what the writer makes of
 /// it: metadata merged on the writer thread exactly as documented (logger,
@@ -12,7 +13,7 @@ import Testing
 /// the order and completeness of accepted events when the queue fills up.
 @Suite struct LoggerHandOffTests {
     @Test func metadataPartsAreMergedOnTheWriterLaterWins() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
         var logger = IngestLogger(label: "merge", writer: writer,
@@ -79,7 +80,7 @@ import Testing
         #expect(changed.description == "b")
 
         // Into the store: the text at the call, made on the writer thread.
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
         let logger = IngestLogger(label: "text", writer: writer)
@@ -95,7 +96,7 @@ import Testing
     /// A dictionary literal is kept as written and made into metadata on the
     /// writer (a later entry wins); a `Metadata` value passes as before.
     @Test func callMetadataLiteralsAndValuesBothWork() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
         let logger = IngestLogger(label: "call", writer: writer)
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func theTimestampIsTheCallersClockInWholeMilliseconds() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
         let logger = IngestLogger(label: "clock", writer: writer)
@@ -149,7 +150,7 @@ import Testing
     /// queue filled up), and after `flush()` all of them are in the store, in
     /// the order each thread logged them.
     @Test func acceptedEventsBeforeAFullQueueAreAllStoredInOrderPerThread() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         var configuration = LogWriter.Configuration()
         configuration.queueCapacity = 300

@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// A transaction sink for the logger tests: keeps the committed documents,
 /// can be held (commits wait until released) and can be made to fail. It is
@@ -18,11 +19,11 @@ final class CollectingSink: TransactionSink, @unchecked Sendable {  // state in 
 
     func commit(_ transaction: EncodedTransaction) throws {
         waiting.withLock { $0 += 1 }
-        let deadline = syncNow() + 20
-        while gate.withLock({ $0 }) && syncNow() < deadline { usleep(1_000) }
+        let deadline = monotonicNow() + 20
+        while gate.withLock({ $0 }) && monotonicNow() < deadline { usleep(1_000) }
         waiting.withLock { $0 -= 1 }
         if failing.withLock({ $0 }) {
-            throw SyncTestError("storage full (injected)")
+            throw TestSupportError("storage full (injected)")
         }
         var decoded: [BSONDocument] = []
         for index in transaction.records.indices {

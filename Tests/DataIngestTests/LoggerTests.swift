@@ -6,6 +6,7 @@ import IngestCore
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// A recorded object for the recorder tests.
 final class LoggerTestInvoice: AsymmetricObject {
@@ -18,7 +19,7 @@ final class LoggerTestInvoice: AsymmetricObject {
 /// queue policies, flush, shutdown, the recorder.
 @Suite struct LoggerTests {
     @Test func eventsCarryEveryField() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         var configuration = LogWriter.Configuration()
         configuration.appVersion = "1.2.3"
@@ -59,7 +60,7 @@ final class LoggerTestInvoice: AsymmetricObject {
     }
 
     @Test func disabledLevelsEvaluateNothing() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
         var logger = IngestLogger(label: "quiet", writer: writer)
@@ -85,7 +86,7 @@ final class LoggerTestInvoice: AsymmetricObject {
     }
 
     @Test func manyThreadsLogConcurrentlyAndShutdownDeliversEverything() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         var configuration = LogWriter.Configuration()
         configuration.queueCapacity = 256
@@ -130,7 +131,7 @@ final class LoggerTestInvoice: AsymmetricObject {
     }
 
     @Test func aFullQueueDropsNewEventsAndCountsThem() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         var configuration = LogWriter.Configuration()
         configuration.queueCapacity = 10
@@ -139,9 +140,9 @@ final class LoggerTestInvoice: AsymmetricObject {
         sink.hold()
         logger.info("first")                       // taken by the writer, which waits in commit
         #expect(eventually(timeout: 10) { sink.waitingCommits == 1 })
-        let start = syncNow()
+        let start = monotonicNow()
         for n in 0..<25 { logger.info("queued \(n)") }
-        #expect(syncNow() - start < 1, "a log call must not wait with .dropNewest")
+        #expect(monotonicNow() - start < 1, "a log call must not wait with .dropNewest")
         var statistics = writer.currentStatistics
         #expect(statistics.queuedEvents == 10)
         #expect(statistics.droppedQueueFull == 15)
@@ -159,7 +160,7 @@ final class LoggerTestInvoice: AsymmetricObject {
     }
 
     @Test func theWaitPolicyBoundsTheCallersWait() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         var configuration = LogWriter.Configuration()
         configuration.queueCapacity = 2
@@ -171,9 +172,9 @@ final class LoggerTestInvoice: AsymmetricObject {
         #expect(eventually(timeout: 10) { sink.waitingCommits == 1 })
         logger.info("a")
         logger.info("b")
-        let start = syncNow()
+        let start = monotonicNow()
         logger.info("c")                           // waits ~100 ms, then is dropped
-        let waited = syncNow() - start
+        let waited = monotonicNow() - start
         #expect(waited >= 0.09)
         #expect(waited < 5)
         #expect(writer.currentStatistics.droppedQueueFull == 1)
@@ -183,7 +184,7 @@ final class LoggerTestInvoice: AsymmetricObject {
     }
 
     @Test func failedCommitsAreCountedNotHidden() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
         let logger = IngestLogger(label: "fail", writer: writer)
@@ -201,7 +202,7 @@ final class LoggerTestInvoice: AsymmetricObject {
     }
 
     @Test func theRecorderCommitsBeforeReturningAndThrowsInsteadOfDropping() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
         let recorder = writer.recorder

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 final class ModelLocation: EmbeddedObject {
     @Persisted var latitude: Double

@@ -1,5 +1,6 @@
 import DataIngest
 import Testing
+import IngestTestSupport
 
 // The seed page's code, unchanged but for the parts of App/User/login that
 // belong to the sync issue: the class, and the write in useRealm.

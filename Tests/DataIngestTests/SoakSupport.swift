@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// The soak test's settings, from the environment.
 ///
@@ -37,19 +38,6 @@ struct SoakSettings {
         let seed = environment["INGEST_SOAK_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(UInt32.max))
         return SoakSettings(seconds: max(5, seconds), seed: seed, logPath: environment["INGEST_SOAK_LOG"],
                             rotateRefreshTokens: environment["INGEST_SOAK_ROTATE_REFRESH_TOKENS"] != "0")
-    }
-}
-
-/// SplitMix64: a seeded generator, so a schedule can be replayed from the summary's seed.
-struct SoakRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -174,7 +162,7 @@ final class SoakClient: @unchecked Sendable {  // mutable state behind `box`
                         if line == "ready" { state.ready = true }
                         if line.hasPrefix("uploaded ") || line.hasPrefix("drain-failed") {
                             state.finalLine = line
-                            state.finalLineAt = syncNow()
+                            state.finalLineAt = monotonicNow()
                         }
                     }
                 }

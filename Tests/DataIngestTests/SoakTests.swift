@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 /// The soak test: continuous ingest from a real client process
 /// (`sync-client-child soak`) into a real `ingest-server` process on
@@ -20,11 +21,11 @@ import Testing
     @Test func continuousIngestSurvivesKillsOutagesAndFullDisks() throws {
         signal(SIGPIPE, SIG_IGN)  // a command sent to a client that was just killed
         let settings = SoakSettings.fromEnvironment()
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let clientDirectory = directory.path + "/client"
         try FileManager.default.createDirectory(atPath: clientDirectory, withIntermediateDirectories: true)
         let ledger = SoakLedger(logPath: settings.logPath ?? directory.path + "/committed.log")
-        var random = SoakRandom(seed: settings.seed)
+        var random = SplitMix64(seed: settings.seed)
         // A development app with the shortest access-token lifetime (60 s), so
         // tokens are refreshed (and user.json rewritten) amid kills and full disks.
         let appId = "soak"
@@ -57,7 +58,7 @@ import Testing
                 durability: clientRuns % 2 == 0 ? "full" : "interval", ledger: ledger)
             client = started
             guard started.waitUntilReady(timeout: 60) else {
-                throw SyncTestError("client run \(clientRuns) did not get ready: \(ledger.box.withLock { $0.otherLines.suffix(5) })")
+                throw TestSupportError("client run \(clientRuns) did not get ready: \(ledger.box.withLock { $0.otherLines.suffix(5) })")
             }
         }
 
@@ -76,7 +77,7 @@ import Testing
         }
 
         try startClient()
-        let started = syncNow()
+        let started = monotonicNow()
         let deadline = started + settings.seconds
         var serverDownUntil: Double?
         var serverDownSince = 0.0
@@ -86,7 +87,7 @@ import Testing
         var nextEvent = started + Double.random(in: settings.eventGap, using: &random)
         // Bounded by time and by count (20 ticks a second).
         for _ in 0..<Int(settings.seconds * 20 + 100) {
-            let now = syncNow()
+            let now = monotonicNow()
             guard now < deadline else { break }
             usleep(50_000)
             guard let current = client else { break }
@@ -101,7 +102,7 @@ import Testing
             }
             if let until = serverDownUntil, now >= until {
                 try restartServer()
-                outageSeconds += syncNow() - serverDownSince
+                outageSeconds += monotonicNow() - serverDownSince
                 serverDownUntil = nil
             }
             if let until = fullUntil, now >= until {
@@ -127,7 +128,7 @@ import Testing
                 current.kill9()
                 clientKills += 1
                 if fullUntil != nil {
-                    diskFullSeconds += syncNow() - fullSince
+                    diskFullSeconds += monotonicNow() - fullSince
                     fullUntil = nil
                 }
                 try startClient()
@@ -141,7 +142,7 @@ import Testing
                 // An outage: the client keeps committing into its store meanwhile.
                 server.kill9()
                 outages += 1
-                serverDownSince = syncNow()
+                serverDownSince = monotonicNow()
                 serverDownUntil = serverDownSince + Double.random(in: settings.outage, using: &random)
             case 70..<100 where fullUntil == nil:
                 // A full disk: writes past the limit fail with EFBIG until "space". Half
@@ -152,26 +153,26 @@ import Testing
                     : UInt64.random(in: (4 << 10)...(48 << 10), using: &random)
                 current.send("full \(limit)")
                 diskFullEpisodes += 1
-                fullSince = syncNow()
+                fullSince = monotonicNow()
                 fullUntil = fullSince + Double.random(in: settings.diskFull, using: &random)
             default:
                 break
             }
         }
-        let chaosSeconds = syncNow() - started
+        let chaosSeconds = monotonicNow() - started
 
         // The end: space again, the server up, and the client drains what it holds.
         if serverDownUntil != nil {
             try restartServer()
-            outageSeconds += syncNow() - serverDownSince
+            outageSeconds += monotonicNow() - serverDownSince
         }
-        let drainStarted = syncNow()
+        let drainStarted = monotonicNow()
         var drainSeconds = 0.0
         var finalLine: String?
         if problems.isEmpty, let current = client {
             if fullUntil != nil {
                 current.send("space")
-                diskFullSeconds += syncNow() - fullSince
+                diskFullSeconds += monotonicNow() - fullSince
             }
             current.send("stop")
             // A refused refresh token never heals by itself: no need to wait the whole timeout.
@@ -180,7 +181,7 @@ import Testing
                     || ledger.box.withLock { $0.syncErrors["invalidSession"] } != nil
             }
             finalLine = current.box.withLock { $0.finalLine }
-            drainSeconds = (current.box.withLock { $0.finalLineAt } ?? syncNow()) - drainStarted
+            drainSeconds = (current.box.withLock { $0.finalLineAt } ?? monotonicNow()) - drainStarted
             let exited = eventually(timeout: 10) { !current.isRunning }
             if !exited { problems.append("the client did not exit within 10 s after its final drain") }
             current.kill9()

@@ -4,6 +4,7 @@ import IngestCore
 @testable import DataIngest
 #if canImport(Glibc)
 import Glibc
+import IngestTestSupport
 #endif
 
 @Suite struct StoreCrashTests {
@@ -42,8 +43,8 @@ import Glibc
     /// random moment, 60 times; every transaction it reported as committed is
     /// recovered exactly once, and no transaction is partial.
     @Test func killNineNeverLosesACommittedTransaction() throws {
-        let dir = try StoreTempDirectory("crash")
-        let storePath = dir.sub("store")
+        let dir = try TemporaryDirectory("crash")
+        let storePath = dir.path("store")
         var generator = SystemRandomNumberGenerator()
         var seen = Set<Int64>()
         var reportedTotal = 0
@@ -92,8 +93,8 @@ import Glibc
     /// writes included) never loses a reported transaction, recovers none
     /// twice, and a torn encrypted tail is cut back, never reported as damage.
     @Test func killNineWithAnEncryptionKeyNeverLosesACommittedTransaction() throws {
-        let dir = try StoreTempDirectory("crash-crypt")
-        let storePath = dir.sub("store")
+        let dir = try TemporaryDirectory("crash-crypt")
+        let storePath = dir.path("store")
         let key = Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
         let hex = key.map { String(format: "%02x", $0) }.joined()
         var generator = SystemRandomNumberGenerator()
@@ -140,8 +141,8 @@ import Glibc
     }
 
     @Test func anotherProcessHoldingTheStoreIsNamed() throws {
-        let dir = try StoreTempDirectory("lock")
-        let (child, pipe) = try Self.startChild(["hold", dir.sub("store")])
+        let dir = try TemporaryDirectory("lock")
+        let (child, pipe) = try Self.startChild(["hold", dir.path("store")])
         defer {
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
@@ -149,7 +150,7 @@ import Glibc
         let line = Self.readFirstLine(pipe.fileHandleForReading, timeoutMilliseconds: 20_000)
         #expect(String(decoding: line, as: UTF8.self).contains("ready"))
         #expect {
-            try SegmentStore.open(SegmentStore.Configuration(directory: dir.sub("store")))
+            try SegmentStore.open(SegmentStore.Configuration(directory: dir.path("store")))
         } throws: { error in
             guard let error = error as? SegmentStoreError else { return false }
             return error.code == .locked && error.pid == child.processIdentifier && error.message.contains("\(child.processIdentifier)")

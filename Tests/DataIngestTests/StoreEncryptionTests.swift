@@ -6,6 +6,7 @@ import IngestCore
 import Glibc
 #endif
 import IngestSupport
+import IngestTestSupport
 
 /// Encryption at rest of the segment store (AES-256-GCM, Docs/SegmentFormat.md).
 @Suite struct StoreEncryptionTests {
@@ -62,8 +63,8 @@ import IngestSupport
     }
 
     @Test func roundTripWithAKeyNeverLeavesPlaintextOnDisk() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let path = dir.sub("store")
+        let dir = try TemporaryDirectory("crypt")
+        let path = dir.path("store")
         var store = try SegmentStore.open(Self.configuration(path))
         #expect(store.isEncrypted)
         for id in 0..<20 { try store.commit(records: [("Secret", Self.secretDocument(Int64(id)))]) }
@@ -104,8 +105,8 @@ import IngestSupport
     }
 
     @Test func aWrongKeyIsAClearErrorAndChangesNothing() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let path = dir.sub("store")
+        let dir = try TemporaryDirectory("crypt")
+        let path = dir.path("store")
         var store = try SegmentStore.open(Self.configuration(path))
         for id in 0..<5 { try TxDocument.commit(store, id: Int64(id)) }
         try store.close()
@@ -124,52 +125,52 @@ import IngestSupport
     }
 
     @Test func aMissingKeyAndAKeyOnAPlaintextStoreAreClearErrors() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let encrypted = try SegmentStore.open(Self.configuration(dir.sub("encrypted")))
+        let dir = try TemporaryDirectory("crypt")
+        let encrypted = try SegmentStore.open(Self.configuration(dir.path("encrypted")))
         try TxDocument.commit(encrypted, id: 1)
         try encrypted.close()
         #expect {
-            try SegmentStore.open(Self.configuration(dir.sub("encrypted"), key: nil))
+            try SegmentStore.open(Self.configuration(dir.path("encrypted"), key: nil))
         } throws: { error in
             (error as? SegmentStoreError)?.code == .encryptionKeyRequired
         }
 
-        let plain = try SegmentStore.open(Self.configuration(dir.sub("plain"), key: nil))
+        let plain = try SegmentStore.open(Self.configuration(dir.path("plain"), key: nil))
         try TxDocument.commit(plain, id: 1)
         try plain.close()
         #expect {
-            try SegmentStore.open(Self.configuration(dir.sub("plain")))
+            try SegmentStore.open(Self.configuration(dir.path("plain")))
         } throws: { error in
             (error as? SegmentStoreError)?.code == .notEncrypted
         }
         // Both stores still hold their transaction.
         for (name, key) in [("encrypted", Self.key), ("plain", nil)] as [(String, Data?)] {
-            let store = try SegmentStore.open(Self.configuration(dir.sub(name), key: key))
+            let store = try SegmentStore.open(Self.configuration(dir.path(name), key: key))
             #expect(try StoreCheck.transactions(in: store) == [1])
             try store.close()
         }
     }
 
     @Test func theSameDirectoryOpenedTwiceInAProcessNeedsTheSameKey() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let store = try SegmentStore.open(Self.configuration(dir.sub("store")))
+        let dir = try TemporaryDirectory("crypt")
+        let store = try SegmentStore.open(Self.configuration(dir.path("store")))
         defer { try? store.close() }
-        let again = try SegmentStore.open(Self.configuration(dir.sub("store")))
+        let again = try SegmentStore.open(Self.configuration(dir.path("store")))
         #expect(again === store)
         try again.close()
-        #expect { try SegmentStore.open(Self.configuration(dir.sub("store"), key: Self.otherKey)) } throws: {
+        #expect { try SegmentStore.open(Self.configuration(dir.path("store"), key: Self.otherKey)) } throws: {
             ($0 as? SegmentStoreError)?.code == .wrongEncryptionKey
         }
-        #expect { try SegmentStore.open(Self.configuration(dir.sub("store"), key: nil)) } throws: {
+        #expect { try SegmentStore.open(Self.configuration(dir.path("store"), key: nil)) } throws: {
             ($0 as? SegmentStoreError)?.code == .encryptionKeyRequired
         }
     }
 
     @Test func keysOfTheWrongSizeAreRefusedNamingThirtyTwoBytes() throws {
-        let dir = try StoreTempDirectory("crypt")
+        let dir = try TemporaryDirectory("crypt")
         for size in [0, 16, 31, 33, 64] {
             #expect {
-                try SegmentStore.open(Self.configuration(dir.sub("s\(size)"), key: Data(repeating: 1, count: size)))
+                try SegmentStore.open(Self.configuration(dir.path("s\(size)"), key: Data(repeating: 1, count: size)))
             } throws: { error in
                 guard let error = error as? SegmentStoreError, error.code == .invalidEncryptionKey else { return false }
                 return error.message.contains("exactly 32 bytes") && (size != 64 || error.message.contains("64-byte"))
@@ -178,8 +179,8 @@ import IngestSupport
     }
 
     @Test func aTamperedSealedSegmentIsQuarantinedAndLaterOnesAreDelivered() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let path = dir.sub("store")
+        let dir = try TemporaryDirectory("crypt")
+        let path = dir.path("store")
         var store = try SegmentStore.open(Self.configuration(path))
         for id in 0..<30 {
             try TxDocument.commit(store, id: Int64(id))
@@ -205,8 +206,8 @@ import IngestSupport
     }
 
     @Test func aTamperedSegmentIsNeverDecodedByAReader() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let store = try SegmentStore.open(Self.configuration(dir.sub("store")))
+        let dir = try TemporaryDirectory("crypt")
+        let store = try SegmentStore.open(Self.configuration(dir.path("store")))
         defer { try? store.close() }
         for id in 0..<10 { try TxDocument.commit(store, id: Int64(id)) }
         try store.flush()
@@ -229,8 +230,8 @@ import IngestSupport
 
     /// Blocks cannot be reordered, dropped or copied between files.
     @Test func blocksCannotBeMovedOrSwappedBetweenFiles() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let path = dir.sub("store")
+        let dir = try TemporaryDirectory("crypt")
+        let path = dir.path("store")
         let store = try SegmentStore.open(Self.configuration(path))
         for id in 0..<4 { try TxDocument.commit(store, id: Int64(id)) }
         let activeName = try #require(Self.files(path).keys.first { $0.hasSuffix(".active") })
@@ -280,8 +281,8 @@ import IngestSupport
     /// The active segment cut at every byte offset of its last block recovers
     /// to the transaction before it, with no damage reported: a torn tail.
     @Test func tornTailAtEveryOffsetRecoversLikeWithoutEncryption() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let path = dir.sub("store")
+        let dir = try TemporaryDirectory("crypt")
+        let path = dir.path("store")
         let source = try SegmentStore.open(Self.configuration(path))
         for id in 0..<2 { try TxDocument.commit(source, id: Int64(id)) }  // the last has 2 records
         let activeName = try #require(Self.files(path).keys.first { $0.hasSuffix(".active") })
@@ -297,7 +298,7 @@ import IngestSupport
         let headerBlockEnd = decrypter.blockEnds[1].file
         let cuts = [0, 5, 8, 71, 72, 80, headerBlockEnd - 1, headerBlockEnd] + Array(lastStart...bytes.count)
         for cut in cuts {
-            let caseDir = dir.sub("cut-\(cut)")
+            let caseDir = dir.path("cut-\(cut)")
             try Self.snapshot(path, to: caseDir) { name, data in
                 if name == activeName { data = Array(data[..<cut]) }
             }
@@ -317,8 +318,8 @@ import IngestSupport
     /// A flipped byte in a complete block of the active segment is damage,
     /// not a torn tail: the prefix is recovered, the rest kept in quarantine.
     @Test func aTamperedActiveSegmentKeepsItsPrefixAndQuarantinesTheRest() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let path = dir.sub("store")
+        let dir = try TemporaryDirectory("crypt")
+        let path = dir.path("store")
         let source = try SegmentStore.open(Self.configuration(path))
         for id in 0..<6 { try TxDocument.commit(source, id: Int64(id)) }
         let activeName = try #require(Self.files(path).keys.first { $0.hasSuffix(".active") })
@@ -331,7 +332,7 @@ import IngestSupport
         let ends = decrypter.blockEnds.map(\.file)  // [72, header block, tx0, ..., tx5]
         // Damage the ciphertext of transaction 3's block, then its block header.
         for (label, position) in [("ciphertext", ends[4] + 25), ("block header", ends[4] + 2)] {
-            let caseDir = dir.sub("damaged-\(label.count)")
+            let caseDir = dir.path("damaged-\(label.count)")
             try Self.snapshot(path, to: caseDir) { name, data in
                 if name == activeName { data[position] ^= 0x01 }
             }
@@ -349,8 +350,8 @@ import IngestSupport
     }
 
     @Test func quarantinedObjectsStayEncrypted() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let path = dir.sub("store")
+        let dir = try TemporaryDirectory("crypt")
+        let path = dir.path("store")
         let store = try SegmentStore.open(Self.configuration(path))
         defer { try? store.close() }
         try store.commit(records: (0..<3).map { ("Secret", Self.secretDocument(Int64($0))) })
@@ -371,8 +372,8 @@ import IngestSupport
     /// (every block after the first failed authentication), so the store
     /// quarantined its own segment as corrupt on the next open.
     @Test func segmentsAndQuarantineFilesOfSeveralBlocksReadBack() throws {
-        let dir = try StoreTempDirectory("crypt")
-        let path = dir.sub("store")
+        let dir = try TemporaryDirectory("crypt")
+        let path = dir.path("store")
         let writer = try SegmentStore.open(Self.configuration(path))
         // 160 documents of 2 KiB of incompressible bytes: about 330 KiB of gzip.
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15

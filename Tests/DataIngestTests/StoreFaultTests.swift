@@ -4,11 +4,12 @@ import IngestCore
 @testable import DataIngest
 #if canImport(Glibc)
 import Glibc
+import IngestTestSupport
 #endif
 
 @Suite struct StoreFaultTests {
-    static func open(_ dir: StoreTempDirectory, _ fs: FaultyFileSystem, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) throws -> SegmentStore {
-        var configuration = SegmentStore.Configuration(directory: dir.sub("store"))
+    static func open(_ dir: TemporaryDirectory, _ fs: FaultyFileSystem, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) throws -> SegmentStore {
+        var configuration = SegmentStore.Configuration(directory: dir.path("store"))
         configuration.fileSystem = fs
         configuration.maxSegmentAgeMilliseconds = 60_000
         change(&configuration)
@@ -18,7 +19,7 @@ import Glibc
     /// Appending with write(2) (`preallocationBytes = 0`): ENOSPC after part
     /// of a transaction was written.
     @Test func diskFullMidWriteFailsTheCommitAndKeepsTheStoreConsistent() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let fs = FaultyFileSystem()
         var store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
         var committed: [Int64] = []
@@ -52,7 +53,7 @@ import Glibc
     /// does not fit shrinks to what the commit needs first. Nothing of a failed
     /// commit is recovered; the store continues when space returns.
     @Test func diskFullAtPreallocationFailsTheCommitThatNeedsSpace() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let fs = FaultyFileSystem()
         let step = 64 << 10
         var store = try Self.open(dir, fs) { $0.preallocationBytes = step }
@@ -101,7 +102,7 @@ import Glibc
     /// A store closed while its active segment cannot be sealed (a full disk)
     /// keeps it, cut back to its content, for the next open.
     @Test func closingWithAnUnsealableActiveSegmentTrimsItsPreallocation() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let fs = FaultyFileSystem()
         var store = try Self.open(dir, fs) { $0.preallocationBytes = 64 << 10 }
         for id in 0..<20 { try TxDocument.commit(store, id: Int64(id)) }
@@ -109,10 +110,10 @@ import Glibc
         fs.faults.withLock { $0.bytesUntilFull = 0 }
         #expect { try store.close() } throws: { ($0 as? SegmentStoreError)?.errno == ENOSPC }
         fs.faults.withLock { $0.bytesUntilFull = nil }
-        let names = try FileManager.default.contentsOfDirectory(atPath: dir.sub("store"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path("store"))
         let activeName = try #require(names.first { $0.hasSuffix(".active") })
         var info = stat()
-        #expect(stat(dir.sub("store/" + activeName), &info) == 0 && Int(info.st_size) == size)
+        #expect(stat(dir.path("store/" + activeName), &info) == 0 && Int(info.st_size) == size)
         store = try Self.open(dir, fs)
         #expect(try StoreCheck.transactions(in: store) == (0..<20).map(Int64.init))
         #expect(store.quarantineReports().isEmpty)
@@ -122,7 +123,7 @@ import Glibc
     /// Large transactions are written from their own buffers: a full disk in
     /// the middle of one still leaves only whole transactions.
     @Test func diskFullInsideALargeTransaction() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let fs = FaultyFileSystem()
         var store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
         func bigCommit(_ id: Int64) throws {
@@ -151,7 +152,7 @@ import Glibc
     }
 
     @Test func shortWritesAreCompleted() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let fs = FaultyFileSystem()
         fs.faults.withLock { $0.maxWriteSize = 7 }
         let store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
@@ -162,7 +163,7 @@ import Glibc
     }
 
     @Test func failedTruncateAfterAFailedWriteStillRecovers() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let fs = FaultyFileSystem()
         var store = try Self.open(dir, fs) { $0.preallocationBytes = 0 }
         for id in 0..<5 { try TxDocument.commit(store, id: Int64(id)) }
@@ -183,7 +184,7 @@ import Glibc
     }
 
     @Test func fullDurabilitySyncFailureIsReportedAndNotCommitted() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let fs = FaultyFileSystem()
         let store = try Self.open(dir, fs) { $0.durability = .full }
         try TxDocument.commit(store, id: 0)
@@ -196,7 +197,7 @@ import Glibc
     }
 
     @Test func diskFullWhileSealingKeepsTheDataAndRetries() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let fs = FaultyFileSystem()
         let store = try Self.open(dir, fs)
         for id in 0..<20 { try TxDocument.commit(store, id: Int64(id)) }
@@ -208,12 +209,12 @@ import Glibc
         fs.faults.withLock { $0.bytesUntilFull = nil }
         #expect(try StoreCheck.transactions(in: store) == (0..<20).map(Int64.init))
         #expect(store.backgroundError == nil)
-        #expect(try !FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).contains { $0.hasSuffix(".tmp") })
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: dir.path("store")).contains { $0.hasSuffix(".tmp") })
         try store.close()
     }
 
     @Test func budgetPolicyFail() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try Self.open(dir, FaultyFileSystem()) {
             $0.maxPendingBytes = 8 << 10
             $0.budgetPolicy = .fail
@@ -237,7 +238,7 @@ import Glibc
     }
 
     @Test func budgetPolicyDropOldestCountsWhatItDrops() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try Self.open(dir, FaultyFileSystem()) {
             $0.maxPendingBytes = 6 << 10
             $0.budgetPolicy = .dropOldest
@@ -252,12 +253,12 @@ import Glibc
         let kept = try StoreCheck.transactions(in: store)
         #expect(counters.droppedObjects + kept.reduce(0) { $0 + Int($1 % 3 + 1) } == counters.committedObjects)
         #expect(kept.last == 399)  // the newest data is kept
-        let log = try String(contentsOfFile: dir.sub("store/quarantine/dropped.jsonl"), encoding: .utf8)
+        let log = try String(contentsOfFile: dir.path("store/quarantine/dropped.jsonl"), encoding: .utf8)
         #expect(log.split(separator: "\n").count == counters.droppedSegments)
     }
 
     @Test func budgetPolicyBlockWaitsForAnAcknowledgement() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try Self.open(dir, FaultyFileSystem()) {
             $0.maxPendingBytes = 4 << 10
             $0.budgetPolicy = .block(milliseconds: 300)
@@ -288,8 +289,8 @@ import Glibc
     /// A real, small file system (a 256 KiB tmpfs, where this process may
     /// mount one; skipped otherwise) fills up under the store.
     @Test func smallRealFileSystemFillsUp() throws {
-        let dir = try StoreTempDirectory("tinyfs")
-        let mountPoint = dir.sub("mnt")
+        let dir = try TemporaryDirectory("tinyfs")
+        let mountPoint = dir.path("mnt")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=256k") == 0 else {
             print("smallRealFileSystemFillsUp: cannot mount a tmpfs here (errno \(errno)); covered by the seam tests")

@@ -6,20 +6,7 @@ import IngestCore
 import Glibc
 #endif
 import IngestSupport
-
-/// A temporary directory removed when the test ends.
-final class StoreTempDirectory {
-    let path: String
-
-    init(_ name: String = "store") throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func sub(_ name: String) -> String { path + "/" + name }
-}
+import IngestTestSupport
 
 /// The crash child's document: `{t: Int64 id, k: Int32 index, n: Int32 count}`, built by hand.
 enum TxDocument {

@@ -6,17 +6,18 @@ import IngestCore
 import Glibc
 #endif
 import IngestSupport
+import IngestTestSupport
 
 @Suite struct StoreTests {
-    static func configuration(_ dir: StoreTempDirectory, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) -> SegmentStore.Configuration {
-        var configuration = SegmentStore.Configuration(directory: dir.sub("store"))
+    static func configuration(_ dir: TemporaryDirectory, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) -> SegmentStore.Configuration {
+        var configuration = SegmentStore.Configuration(directory: dir.path("store"))
         configuration.maxSegmentAgeMilliseconds = 60_000  // seal only on flush unless a test says otherwise
         change(&configuration)
         return configuration
     }
 
     @Test func commitsAreSealedReadAndAcknowledged() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try SegmentStore.open(Self.configuration(dir))
         var receipts: [CommitReceipt] = []
         for id in 0..<200 { receipts.append(try TxDocument.commit(store, id: Int64(id))!) }
@@ -49,12 +50,12 @@ import IngestSupport
     /// Pending data is private: the store's directory is 0700 and every
     /// file in it 0600, whatever the umask lets through.
     @Test func pendingDataIsReadableByItsOwnerOnly() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try SegmentStore.open(Self.configuration(dir))
         _ = try TxDocument.commit(store, id: 1)
         try store.flush()
         _ = try TxDocument.commit(store, id: 2)  // and an active segment beside the sealed one
-        let root = dir.sub("store")
+        let root = dir.path("store")
         func mode(_ path: String) throws -> Int {
             (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
         }
@@ -69,7 +70,7 @@ import IngestSupport
     }
 
     @Test func aTransactionCollectedBeforehandCommitsWhole() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try SegmentStore.open(Self.configuration(dir))
         defer { try? store.close() }
         var tx = TransactionWriter()
@@ -83,7 +84,7 @@ import IngestSupport
     }
 
     @Test func sizeAndAgeSealWithoutFlush() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try SegmentStore.open(Self.configuration(dir) {
             $0.maxSegmentBytes = 4096
             $0.maxSegmentAgeMilliseconds = 100
@@ -91,9 +92,8 @@ import IngestSupport
         defer { try? store.close() }
         for id in 0..<300 { try TxDocument.commit(store, id: Int64(id)) }
         // Wait (bounded) for the sealer: size rotation plus the age timer seal everything.
-        let deadline = Date().addingTimeInterval(10)
         let objects = (0..<300).reduce(0) { $0 + $1 % 3 + 1 }
-        while store.counters.sealedObjects < objects && Date() < deadline { usleep(20_000) }
+        _ = eventually(timeout: 10) { store.counters.sealedObjects >= objects }
         #expect(store.counters.sealedObjects == objects)
         #expect(store.pendingSegments().count > 5)
         #expect(try StoreCheck.transactions(in: store) == (0..<300).map(Int64.init))
@@ -102,11 +102,11 @@ import IngestSupport
     /// The active segment cut at every byte offset of its last transaction
     /// recovers to the transaction before it.
     @Test func truncationAtEveryOffsetOfTheLastTransaction() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let source = try SegmentStore.open(Self.configuration(dir))
         for id in 0..<2 { try TxDocument.commit(source, id: Int64(id)) }  // the last has 2 records
-        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
-        var bytes = [UInt8](FileManager.default.contents(atPath: dir.sub("store/" + activeName))!)
+        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
+        var bytes = [UInt8](FileManager.default.contents(atPath: dir.path("store/" + activeName))!)
         try source.close()
         // Where transaction 2 starts: after the commit frame of transaction 1.
         let reader = try SegmentReader(source: MemoryByteSource(bytes), requiresEnd: false)
@@ -118,7 +118,7 @@ import IngestSupport
         bytes = Array(bytes[..<reader.offsetAfterLastCommit])
         #expect(lastStart > 0 && lastStart < bytes.count)
         for cut in lastStart...bytes.count {
-            let caseDir = dir.sub("cut-\(cut)")
+            let caseDir = dir.path("cut-\(cut)")
             try FileManager.default.createDirectory(atPath: caseDir, withIntermediateDirectories: true)
             try Data(bytes[..<cut]).write(to: URL(fileURLWithPath: caseDir + "/" + activeName))
             var configuration = SegmentStore.Configuration(directory: caseDir)
@@ -137,7 +137,7 @@ import IngestSupport
     /// by the preallocated zeros. Recovery cuts it back to the transaction
     /// before it, reports no damage, and the file's zero tail is removed.
     @Test func preallocatedActiveSegmentTornMidTransactionRecovers() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let source = try SegmentStore.open(Self.configuration(dir) { $0.preallocationBytes = 64 << 10 })
         guard source.mapsActiveSegments else {
             try source.close()
@@ -145,8 +145,8 @@ import IngestSupport
             return
         }
         for id in 0..<2 { try TxDocument.commit(source, id: Int64(id)) }  // the last has 2 records
-        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
-        let bytes = [UInt8](FileManager.default.contents(atPath: dir.sub("store/" + activeName))!)
+        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
+        let bytes = [UInt8](FileManager.default.contents(atPath: dir.path("store/" + activeName))!)
         try source.close()
         let reader = try SegmentReader(source: MemoryByteSource(bytes), requiresEnd: false)
         var lastStart = 0
@@ -160,7 +160,7 @@ import IngestSupport
         #expect(bytes[lastStart] == SegmentFormat.FrameType.record)
 
         func recover(_ file: [UInt8], _ label: String) throws -> [Int64] {
-            let caseDir = dir.sub("case")
+            let caseDir = dir.path("case")
             try FileManager.default.createDirectory(atPath: caseDir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: caseDir) }
             try Data(file).write(to: URL(fileURLWithPath: caseDir + "/" + activeName))
@@ -193,7 +193,7 @@ import IngestSupport
     /// A mapped store's active file is preallocated ahead of its content; the
     /// counters count the content.
     @Test func activeSegmentIsPreallocatedAheadOfItsContent() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try SegmentStore.open(Self.configuration(dir) { $0.preallocationBytes = 128 << 10 })
         guard store.mapsActiveSegments else {
             try store.close()
@@ -201,21 +201,21 @@ import IngestSupport
             return
         }
         for id in 0..<50 { try TxDocument.commit(store, id: Int64(id)) }
-        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
+        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
         var info = stat()
-        #expect(stat(dir.sub("store/" + activeName), &info) == 0)
+        #expect(stat(dir.path("store/" + activeName), &info) == 0)
         #expect(Int(info.st_size) == 128 << 10)
         #expect(store.counters.pendingBytes < 16 << 10)  // content, not the reservation
         #expect(try StoreCheck.transactions(in: store) == (0..<50).map(Int64.init))
         // preallocationBytes 0: one write(2) per group, the file is exactly its content.
-        var plainConfiguration = SegmentStore.Configuration(directory: dir.sub("plain"))
+        var plainConfiguration = SegmentStore.Configuration(directory: dir.path("plain"))
         plainConfiguration.preallocationBytes = 0
         let plain = try SegmentStore.open(plainConfiguration)
         defer { try? plain.close() }
         try TxDocument.commit(plain, id: 1)
         #expect(!plain.mapsActiveSegments)
-        let plainName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("plain")).first { $0.hasSuffix(".active") })
-        #expect(stat(dir.sub("plain/" + plainName), &info) == 0)
+        let plainName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("plain")).first { $0.hasSuffix(".active") })
+        #expect(stat(dir.path("plain/" + plainName), &info) == 0)
         #expect(Int(info.st_size) == plain.counters.pendingBytes)
         try store.close()
     }
@@ -223,7 +223,7 @@ import IngestSupport
     /// Large transactions (written with pwrite into the preallocated space)
     /// between small ones (copied into the mapping) come back whole, in order.
     @Test func largeAndSmallTransactionsInAMappedSegment() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         var store = try SegmentStore.open(Self.configuration(dir) { $0.preallocationBytes = 64 << 10 })
         var expected: [Int64] = []
         for id in Int64(0)..<12 {
@@ -259,18 +259,18 @@ import IngestSupport
     }
 
     @Test func damagedActiveSegmentKeepsItsPrefixAndQuarantinesTheRest() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let source = try SegmentStore.open(Self.configuration(dir))
         for id in 0..<6 { try TxDocument.commit(source, id: Int64(id)) }
-        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.sub("store")).first { $0.hasSuffix(".active") })
-        var bytes = [UInt8](FileManager.default.contents(atPath: dir.sub("store/" + activeName))!)
+        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
+        var bytes = [UInt8](FileManager.default.contents(atPath: dir.path("store/" + activeName))!)
         try source.close()
         // Where transaction 2 ends; damage a byte inside transaction 3.
         let reader = try SegmentReader(source: MemoryByteSource(bytes), requiresEnd: false)
         var ends: [Int] = []
         while let event = try reader.next() { if case .commit = event { ends.append(reader.offsetAfterLastCommit) } }
         bytes[ends[2] + 20] ^= 0xFF
-        let caseDir = dir.sub("damaged")
+        let caseDir = dir.path("damaged")
         try FileManager.default.createDirectory(atPath: caseDir, withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: caseDir + "/" + activeName))
         let store = try SegmentStore.open(SegmentStore.Configuration(directory: caseDir))
@@ -283,7 +283,7 @@ import IngestSupport
     }
 
     @Test func corruptSealedSegmentGoesToQuarantineAndLaterOnesAreDelivered() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         var store = try SegmentStore.open(Self.configuration(dir))
         for id in 0..<30 {
             try TxDocument.commit(store, id: Int64(id))
@@ -318,7 +318,7 @@ import IngestSupport
     }
 
     @Test func rejectedRecordsGoToQuarantineWithReasons() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let store = try SegmentStore.open(Self.configuration(dir))
         defer { try? store.close() }
         for id in 0..<4 { try TxDocument.commit(store, id: Int64(id)) }  // 1+2+3+1 = 7 records
@@ -341,9 +341,9 @@ import IngestSupport
     }
 
     @Test func eightThreadsCommitConcurrently() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         for durability in [SegmentStore.Durability.interval(milliseconds: 10), .full] {
-            let path = dir.sub("\(durability)")
+            let path = dir.path("\(durability)")
             var configuration = SegmentStore.Configuration(directory: path)
             configuration.durability = durability
             configuration.maxSegmentBytes = 32 << 10
@@ -377,9 +377,9 @@ import IngestSupport
     }
 
     @Test func sameDirectorySharesOneStoreInAProcess() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let a = try SegmentStore.open(Self.configuration(dir))
-        let b = try SegmentStore.open(SegmentStore.Configuration(directory: dir.sub("store/../store")))
+        let b = try SegmentStore.open(SegmentStore.Configuration(directory: dir.path("store/../store")))
         #expect(a === b)
         try TxDocument.commit(a, id: 1)
         try b.close()  // still open through `a`
@@ -391,7 +391,7 @@ import IngestSupport
     /// The reading runs in a child process so that other tests running in
     /// parallel in this process cannot disturb its memory figures.
     @Test func memoryStaysFlatWhileReadingABacklog() throws {
-        let dir = try StoreTempDirectory()
+        let dir = try TemporaryDirectory("store")
         let configuration = Self.configuration(dir) { $0.durability = .none }
         let store = try SegmentStore.open(configuration)
         // 60 segments of 30 transactions of 100 records each (~5 MB of records).

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// The client against a real `ingest-server` process on 127.0.0.1, checked
 /// row by row in the server's SQLite.
@@ -13,21 +14,10 @@ import IngestSupport
     static let manyObjects = Int(ProcessInfo.processInfo.environment["SYNC_TEST_OBJECTS"] ?? "") ?? 20_000
 
     @Test func theSeedsCodeRunsEndToEnd() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
-        child.arguments = ["seed"]
-        child.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        var environment = ProcessInfo.processInfo.environment
-        environment["APP_ID"] = appId
-        environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
-        environment["DATAINGEST_METADATA_DIRECTORY"] = nil
-        child.environment = environment
-        let out = Pipe()
-        child.standardOutput = out
-        try child.run()
+        let (child, out) = try startSyncClientChild(["seed"], in: directory.path, server: server, appId: appId)
         let line = try readLine(out.fileHandleForReading.fileDescriptor, timeout: 60)
         _ = eventually(timeout: 20) { !child.isRunning }
         if child.isRunning { kill(child.processIdentifier, SIGKILL) }
@@ -46,7 +36,7 @@ import IngestSupport
     }
 
     @Test func manyObjectsFromFourThreadsArriveExactlyOnce() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)
@@ -77,7 +67,7 @@ import IngestSupport
     }
 
     @Test func serverKilledMidStreamLosesNothingAndRepeatsNothing() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)
@@ -106,23 +96,11 @@ import IngestSupport
     }
 
     @Test func clientKilledMidStreamUploadsTheRestOnce() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         func child(_ arguments: [String]) throws -> (Process, Pipe) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-            var environment = ProcessInfo.processInfo.environment
-            environment["APP_ID"] = appId
-            environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
-            environment["DATAINGEST_METADATA_DIRECTORY"] = nil
-            process.environment = environment
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            return (process, out)
+            try startSyncClientChild(arguments, in: directory.path, server: server, appId: appId)
         }
         // The first child commits up to 60,000 readings in transactions of 50, 5 ms apart, and is killed mid-stream.
         let (first, firstOut) = try child(["stream", "60000", "50", "5000"])
@@ -130,17 +108,20 @@ import IngestSupport
         // the child is killed once the server holds some of its objects.
         let last = LockedBox(0)
         let fd = firstOut.fileHandleForReading.fileDescriptor
+        let readerDone = DispatchSemaphore(value: 0)
         let reader = Thread {
             while let line = try? readLine(fd, timeout: 30), !line.isEmpty {
                 if line.hasPrefix("committed "), let n = Int(line.dropFirst(10)) { last.withLock { $0 = n } }
             }
+            readerDone.signal()
         }
         reader.start()
         let arrived = eventually(timeout: 60) { server.count(appId, "Reading") > 0 && last.withLock { $0 } >= 5_000 }
         #expect(arrived)
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()
-        usleep(100_000)  // the reader takes the last lines written before the kill
+        // The reader takes the last lines written before the kill, up to the end of the pipe.
+        _ = readerDone.wait(timeout: .now() + 5)
         let lastCommitted = last.withLock { $0 }
         #expect(lastCommitted >= 5_000)
         #expect(lastCommitted < 60_000)
@@ -164,7 +145,7 @@ import IngestSupport
     }
 
     @Test func backlogDrainsWhenTheServerComesBack() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)
@@ -182,7 +163,7 @@ import IngestSupport
     }
 
     @Test func memoryStaysFlatWhileABacklogWaitsForTheServer() throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
@@ -222,7 +203,7 @@ import IngestSupport
     }
 
     @Test func logOutWithPendingDataKeepsItForTheNextLogin() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path) { $0.sync.logOutUploadTimeout = 1 }
@@ -252,7 +233,7 @@ import IngestSupport
     }
 
     @Test func aRefusedAccessTokenIsRefreshedAndTheUploadRetried() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)
@@ -277,7 +258,7 @@ import IngestSupport
     }
 
     @Test func aPermanentlyRefusedSegmentIsQuarantinedAndReported() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         // Bodies above 600 bytes get 413: a permanent refusal.
         let server = try SyncTestServer(in: directory.path, extraArguments: ["--max-body-bytes", "600"])
         let appId = server.developmentAppId

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// Forwards to a real `URLSessionTransport` and injects faults into upload
 /// requests: network errors before sending, answers lost after the server
@@ -24,7 +25,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard request.url.path.hasSuffix("/ingest") else { return try await inner.send(request) }
         let fault = state.withLock { state -> Fault? in
-            state.uploadTimes.append(syncNow())
+            state.uploadTimes.append(monotonicNow())
             guard !state.faults.isEmpty else { return nil }
             state.injected += 1
             return state.faults.removeFirst()
@@ -54,7 +55,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         """
 
     @Test func lostAnswersNetworkErrorsAnd5xxAreRetriedExactlyOnce() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let transport = FaultyTransport([.refuseConnection, .loseAnswer, .status500, .loseAnswer, .status503(retryAfter: 1)])
@@ -75,7 +76,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
     }
 
     @Test func aSchemaViolationIsQuarantinedAndReportedWhileLaterSegmentsFlow() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path, config: Self.strictConfig)
         let app = makeTestApp(id: "strict", server: server, directory: directory.path)
         let errors = ErrorCollector()
@@ -127,7 +128,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
     /// `aRefusedAccessTokenIsRefreshedAndTheUploadRetried` covers the 401 path in CI.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["SYNC_TEST_TOKEN_EXPIRY"] == "1"))
     func anAccessTokenExpiringDuringALongUploadIsRefreshed() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let config = #"{"apps": [{"id": "expiry", "developmentMode": true, "accessTokenLifetimeSeconds": 60, "auth": {"anon-user": {}}}]}"#
         let server = try SyncTestServer(in: directory.path, config: config)
         // No early refresh: the token runs out while uploads are under way.
@@ -135,9 +136,9 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         let user = try await app.login(credentials: .anonymous)
         let first = try #require(user.accessToken)
         let realm = try openSyncedRealm(user)
-        let start = syncNow()
+        let start = monotonicNow()
         var seq = 0
-        while syncNow() - start < 75 {
+        while monotonicNow() - start < 75 {
             try writeReadings(realm, seq..<(seq + 200), perTransaction: 20)
             seq += 200
             await pauseAsync(0.1)
@@ -148,7 +149,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
     }
 
     @Test func suspendResumeAndProgress() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)
@@ -183,7 +184,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
     }
 
     @Test func theSessionKeepsUploadingAfterTheRealmIsReleased() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)
@@ -198,7 +199,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
     }
 
     @Test func uploadsGoOnWhileTheAppBlocksEveryThreadOfTheConcurrencyPool() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         let app = makeTestApp(id: appId, server: server, directory: directory.path)
@@ -221,7 +222,7 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
     }
 
     @Test func commitToUploadLatencyStaysNearOneSecondByDefault() async throws {
-        let directory = try SyncDirectory()
+        let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         // Default store and session settings (segments sealed 1 s after their first commit).
@@ -230,10 +231,10 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         let app = App(id: appId, configuration: configuration)
         let user = try await app.login(credentials: .anonymous)
         let realm = try openSyncedRealm(user)
-        let start = syncNow()
+        let start = monotonicNow()
         try writeReadings(realm, 0..<1, perTransaction: 1)
         let arrived = await eventuallyAsync(timeout: 10) { server.count(appId, "SyncReading") == 1 }
-        let elapsed = syncNow() - start
+        let elapsed = monotonicNow() - start
         print("commit to stored in the server: \(elapsed) s")
         #expect(arrived)
         // About one second (the seal age) plus the poll interval and the request; generous bound for loaded CI.

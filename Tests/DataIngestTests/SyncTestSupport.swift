@@ -5,19 +5,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
-
-/// A failure in the sync tests' own plumbing.
-struct SyncTestError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Monotonic seconds, for bounded waits.
-func syncNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+import IngestTestSupport
 
 /// A numbered asymmetric object: `seq` proves each object arrives exactly once.
 final class SyncReading: AsymmetricObject {
@@ -34,38 +22,16 @@ final class SyncStrict: AsymmetricObject {
     @Persisted var seq: Int
 }
 
-/// A temporary directory removed when released.
-final class SyncDirectory {
-    let path: String
-    init() throws {
-        path = NSTemporaryDirectory() + "dataingest-sync-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// An executable built next to the test bundle.
-func builtExecutable(_ name: String) throws -> String {
-    let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    let argv0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    let candidates = [exe.deletingLastPathComponent().appendingPathComponent(name).path,
-                      argv0.deletingLastPathComponent().appendingPathComponent(name).path,
-                      argv0.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name).path]
-    guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-        throw SyncTestError("\(name) not found in \(candidates); build it with `swift build`")
-    }
-    return found
-}
-
 /// A real `ingest-server` process on 127.0.0.1, killed by PID on release.
 /// `restart()` starts it again on the same port and data directory.
 final class SyncTestServer {
-    private var process: Process?
+    /// The process (IngestTestSupport's launcher).
+    let server: IngestServerProcess
     let directory: String
     let dataPath: String
     let config: String?
     let extraArguments: [String]
-    private(set) var port: UInt16 = 0
+    var port: UInt16 { server.port }
 
     /// Starts the development server (`config == nil`) or one from JSON `config`.
     init(in directory: String, config: String? = nil, extraArguments: [String] = []) throws {
@@ -73,15 +39,15 @@ final class SyncTestServer {
         self.dataPath = directory + "/server-data"
         self.config = config
         self.extraArguments = extraArguments
+        var arguments = ["--data-dir", dataPath]
         if let config {
             try Data(config.utf8).write(to: URL(fileURLWithPath: directory + "/ingest.json"))
+            arguments += ["--config", directory + "/ingest.json"]
         }
-        try start(port: 0)
+        server = try IngestServerProcess(in: directory, arguments: arguments + extraArguments)
     }
 
-    deinit { kill9() }
-
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    var baseURL: URL { server.baseURL }
 
     /// The development app's id.
     var developmentAppId: String {
@@ -89,54 +55,15 @@ final class SyncTestServer {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    var isRunning: Bool { process?.isRunning ?? false }
+    var isRunning: Bool { server.isRunning }
 
-    func start(port requested: UInt16) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
-        var arguments = ["--port", String(requested), "--data-dir", dataPath]
-        if config != nil { arguments += ["--config", directory + "/ingest.json"] }
-        process.arguments = arguments + extraArguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let out = Pipe()
-        process.standardOutput = out
-        let logPath = directory + "/server-stderr.log"
-        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
-        let log = FileHandle(forWritingAtPath: logPath)
-        log?.seekToEndOfFile()
-        process.standardError = log
-        try process.run()
-        self.process = process
-        let line = try readLine(out.fileHandleForReading.fileDescriptor, timeout: 20)
-        guard let range = line.range(of: "listening on http://127.0.0.1:"), let port = UInt16(line[range.upperBound...]) else {
-            kill9()
-            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            throw SyncTestError("ingest-server did not start: '\(line)' \(text)")
-        }
-        self.port = port
-    }
+    func start(port requested: UInt16) throws { try server.start(port: requested) }
 
     /// Starts the server again on the same port and data directory (bounded retries while the port frees).
-    func restart() throws {
-        var lastError: Error?
-        for _ in 0..<20 {
-            do {
-                try start(port: port)
-                return
-            } catch {
-                lastError = error
-                usleep(250_000)
-            }
-        }
-        throw lastError ?? SyncTestError("restart failed")
-    }
+    func restart() throws { try server.restart() }
 
     /// `kill -9` by PID (idempotent).
-    func kill9() {
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    func kill9() { server.kill9() }
 
     /// The SQLite sink of `app`.
     func sinkPath(_ app: String) -> String { dataPath + "/\(app).sqlite" }
@@ -184,21 +111,6 @@ func sinkRowCount(path: String, table: String) -> Int64 {
     return statement.int64(at: 0)
 }
 
-/// Reads one line from `fd` within `timeout` seconds.
-func readLine(_ fd: Int32, timeout: Double) throws -> String {
-    var line: [UInt8] = []
-    let deadline = syncNow() + timeout
-    while !line.contains(10) && syncNow() < deadline {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 100) > 0 else { continue }
-        var byte: UInt8 = 0
-        let n = read(fd, &byte, 1)
-        if n <= 0 { break }
-        line.append(byte)
-    }
-    return String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
-}
-
 /// An app client for a test server, with fast settings: segments sealed
 /// after 200 ms, backoff capped at 0.5 s.
 func makeTestApp(id: String, server: SyncTestServer, directory: String,
@@ -244,28 +156,28 @@ final class ErrorCollector: @unchecked Sendable {  // state in a LockedBox
     }
 }
 
-/// Polls `condition` every 20 ms for at most `timeout` seconds without
-/// blocking a thread of the concurrency pool (which the sync session needs).
-func eventuallyAsync(timeout: Double, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = syncNow() + timeout
-    while syncNow() < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-    return try condition()
-}
-
 /// Sleeps without blocking a thread of the concurrency pool.
 func pauseAsync(_ seconds: Double) async {
     try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
 }
 
-/// Polls `condition` every 20 ms for at most `timeout` seconds (blocking: for synchronous tests).
-func eventually(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = syncNow() + timeout
-    while syncNow() < deadline {
-        if try condition() { return true }
-        usleep(20_000)
-    }
-    return try condition()
+/// Starts `sync-client-child` with `arguments` in `directory`, against
+/// `server`'s app `appId` (App.Configuration's defaults: the base URL from the
+/// environment, the metadata in the current directory); its standard output
+/// is the returned pipe.
+func startSyncClientChild(_ arguments: [String], in directory: String, server: SyncTestServer,
+                          appId: String) throws -> (Process, Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    var environment = ProcessInfo.processInfo.environment
+    environment["APP_ID"] = appId
+    environment["DATAINGEST_BASE_URL"] = server.baseURL.absoluteString
+    environment["DATAINGEST_METADATA_DIRECTORY"] = nil
+    process.environment = environment
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    return (process, out)
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import DataIngest
 import IngestSupport
+import IngestTestSupport
 
 /// A transaction sink that keeps what was committed, in memory. It stands in
 /// for the segment store, which lives in its own module area.
@@ -27,21 +28,6 @@ final class MemorySink: TransactionSink {
             }
         }
     }
-}
-
-/// A temporary directory removed when the test ends.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("dataingest-model-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
 }
 
 /// A synced configuration on its own file, with a memory sink.

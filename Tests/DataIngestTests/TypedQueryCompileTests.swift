@@ -2,6 +2,7 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+import IngestTestSupport
 #endif
 
 /// The typed query API must reject asymmetric types at compile time. This
@@ -64,7 +65,7 @@ import Glibc
         try Data(Self.source.utf8).write(to: file)
 
         // The C modules DataIngest and IngestCore import, by their module maps.
-        let moduleMaps = ["CSQLite", "CZlib", "CCrypto"].flatMap { name in
+        let moduleMaps = ["CSQLite", "CZlib", "CCrypto", "CLinux"].flatMap { name in
             ["-Xcc", "-fmodule-map-file=" + Self.packageRoot.appendingPathComponent("Sources/\(name)/module.modulemap").path]
         }
         let process = Process()

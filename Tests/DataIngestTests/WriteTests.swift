@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestTestSupport
 
 final class TaggedReading: AsymmetricObject {
     @Persisted(primaryKey: true) var _id: ObjectId

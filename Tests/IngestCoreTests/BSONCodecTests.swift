@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestCore
+import IngestTestSupport
 
 /// Upper/lower-case hex (spaces allowed) to bytes.
 fileprivate func bytes(_ hex: String) -> [UInt8] {
@@ -359,7 +360,7 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
     }
 
     @Test func nulSearchMatchesALinearScan() {
-        var random = SeededRandom(seed: 42)
+        var random = SplitMix64(seed: 42)
         for _ in 0..<2_000 {
             let count = Int.random(in: 0...40, using: &random)
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...3, using: &random) == 0 ? 0 : UInt8.random(in: 1...255, using: &random) }
@@ -372,7 +373,7 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
     }
 
     @Test func nulAndASCIISearchMatchesALinearScan() {
-        var random = SeededRandom(seed: 43)
+        var random = SplitMix64(seed: 43)
         for _ in 0..<4_000 {
             let count = Int.random(in: 0...40, using: &random)
             let bytes = (0..<count).map { _ -> UInt8 in
@@ -494,9 +495,7 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
     /// Every `decodeErrors` case of the shared BSON corpus is rejected (the
     /// full corpus test, with Extended JSON, lives in the corpus suite).
     @Test func corpusDecodeErrorsAreRejected() throws {
-        let folder = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/testdata/bson-corpus").standardizedFileURL
+        let folder = BSONCorpusTests.corpusDirectory()  // $BSON_CORPUS_DIR, else ../shared/testdata
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
         #expect(!files.isEmpty, "no corpus files in \(folder.path)")
         var total = 0

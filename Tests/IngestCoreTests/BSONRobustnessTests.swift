@@ -1,22 +1,9 @@
 import Foundation
 import Testing
 @testable import IngestCore
+import IngestTestSupport
 
-/// SplitMix64: a small, seedable generator, so that every failure is
-/// reproducible from the printed seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// The seed to use: `INGEST_FUZZ_SEED` from the environment (to replay a
     /// failure), else `fallback`.
     static func seed(fallback: UInt64) -> UInt64 {
@@ -61,9 +48,7 @@ struct SeededRandom: RandomNumberGenerator {
     /// The corpus's valid documents (canonical and degenerate) as further
     /// seeds, when the shared test data is present.
     static func corpusDocuments() -> [[UInt8]] {
-        let folder = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/testdata/bson-corpus").standardizedFileURL
+        let folder = BSONCorpusTests.corpusDirectory()  // $BSON_CORPUS_DIR, else ../shared/testdata
         guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
         var documents: [[UInt8]] = []
         for file in files.sorted() where file.hasSuffix(".json") {
@@ -86,7 +71,7 @@ struct SeededRandom: RandomNumberGenerator {
     static let interestingInt32: [Int32] = [0, 1, 4, 5, -1, .min, .max, 0x7F, 0x80, 0xFF]
     static let interestingBytes: [UInt8] = [0x00, 0x01, 0x02, 0x7F, 0x80, 0xFF, 0xC0, 0xE9, 0xED, 0x13, 0x14]
 
-    static func mutate(_ input: [UInt8], with random: inout SeededRandom, pool: [[UInt8]]) -> [UInt8] {
+    static func mutate(_ input: [UInt8], with random: inout SplitMix64, pool: [[UInt8]]) -> [UInt8] {
         var bytes = input
         let rounds = Int.random(in: 1...4, using: &random)
         for _ in 0..<rounds {
@@ -133,7 +118,7 @@ struct SeededRandom: RandomNumberGenerator {
         return bytes
     }
 
-    static func randomBytes(with random: inout SeededRandom) -> [UInt8] {
+    static func randomBytes(with random: inout SplitMix64) -> [UInt8] {
         let count = Int.random(in: 0...48, using: &random)
         var bytes = (0..<count).map { _ in
             // Favour type bytes and small values so some inputs get deep.
@@ -197,9 +182,9 @@ struct SeededRandom: RandomNumberGenerator {
     }
 
     @Test func randomAndMutatedInputsNeverCrash() {
-        let seed = SeededRandom.seed(fallback: 0x5EED_B50E)
+        let seed = SplitMix64.seed(fallback: 0x5EED_B50E)
         print("BSON robustness: seed \(seed) (replay with INGEST_FUZZ_SEED=\(seed))")
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let corpus = Self.corpusDocuments()
         print("BSON robustness: \(corpus.count) corpus documents added to the seeds")
         let pool = Self.seedDocuments() + corpus

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestCore
+import IngestSupport
 
 /// How decoded documents are held: strings built from their in-memory
 /// representation (`StringRepresentation`), interned long keys
@@ -10,7 +11,7 @@ import Testing
     /// The layout check passes on the toolchain the project ships with; if
     /// a new one changes the layout the fast paths switch off, and this
     /// test says so.
-    @Test func theStringLayoutIsVerifiedOnThisToolchain() {
+    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off")) func theStringLayoutIsVerifiedOnThisToolchain() {
         #expect(StringRepresentation.isVerified)
     }
 
@@ -153,7 +154,7 @@ import Testing
     /// interned key is there followed by its NUL inside the limit; keys
     /// that share their first 16 bytes take turns in its slot without being
     /// interned again.
-    @Test func theFirstSixteenBytesLookupConfirmsTheWholeKey() {
+    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off")) func theFirstSixteenBytesLookupConfirmsTheWholeKey() {
         let arena = BSONKeyArena(chunkSize: 64, chunkLimit: 10)  // two keys per chunk
         let cache = BSONKeyCache(arena: arena)
         func intern(_ key: String) -> String {
@@ -207,7 +208,7 @@ import Testing
 
     /// Once the arena's budget is spent, keys are still decoded exactly, as
     /// ordinary strings.
-    @Test func keysStayCorrectWhenTheArenaIsSpent() {
+    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off")) func keysStayCorrectWhenTheArenaIsSpent() {
         let arena = BSONKeyArena(chunkSize: 64, chunkLimit: 1)
         let cache = BSONKeyCache(arena: arena)
         let keys = (0..<20).map { "key number \($0) of some length" }

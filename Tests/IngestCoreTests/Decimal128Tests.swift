@@ -1,18 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestCore
-
-/// SplitMix64: a small seeded generator so failures reproduce.
-private struct SeededDecimalRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import IngestTestSupport
 
 @Suite struct Decimal128Tests {
     @Test func parsesAndPrintsExactly() throws {
@@ -99,7 +88,7 @@ private struct SeededDecimalRandom: RandomNumberGenerator {
     }
 
     @Test func randomFiniteValuesRoundTripThroughText() throws {
-        var random = SeededDecimalRandom(state: 0xDEC1_28)
+        var random = SplitMix64(state: 0xDEC1_28)
         for _ in 0..<3000 {
             let digits = Int.random(in: 1...34, using: &random)
             var coefficient: UInt128 = 0

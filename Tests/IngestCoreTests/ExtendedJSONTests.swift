@@ -1,18 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestCore
-
-/// SplitMix64: a small seeded generator so every failure reproduces.
-private struct SeededJSONRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import IngestTestSupport
 
 @Suite struct ExtendedJSONTests {
     /// A document with every BSON type (no NaN, which never equals itself).
@@ -251,7 +240,7 @@ private struct SeededJSONRandom: RandomNumberGenerator {
     /// either reads as a value whose canonical text reads back identically,
     /// or throws ExtendedJSONError.
     @Test func wrappersWithRandomContentParseOrThrow() throws {
-        var random = SeededJSONRandom(state: 0x3A_77E5)
+        var random = SplitMix64(state: 0x3A_77E5)
         let keys = ["$oid", "$symbol", "$numberInt", "$numberLong", "$numberDouble", "$numberDecimal", "$binary",
                     "$type", "$uuid", "$code", "$scope", "$timestamp", "$regularExpression", "$regex", "$options",
                     "$dbPointer", "$ref", "$id", "$date", "$minKey", "$maxKey", "$undefined", "base64", "subType",
@@ -295,7 +284,7 @@ private struct SeededJSONRandom: RandomNumberGenerator {
     /// survives a trip through BSON bytes.
     @Test func randomAndMutatedTextNeverCrashes() throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["INGEST_FUZZ_SEED"] ?? "") ?? 0xE7_150
-        var random = SeededJSONRandom(state: seed)
+        var random = SplitMix64(state: seed)
         let seeds: [String] = [
             Self.everyType.extendedJSON(.canonical),
             Self.everyType.extendedJSON(.relaxed),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 @Suite struct AppsConfigurationTests {
     static let example = #"""
@@ -179,22 +180,19 @@ import Testing
     }
 
     @Test func fileErrorsNameTheFileAndPublicKeyPathsAreRelative() throws {
-        let directory = try AuthTempDirectory()
+        let directory = try TemporaryDirectory("auth")
         let missing = #expect(throws: ConfigError.self) {
-            try ServerConfiguration(contentsOfFile: directory.file("absent.json"), environment: [:])
+            try ServerConfiguration(contentsOfFile: directory.path("absent.json"), environment: [:])
         }
-        #expect(missing?.code == .unreadable && missing?.file == directory.file("absent.json"))
+        #expect(missing?.code == .unreadable && missing?.file == directory.path("absent.json"))
 
-        let configPath = directory.file("ingest.json")
+        let configPath = directory.path("ingest.json")
         try Data(#"{"apps": [{"id": "a1", "sinks": {}}]}"#.utf8).write(to: URL(fileURLWithPath: configPath))
         let unknown = #expect(throws: ConfigError.self) { try ServerConfiguration(contentsOfFile: configPath, environment: [:]) }
         #expect(unknown?.description.hasPrefix("\(configPath): apps[0].sinks: unknown key") == true)
 
-        guard let key = try TestRSAKey(in: directory) else {
-            print("skipped: the openssl command line tool is not installed")
-            return
-        }
-        try Data(key.publicPEM.utf8).write(to: URL(fileURLWithPath: directory.file("issuer.pub.pem")))
+        guard let key = try TestEnvironment.require(TestRSAKey(in: directory), "the openssl command line tool") else { return }
+        try Data(key.publicPEM.utf8).write(to: URL(fileURLWithPath: directory.path("issuer.pub.pem")))
         try Data(#"""
             {"apps": [{"id": "a1", "auth": {"custom-token": {"keys": [{"algorithm": "RS256", "publicKeyFile": "issuer.pub.pem"}]}}}]}
             """#.utf8).write(to: URL(fileURLWithPath: configPath))
@@ -203,8 +201,8 @@ import Testing
     }
 
     @Test func developmentConfigurationKeepsItsAppId() throws {
-        let directory = try AuthTempDirectory()
-        let state = directory.file("ingest-data")
+        let directory = try TemporaryDirectory("auth")
+        let state = directory.path("ingest-data")
         let first = try ServerConfiguration.development(stateDirectory: state)
         let second = try ServerConfiguration.development(stateDirectory: state)
         #expect(first.apps.count == 1)

@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 @Suite struct AuthAPIKeyCommandTests {
     @Test func createListLoginAndRevokeWithAConfigFile() throws {
-        let directory = try AuthTempDirectory()
-        let configPath = directory.file("ingest.json")
+        let directory = try TemporaryDirectory("auth")
+        let configPath = directory.path("ingest.json")
         try Data(#"""
-            {"stateDirectory": "\#(directory.file("state"))",
+            {"stateDirectory": "\#(directory.path("state"))",
              "apps": [{"id": "shop", "auth": {"api-key": {}}}, {"id": "other", "auth": {"anon-user": {}}}]}
             """#.utf8).write(to: URL(fileURLWithPath: configPath))
 
@@ -49,8 +50,8 @@ import Testing
     }
 
     @Test func developmentStateDirectoryAndUsageErrors() throws {
-        let directory = try AuthTempDirectory()
-        let state = directory.file("ingest-data")
+        let directory = try TemporaryDirectory("auth")
+        let state = directory.path("ingest-data")
         let appId = try ServerConfiguration.development(stateDirectory: state).apps[0].id
         let created = APIKeyCommand.run(arguments: ["create", "--app", appId, "--name", "dev", "--data-dir", state],
                                         environment: [:])
@@ -66,15 +67,15 @@ import Testing
             #expect(result.errorOutput.contains("usage:"))
         }
         // --data-dir replaces the configuration file's stateDirectory.
-        let configPath = directory.file("ingest.json")
+        let configPath = directory.path("ingest.json")
         try Data(#"{"stateDirectory": "/nonexistent/never", "apps": [{"id": "shop"}]}"#.utf8)
             .write(to: URL(fileURLWithPath: configPath))
         let overridden = APIKeyCommand.run(
-            arguments: ["create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.file("other")],
+            arguments: ["create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.path("other")],
             environment: [:])
         #expect(overridden.status == 0)
-        #expect(FileManager.default.fileExists(atPath: directory.file("other/state.sqlite")))
-        let badConfig = APIKeyCommand.run(arguments: ["list", "--app", "a", "--config", directory.file("absent.json")],
+        #expect(FileManager.default.fileExists(atPath: directory.path("other/state.sqlite")))
+        let badConfig = APIKeyCommand.run(arguments: ["list", "--app", "a", "--config", directory.path("absent.json")],
                                           environment: [:])
         #expect(badConfig.status == 1 && badConfig.errorOutput.contains("absent.json"))
     }

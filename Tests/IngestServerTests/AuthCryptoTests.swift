@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 @Suite struct AuthCryptoTests {
     func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -79,11 +80,8 @@ import IngestSupport
     }
 
     @Test func rsaSignatureFromOpenSSLVerifies() throws {
-        let directory = try AuthTempDirectory()
-        guard let key = try TestRSAKey(in: directory) else {
-            print("skipped: the openssl command line tool is not installed")
-            return
-        }
+        let directory = try TemporaryDirectory("auth")
+        guard let key = try TestEnvironment.require(TestRSAKey(in: directory), "the openssl command line tool") else { return }
         let publicKey = try RSAPublicKey(pem: key.publicPEM)
         let message = Array("signed message".utf8)
         let signature = try runOpenSSL(key.openssl, ["dgst", "-sha256", "-sign", key.privateKeyPath], input: message)
@@ -96,11 +94,9 @@ import IngestSupport
     }
 
     @Test func shortRSAKeysAreRefused() throws {
-        let directory = try AuthTempDirectory()
-        guard let weak = try TestRSAKey(in: directory, name: "weak", bits: 1024) else {
-            print("skipped: the openssl command line tool is not installed")
-            return
-        }
+        let directory = try TemporaryDirectory("auth")
+        guard let weak = try TestEnvironment.require(TestRSAKey(in: directory, name: "weak", bits: 1024),
+                                                     "the openssl command line tool") else { return }
         let error = #expect(throws: CryptoError.self) { try RSAPublicKey(pem: weak.publicPEM) }
         #expect(error?.code == .invalidKey && error?.message.contains("1024") == true)
     }

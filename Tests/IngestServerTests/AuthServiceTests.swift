@@ -3,11 +3,12 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 @Suite struct AuthServiceTests {
     /// A service over a fresh state directory with every provider enabled on "app-one"
     /// and only anonymous on "app-two". scrypt cost is lowered to keep tests fast.
-    func makeService(_ directory: AuthTempDirectory, clock: AuthTestClock, rotate: Bool = false,
+    func makeService(_ directory: TemporaryDirectory, clock: ManualClock, rotate: Bool = false,
                      customSecret: [UInt8] = Array("issuer-shared-secret-with-enough-bytes".utf8)) throws -> AuthService {
         var one = AppConfiguration(id: "app-one")
         one.auth = AuthConfiguration(
@@ -20,14 +21,14 @@ import IngestSupport
         var two = AppConfiguration(id: "app-two")
         two.auth.anonymous = AnonymousSettings()
         let configuration = ServerConfiguration(stateDirectory: directory.path, apps: [one, two])
-        return try AuthService(configuration: configuration, clock: clock.function)
+        return try AuthService(configuration: configuration, clock: clock.dateFunction)
     }
 
     func body(_ json: String) -> [UInt8] { Array(json.utf8) }
 
     @Test func anonymousLoginIssuesScopedTokensAndNewUsers() throws {
-        let directory = try AuthTempDirectory()
-        let clock = AuthTestClock()
+        let directory = try TemporaryDirectory("auth")
+        let clock = ManualClock()
         let auth = try makeService(directory, clock: clock)
         let first = try auth.login(appId: "app-one", provider: "anon-user", body: body("{}"))
         let second = try auth.login(appId: "app-one", provider: "anon-user", body: [])
@@ -48,8 +49,8 @@ import IngestSupport
     }
 
     @Test func concurrentLoginsAndRefreshesAreConsistent() async throws {
-        let directory = try AuthTempDirectory()
-        let auth = try makeService(directory, clock: AuthTestClock())
+        let directory = try TemporaryDirectory("auth")
+        let auth = try makeService(directory, clock: ManualClock())
         let userIds = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<8 {
                 group.addTask {
@@ -71,8 +72,8 @@ import IngestSupport
     }
 
     @Test func deviceIdIsKeptWhenTheClientSendsOne() throws {
-        let directory = try AuthTempDirectory()
-        let auth = try makeService(directory, clock: AuthTestClock())
+        let directory = try TemporaryDirectory("auth")
+        let auth = try makeService(directory, clock: ManualClock())
         let device = ObjectId.generate().hex
         let login = try auth.login(appId: "app-one", provider: "anon-user",
                                    body: body(#"{"options": {"device": {"deviceId": "\#(device)"}}}"#))
@@ -81,17 +82,17 @@ import IngestSupport
     }
 
     @Test func accessTokenExpiresWithTheClock() throws {
-        let directory = try AuthTempDirectory()
-        let clock = AuthTestClock()
+        let directory = try TemporaryDirectory("auth")
+        let clock = ManualClock()
         let auth = try makeService(directory, clock: clock)
         let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
         // Verified tokens are remembered, but only their signature and claims: the times are checked every time.
         #expect(try auth.verifyAccessToken(login.accessToken, appId: "app-one").userId == login.userId)
         let otherApp = #expect(throws: AuthError.self) { try auth.verifyAccessToken(login.accessToken, appId: "app-two") }
         #expect(otherApp?.code == .wrongApp)
-        clock.advance(1800 + 30)
+        clock.advance(by: 1800 + 30)
         #expect(try auth.verifyAccessToken(login.accessToken, appId: "app-one").userId == login.userId)
-        clock.advance(1)
+        clock.advance(by: 1)
         let error = #expect(throws: AuthError.self) { try auth.verifyAccessToken(login.accessToken, appId: "app-one") }
         #expect(error?.code == .expiredToken)
         // The refresh token still works and gives a fresh access token.
@@ -101,8 +102,8 @@ import IngestSupport
     }
 
     @Test func refreshLogoutAndRevocation() throws {
-        let directory = try AuthTempDirectory()
-        let clock = AuthTestClock()
+        let directory = try TemporaryDirectory("auth")
+        let clock = ManualClock()
         let auth = try makeService(directory, clock: clock)
         let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
         let session = try auth.refresh(refreshToken: login.refreshToken)
@@ -116,24 +117,24 @@ import IngestSupport
         #expect((#expect(throws: AuthError.self) { try auth.logout(refreshToken: "unknown") })?.code == .invalidToken)
         // The stored form is the SHA-256 of the token, never the token.
         let stored = try auth.store.refreshToken(hash: Crypto.sha256(Array(login.refreshToken.utf8)))
-        #expect(stored?.revokedAt == clock.seconds)
+        #expect(stored?.revokedAt == clock.wholeSeconds)
     }
 
     @Test func refreshTokenExpiresAfterItsLifetime() throws {
-        let directory = try AuthTempDirectory()
-        let clock = AuthTestClock()
+        let directory = try TemporaryDirectory("auth")
+        let clock = ManualClock()
         let auth = try makeService(directory, clock: clock)
         let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
-        clock.advance(Double(60 * 86_400 - 10))
+        clock.advance(by: Double(60 * 86_400 - 10))
         _ = try auth.refresh(refreshToken: login.refreshToken)
-        clock.advance(20)
+        clock.advance(by: 20)
         #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
             == .expiredToken)
     }
 
     @Test func rotationReplacesTheRefreshToken() throws {
-        let directory = try AuthTempDirectory()
-        let auth = try makeService(directory, clock: AuthTestClock(), rotate: true)
+        let directory = try TemporaryDirectory("auth")
+        let auth = try makeService(directory, clock: ManualClock(), rotate: true)
         let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
         let first = try auth.refresh(refreshToken: login.refreshToken)
         let replacement = try #require(first.refreshToken)
@@ -152,8 +153,8 @@ import IngestSupport
     /// Found by the soak test: the client was locked out, its data stuck on
     /// the device (the server had revoked the only refresh token it kept).
     @Test func aRotatedTokenWhoseAnswerWasLostWorksUntilItsReplacementIsUsed() throws {
-        let directory = try AuthTempDirectory()
-        let auth = try makeService(directory, clock: AuthTestClock(), rotate: true)
+        let directory = try TemporaryDirectory("auth")
+        let auth = try makeService(directory, clock: ManualClock(), rotate: true)
         let login = try auth.login(appId: "app-one", provider: "anon-user", body: [])
         let lost = try auth.refresh(refreshToken: login.refreshToken)  // never saved by the client
         let again = try auth.refresh(refreshToken: login.refreshToken)
@@ -172,7 +173,7 @@ import IngestSupport
             #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: token) })?.code == .invalidToken)
         }
         // Without rotation a revoked token is never accepted again.
-        let plain = try makeService(try AuthTempDirectory(), clock: AuthTestClock())
+        let plain = try makeService(try TemporaryDirectory("auth"), clock: ManualClock())
         let other = try plain.login(appId: "app-one", provider: "anon-user", body: [])
         try plain.logout(refreshToken: other.refreshToken)
         #expect((#expect(throws: AuthError.self) { try plain.refresh(refreshToken: other.refreshToken) })?.code
@@ -180,8 +181,8 @@ import IngestSupport
     }
 
     @Test func stateSurvivesARestart() throws {
-        let directory = try AuthTempDirectory()
-        let clock = AuthTestClock()
+        let directory = try TemporaryDirectory("auth")
+        let clock = ManualClock()
         var auth: AuthService? = try makeService(directory, clock: clock)
         let login = try #require(auth).login(appId: "app-one", provider: "anon-user", body: [])
         auth?.store.close()
@@ -193,8 +194,8 @@ import IngestSupport
     }
 
     @Test func emailPasswordRegistrationAndLogin() throws {
-        let directory = try AuthTempDirectory()
-        let auth = try makeService(directory, clock: AuthTestClock())
+        let directory = try TemporaryDirectory("auth")
+        let auth = try makeService(directory, clock: ManualClock())
         let userId = try auth.register(appId: "app-one", body: body(#"{"email": "Ada@Example.org", "password": "analytical-engine"}"#))
         let login = try auth.login(appId: "app-one", provider: "local-userpass",
                                    body: body(#"{"username": "ada@example.org", "password": "analytical-engine"}"#))
@@ -234,8 +235,8 @@ import IngestSupport
     }
 
     @Test func repeatedFailedPasswordLoginsAreThrottled() throws {
-        let directory = try AuthTempDirectory()
-        let clock = AuthTestClock()
+        let directory = try TemporaryDirectory("auth")
+        let clock = ManualClock()
         let auth = try makeService(directory, clock: clock)
         try auth.register(appId: "app-one", email: "kim@example.org", password: "the right password")
         let wrong = body(#"{"username": "kim@example.org", "password": "a wrong password"}"#)
@@ -251,28 +252,28 @@ import IngestSupport
         try auth.register(appId: "app-one", email: "lee@example.org", password: "another password")
         _ = try auth.login(appId: "app-one", provider: "local-userpass",
                            body: body(#"{"username": "lee@example.org", "password": "another password"}"#))
-        clock.advance(61)
+        clock.advance(by: 61)
         #expect(try !auth.login(appId: "app-one", provider: "local-userpass", body: right).accessToken.isEmpty)
     }
 
     @Test func oldRevokedAndExpiredRefreshTokensArePurgedAtStart() throws {
-        let directory = try AuthTempDirectory()
-        let clock = AuthTestClock()
+        let directory = try TemporaryDirectory("auth")
+        let clock = ManualClock()
         var auth: AuthService? = try makeService(directory, clock: clock)
         let revoked = try #require(auth).login(appId: "app-one", provider: "anon-user", body: [])
         let live = try #require(auth).login(appId: "app-one", provider: "anon-user", body: [])
         try auth?.logout(refreshToken: revoked.refreshToken)
         auth?.store.close()
         auth = nil
-        clock.advance(8 * 86_400)
+        clock.advance(by: 8 * 86_400)
         let restarted = try makeService(directory, clock: clock)
         #expect(try restarted.store.refreshToken(hash: Crypto.sha256(Array(revoked.refreshToken.utf8))) == nil)
         #expect(try !restarted.refresh(refreshToken: live.refreshToken).accessToken.isEmpty)
     }
 
     @Test func stateFilesArePrivate() throws {
-        let directory = try AuthTempDirectory()
-        let state = directory.file("state")
+        let directory = try TemporaryDirectory("auth")
+        let state = directory.path("state")
         let auth = try AuthService(configuration: ServerConfiguration(stateDirectory: state, apps: [AppConfiguration(id: "a")]))
         defer { auth.store.close() }
         let directoryMode = try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int
@@ -282,8 +283,8 @@ import IngestSupport
     }
 
     @Test func unknownAppProviderAndDisabledProvider() throws {
-        let directory = try AuthTempDirectory()
-        let auth = try makeService(directory, clock: AuthTestClock())
+        let directory = try TemporaryDirectory("auth")
+        let auth = try makeService(directory, clock: ManualClock())
         let unknownApp = #expect(throws: AuthError.self) { try auth.login(appId: "nope", provider: "anon-user", body: []) }
         #expect(unknownApp?.code == .unknownApp && unknownApp?.httpStatus == 404)
         let unknownProvider = #expect(throws: AuthError.self) { try auth.login(appId: "app-one", provider: "oauth2-google", body: []) }
@@ -296,8 +297,8 @@ import IngestSupport
     }
 
     @Test func disabledUserCannotLogInOrRefresh() throws {
-        let directory = try AuthTempDirectory()
-        let auth = try makeService(directory, clock: AuthTestClock())
+        let directory = try TemporaryDirectory("auth")
+        let auth = try makeService(directory, clock: ManualClock())
         try auth.register(appId: "app-one", email: "eve@example.org", password: "long enough password")
         let login = try auth.login(appId: "app-one", provider: "local-userpass",
                                    body: body(#"{"username": "eve@example.org", "password": "long enough password"}"#))
@@ -310,8 +311,8 @@ import IngestSupport
     }
 
     @Test func apiKeyCreateLoginRevokeAndHashedAtRest() throws {
-        let directory = try AuthTempDirectory()
-        let auth = try makeService(directory, clock: AuthTestClock())
+        let directory = try TemporaryDirectory("auth")
+        let auth = try makeService(directory, clock: ManualClock())
         let created = try auth.createAPIKey(appId: "app-one", name: "weather-station-7")
         #expect(created.key.hasPrefix(AuthService.apiKeyPrefix))
         #expect(created.key.utf8.count == AuthService.apiKeyPrefix.utf8.count + 43)
@@ -362,7 +363,7 @@ import IngestSupport
     }
 
     @Test func apiKeyOfAnotherAppIsRejected() throws {
-        let directory = try AuthTempDirectory()
+        let directory = try TemporaryDirectory("auth")
         var one = AppConfiguration(id: "app-one")
         one.auth.apiKey = APIKeySettings()
         var two = AppConfiguration(id: "app-two")
@@ -375,14 +376,14 @@ import IngestSupport
     }
 
     @Test func customTokenLoginMapsSubjectToOneUser() throws {
-        let directory = try AuthTempDirectory()
-        let clock = AuthTestClock()
+        let directory = try TemporaryDirectory("auth")
+        let clock = ManualClock()
         let secret = Array("issuer-shared-secret-with-enough-bytes".utf8)
         let auth = try makeService(directory, clock: clock, customSecret: secret)
         func token(_ subject: String, audience: String = "app-one") -> String {
             JWT.signHS256(claims: .object([
                 .init("sub", .string(subject)), .init("aud", .string(audience)),
-                .init("iat", .integer(clock.seconds)), .init("exp", .integer(clock.seconds + 300)),
+                .init("iat", .integer(clock.wholeSeconds)), .init("exp", .integer(clock.wholeSeconds + 300)),
             ]), secret: secret)
         }
         let first = try auth.login(appId: "app-one", provider: "custom-token", body: body(#"{"token": "\#(token("alice"))"}"#))

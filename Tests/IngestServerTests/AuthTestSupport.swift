@@ -5,30 +5,7 @@ import Foundation
 import IngestCore
 @testable import IngestServer
 import IngestSupport
-
-/// A temporary directory removed when the test is done with it.
-final class AuthTempDirectory {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "auth-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
-}
-
-/// A clock the test moves by hand.
-final class AuthTestClock: Sendable {
-    let box: LockedBox<Date>
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { box = LockedBox(start) }
-    var now: Date { box.withLock { $0 } }
-    var seconds: Int64 { Int64(now.timeIntervalSince1970) }
-    func advance(_ seconds: TimeInterval) { box.withLock { $0 += seconds } }
-    var function: @Sendable () -> Date { { [box] in box.withLock { $0 } } }
-}
+import IngestTestSupport
 
 /// The openssl command line tool, if installed.
 func opensslPath() -> String? {
@@ -70,10 +47,10 @@ struct TestRSAKey {
     let privateKeyPath: String
     let publicPEM: String
 
-    init?(in directory: AuthTempDirectory, name: String = "issuer", bits: Int = 2048) throws {
+    init?(in directory: TemporaryDirectory, name: String = "issuer", bits: Int = 2048) throws {
         guard let openssl = opensslPath() else { return nil }
         self.openssl = openssl
-        privateKeyPath = directory.file("\(name).key.pem")
+        privateKeyPath = directory.path("\(name).key.pem")
         _ = try runOpenSSL(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
                                      "-out", privateKeyPath])
         publicPEM = String(decoding: try runOpenSSL(openssl, ["pkey", "-in", privateKeyPath, "-pubout"]), as: UTF8.self)

@@ -7,11 +7,12 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 /// The ClickHouse sink against the real ClickHouse (Debian's 18.16) that
 /// Scripts/test.sh starts on 127.0.0.1. Serialized: the cluster test owns
 /// the shared shard databases.
-@Suite("ClickHouse sink", .serialized, .enabled(if: ClickHouseTestService.isAvailable, ClickHouseTestService.skipReason))
+@Suite("ClickHouse sink", .serialized, .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
 struct ClickHouseSinkTests {
     @Test("end to end: typed columns, a replay answers the same and writes nothing, duplicates are counted")
     func endToEnd() throws {
@@ -107,7 +108,7 @@ struct ClickHouseSinkTests {
     @Test("a receipt lost after the insert: the retry reports duplicates and ClickHouse keeps each _id once")
     func lostReceipt() throws {
         let database = try ClickHouseTestDatabase()
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let schema = try Schema([
             ObjectSchema(className: "Event", kind: .asymmetric, properties: [
                 Property(name: "_id", type: .objectId, isPrimaryKey: true),

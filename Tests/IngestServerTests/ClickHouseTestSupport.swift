@@ -2,6 +2,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 /// The throwaway ClickHouse that Scripts/test.sh starts
 /// (Scripts/services/clickhouse.sh): its URL, or nil when the variable is
@@ -21,7 +22,7 @@ final class ClickHouseTestDatabase {
     let client: ClickHouseClient
 
     init() throws {
-        guard let url = ClickHouseTestService.url else { throw EndToEndError("\(ClickHouseTestService.skipReason)") }
+        guard let url = ClickHouseTestService.url else { throw TestSupportError("\(ClickHouseTestService.skipReason)") }
         self.url = url
         name = "ingest_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         client = try ClickHouseClient(url: url)

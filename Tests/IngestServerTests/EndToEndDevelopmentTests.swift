@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 /// The development server (no config): a stable app id, anonymous login,
 /// collections and fields learned from uploads and kept across restarts.
@@ -12,7 +13,7 @@ import Testing
 struct EndToEndDevelopmentTests {
     @Test("learns collections and fields additively, keeps them across a restart, still rejects type changes")
     func developmentModeLearnsSchema() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         var server: IngestTestServer? = try IngestTestServer(config: nil, directory: directory)
         let dataPath = directory.path + "/data"
         let appId = try String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)

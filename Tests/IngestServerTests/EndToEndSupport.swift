@@ -5,44 +5,7 @@ import Foundation
 import IngestCore
 import IngestSupport
 @testable import IngestServer
-
-/// A test failure in the end-to-end tests' own plumbing.
-struct EndToEndError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Monotonic seconds, for bounded waits.
-func endToEndNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// A temporary directory removed when released.
-final class EndToEndDirectory {
-    let path: String
-    init() throws {
-        path = NSTemporaryDirectory() + "/ingest-e2e-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// The `ingest-server` binary built next to the test bundle.
-func ingestServerExecutable() throws -> String {
-    if let override = ProcessInfo.processInfo.environment["INGEST_SERVER_BINARY"] { return override }
-    let argv0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var candidates = [argv0.deletingLastPathComponent().appendingPathComponent("ingest-server").path,
-                      argv0.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("ingest-server").path]
-    if let executable = Bundle.main.executableURL {
-        candidates.append(executable.deletingLastPathComponent().appendingPathComponent("ingest-server").path)
-    }
-    guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-        throw EndToEndError("ingest-server not found in \(candidates); build it with `swift build`")
-    }
-    return found
-}
+import IngestTestSupport
 
 /// An HTTP response as the end-to-end tests see it.
 struct EndToEndResponse {
@@ -71,9 +34,9 @@ struct EndToEndResponse {
 /// A real `ingest-server` process on 127.0.0.1 and an ephemeral port, started
 /// from a config file (or as the development server), killed by PID on release.
 final class IngestTestServer {
-    let process = Process()
-    let directory: EndToEndDirectory
-    let port: UInt16
+    let server: IngestServerProcess
+    let directory: TemporaryDirectory
+    var port: UInt16 { server.port }
     /// The state directory (SQLite sinks live here).
     let dataPath: String
 
@@ -83,55 +46,21 @@ final class IngestTestServer {
 
     /// Starts the server with `config` (JSON text; `$DATA` is replaced by the
     /// state directory), or as the development server when `config` is nil.
-    init(config: String?, extraArguments: [String] = [], directory: EndToEndDirectory? = nil) throws {
-        let directory = try directory ?? EndToEndDirectory()
+    init(config: String?, extraArguments: [String] = [], directory: TemporaryDirectory? = nil) throws {
+        let directory = try directory ?? TemporaryDirectory("e2e")
         self.directory = directory
         dataPath = directory.path + "/data"
-        var arguments = ["--port", "0", "--data-dir", dataPath]
+        var arguments = ["--data-dir", dataPath]
         if let config {
             let path = directory.path + "/ingest.json"
             try Data(config.replacingOccurrences(of: "$DATA", with: dataPath).utf8).write(to: URL(fileURLWithPath: path))
             arguments += ["--config", path]
         }
-        process.executableURL = URL(fileURLWithPath: try ingestServerExecutable())
-        process.arguments = arguments + extraArguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        let out = Pipe()
-        process.standardOutput = out
-        _ = FileManager.default.createFile(atPath: directory.path + "/stderr.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: directory.path + "/stderr.log")
-        try process.run()
-        // The first line is `listening on http://127.0.0.1:PORT`.
-        let fd = out.fileHandleForReading.fileDescriptor
-        var line: [UInt8] = []
-        let deadline = endToEndNow() + 20
-        while !line.contains(10) && endToEndNow() < deadline {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 100) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 256)
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            line += chunk[0..<n]
-        }
-        let text = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
-        guard let range = text.range(of: "listening on http://127.0.0.1:"), let port = UInt16(text[range.upperBound...]) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            let log = (try? String(contentsOfFile: directory.path + "/stderr.log", encoding: .utf8)) ?? ""
-            throw EndToEndError("ingest-server did not start: \(text) \(log)")
-        }
-        self.port = port
+        server = try IngestServerProcess(in: directory.path, arguments: arguments + extraArguments, logName: "stderr.log")
     }
-
-    deinit { stop() }
 
     /// Kills the process by PID (idempotent).
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    func stop() { server.kill9() }
 
     /// One request on a fresh connection (`Connection: close`; the response
     /// ends at EOF), bounded by `timeout` seconds.
@@ -147,7 +76,7 @@ final class IngestTestServer {
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         let request = Array((head + "\r\n").utf8) + body
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw EndToEndError("socket failed") }
+        guard fd >= 0 else { throw TestSupportError("socket failed") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -156,7 +85,7 @@ final class IngestTestServer {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw EndToEndError("connect failed: errno \(errno)") }
+        guard connected == 0 else { throw TestSupportError("connect failed: errno \(errno)") }
         var sent = 0
         while sent < request.count {
             let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
@@ -166,9 +95,9 @@ final class IngestTestServer {
             sent += n
         }
         var received: [UInt8] = []
-        let deadline = endToEndNow() + timeout
+        let deadline = monotonicNow() + timeout
         while true {
-            guard endToEndNow() < deadline else { throw EndToEndError("timed out reading the response to \(method) \(path)") }
+            guard monotonicNow() < deadline else { throw TestSupportError("timed out reading the response to \(method) \(path)") }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, 100) > 0 else { continue }
             var chunk = [UInt8](repeating: 0, count: 65536)
@@ -183,10 +112,10 @@ final class IngestTestServer {
     static func parse(_ bytes: [UInt8]) throws -> EndToEndResponse {
         guard let end = (0..<max(0, bytes.count - 3)).first(where: {
             bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
-        }) else { throw EndToEndError("no complete response head in \(bytes.count) bytes") }
+        }) else { throw TestSupportError("no complete response head in \(bytes.count) bytes") }
         var lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw EndToEndError("bad status line") }
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw TestSupportError("bad status line") }
         let headers: [(String, String)] = lines.compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
@@ -203,7 +132,7 @@ final class IngestTestServer {
         let response = try call("POST", "/api/client/v2.0/app/\(app)/auth/providers/anon-user/login", body: Array("{}".utf8))
         guard response.status == 200, let json = response.json,
               let access = json["access_token"] as? String, let refresh = json["refresh_token"] as? String
-        else { throw EndToEndError("login failed: \(response.status) \(response.text)") }
+        else { throw TestSupportError("login failed: \(response.status) \(response.text)") }
         return (access, refresh)
     }
 

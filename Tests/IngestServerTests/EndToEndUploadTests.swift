@@ -6,6 +6,7 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 /// Uploads against a real `ingest-server` process on 127.0.0.1, with the
 /// stored rows checked in the SQLite sink with SQL.
@@ -203,8 +204,8 @@ struct EndToEndUploadTests {
         #expect(refused.string("error_code") == "too_many_uploads")
         #expect(refused.header("Retry-After") == "1")
         locker.release()
-        let deadline = endToEndNow() + 10
-        while status.withLock({ $0 }) == nil && endToEndNow() < deadline { usleep(10_000) }
+        let deadline = monotonicNow() + 10
+        while status.withLock({ $0 }) == nil && monotonicNow() < deadline { usleep(10_000) }
         #expect(status.withLock { $0 } == 200)
         #expect(try server.upload(app: "shop", token: token, body: second).status == 200)
     }
@@ -224,6 +225,12 @@ struct EndToEndUploadTests {
         let forged = AccessTokenCodec(appId: "shop", secret: Array("another-secret-another-secret-another-secret".utf8))
             .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb", now: Int64(Date().timeIntervalSince1970))
         expect(try server.upload(app: "shop", token: forged, body: body), 401, "invalid_token")
+        // Forged, naming another app or none that exists: still unsigned, 401 (not a permanent 403).
+        for audience in ["other", "no-such-app"] {
+            let forgedScope = AccessTokenCodec(appId: audience, secret: Array("another-secret-another-secret-another-secret".utf8))
+                .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb", now: Int64(Date().timeIntervalSince1970))
+            expect(try server.upload(app: "shop", token: forgedScope, body: body), 401, "invalid_token")
+        }
         let expired = AccessTokenCodec(appId: "shop", secret: Array(IngestTestServer.shopSecret.utf8), lifetimeSeconds: 60)
             .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb",
                    now: Int64(Date().timeIntervalSince1970) - 3600)
@@ -255,7 +262,7 @@ struct EndToEndUploadTests {
 
     @Test("email/password registration and login; API key created by the subcommand logs in")
     func registrationAndAPIKeys() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let configPath = directory.path + "/ingest.json"
         try Data(uploadTestConfig.replacingOccurrences(of: "$DATA", with: directory.path + "/data").utf8)
             .write(to: URL(fileURLWithPath: configPath))
@@ -291,20 +298,20 @@ struct EndToEndUploadTests {
 /// Runs the `ingest-server` binary to completion (bounded); its exit status and stdout.
 func runIngestServer(_ arguments: [String], timeout: Double = 30) throws -> (status: Int32, output: String) {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: try ingestServerExecutable())
+    process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
     process.arguments = arguments
-    let directory = try EndToEndDirectory()
+    let directory = try TemporaryDirectory("e2e")
     let outPath = directory.path + "/out"
     _ = FileManager.default.createFile(atPath: outPath, contents: nil)
     process.standardOutput = FileHandle(forWritingAtPath: outPath)
     process.standardError = FileHandle(forWritingAtPath: "/dev/null")
     try process.run()
-    let deadline = endToEndNow() + timeout
-    while process.isRunning && endToEndNow() < deadline { usleep(10_000) }
+    let deadline = monotonicNow() + timeout
+    while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
     if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        throw EndToEndError("ingest-server \(arguments) did not finish in \(timeout) s")
+        throw TestSupportError("ingest-server \(arguments) did not finish in \(timeout) s")
     }
     return (process.terminationStatus, (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "")
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// Real clients against a real server process: curl and Python's http.client.
 /// Each test is skipped (with a printed reason) if the tool is not installed.
@@ -7,20 +8,19 @@ import Testing
     @Test func curlKeepAliveBodiesAndChunkedUploads() throws {
         let server = try HTTPTestServer()
         let base = "http://127.0.0.1:\(server.port)"
-        guard let reuse = try runTool("curl", ["-sS", "-v", "\(base)/healthz", "\(base)/healthz"]) else {
-            print("skipped: curl is not installed")
+        guard let reuse = try TestEnvironment.require(runTool("curl", ["-sS", "-v", "\(base)/healthz", "\(base)/healthz"]), "curl") else {
             return
         }
         #expect(reuse.status == 0, "\(reuse.output)")
         #expect(reuse.output.components(separatedBy: #"{"status":"ok"}"#).count == 3)
         #expect(reuse.output.contains("Re-using existing connection"), "\(reuse.output)")
 
-        let directory = try HTTPTestDirectory()
+        let directory = try TemporaryDirectory("http")
         let input = directory.path + "/in.bin"
         let output = directory.path + "/out.bin"
         // 1.2 MB (over curl's 1 MiB threshold for `Expect: 100-continue`):
         // a random 4 KiB block repeated, each copy tagged with its index.
-        var random = HTTPFuzzRandom(seed: 7)
+        var random = SplitMix64(seed: 7)
         let block = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }
         var payload: [UInt8] = []
         for i in 0..<300 { payload += block; payload[payload.count - 1] = UInt8(truncatingIfNeeded: i) }
@@ -57,8 +57,7 @@ import Testing
             assert c.sock is sock, 'connection was not reused'
             print('python ok')
             """
-        guard let result = try runTool("python3", ["-c", script, String(server.port)]) else {
-            print("skipped: python3 is not installed")
+        guard let result = try TestEnvironment.require(runTool("python3", ["-c", script, String(server.port)]), "python3") else {
             return
         }
         #expect(result.status == 0, "\(result.output)")

@@ -4,19 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import IngestServer
-
-/// A small deterministic PRNG (SplitMix64) so a failing fuzz case can be replayed by its seed.
-struct HTTPFuzzRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import IngestTestSupport
 
 /// Seeded, bounded fuzzing of request lines, headers and chunked encoding
 /// against a real server process: it must answer every input with a
@@ -32,7 +20,7 @@ struct HTTPFuzzRandom: RandomNumberGenerator {
     static let interesting: [UInt8] = [13, 10, 32, 9, 0, 58, 59, 48, 102, 127, 255, 34, 44, 47, 63, 37, 0x80]
     static let allowedStatuses: Set<Int> = [100, 200, 204, 400, 404, 405, 408, 413, 414, 417, 431, 501, 505]
 
-    static func mutate(_ input: [UInt8], _ random: inout HTTPFuzzRandom) -> [UInt8] {
+    static func mutate(_ input: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...3, using: &random) {
             guard !bytes.isEmpty else { break }
@@ -85,9 +73,9 @@ struct HTTPFuzzRandom: RandomNumberGenerator {
             "--max-header-bytes", "8192", "--max-body-bytes", "100000",
             "--header-timeout", "1", "--body-timeout", "1", "--keep-alive-timeout", "1",
         ])
-        let deadline = httpTestNow() + 60
-        for seed in UInt64(1)...UInt64(250) where httpTestNow() < deadline {
-            var random = HTTPFuzzRandom(seed: seed)
+        let deadline = monotonicNow() + 60
+        for seed in UInt64(1)...UInt64(250) where monotonicNow() < deadline {
+            var random = SplitMix64(seed: seed)
             let connection = try server.connect()
             // One to three requests per connection, some pipelined valid ones mixed in.
             var payload: [UInt8] = []
@@ -101,7 +89,7 @@ struct HTTPFuzzRandom: RandomNumberGenerator {
         }
         let health = try server.request("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(health.status == 200)
-        #expect(server.process.isRunning)
+        #expect(server.isRunning)
     }
 }
 
@@ -123,9 +111,9 @@ struct HTTPFuzzRandom: RandomNumberGenerator {
     }
 
     @Test func splitDeliveryNeverChangesTheOutcome() {
-        let start = httpTestNow()
-        for seed in UInt64(1)...UInt64(1000) where httpTestNow() - start < 20 {
-            var random = HTTPFuzzRandom(seed: seed &* 7919)
+        let start = monotonicNow()
+        for seed in UInt64(1)...UInt64(1000) where monotonicNow() - start < 20 {
+            var random = SplitMix64(seed: seed &* 7919)
             var bytes: [UInt8] = []
             for _ in 0..<Int.random(in: 1...3, using: &random) {
                 let template = Array(HTTPFuzzTests.templates.randomElement(using: &random)!.utf8)

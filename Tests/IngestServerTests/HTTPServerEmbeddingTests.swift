@@ -6,6 +6,7 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 /// The `HTTPServer` library API used in-process, as `IngestService` does:
 /// async handlers, thrown errors, the request observer and `shutdown()`.
@@ -56,8 +57,8 @@ import IngestSupport
         thread.start()
         defer {
             server.shutdown()
-            let deadline = httpTestNow() + 5
-            while !finished.withLock({ $0 }) && httpTestNow() < deadline { usleep(10_000) }
+            let deadline = monotonicNow() + 5
+            while !finished.withLock({ $0 }) && monotonicNow() < deadline { usleep(10_000) }
         }
 
         let connection = try HTTPTestConnection(port: UInt16(server.port))
@@ -94,11 +95,11 @@ import IngestSupport
 
         // shutdown() from another thread: run() returns and the port is closed.
         server.shutdown()
-        let deadline = httpTestNow() + 5
-        while !finished.withLock({ $0 }) && httpTestNow() < deadline { usleep(10_000) }
+        let deadline = monotonicNow() + 5
+        while !finished.withLock({ $0 }) && monotonicNow() < deadline { usleep(10_000) }
         #expect(finished.withLock { $0 })
         #expect(connection.waitForClose(timeout: 2))
-        #expect(throws: HTTPTestError.self) { _ = try HTTPTestConnection(port: UInt16(server.port)) }
+        #expect(throws: TestSupportError.self) { _ = try HTTPTestConnection(port: UInt16(server.port)) }
     }
 
     @Test func startFailsWithAClearErrorWhenThePortIsTaken() throws {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// The HTTP layer tested against a real `ingest-server` process on 127.0.0.1.
 @Suite struct HTTPServerTests {
@@ -178,10 +179,10 @@ import Testing
         // the rest at once), a full request from the fast one in between.
         for (i, byte) in request.enumerated() where i < 20 {
             try slow.send([byte])
-            let start = httpTestNow()
+            let start = monotonicNow()
             try fast.send("GET /healthz HTTP/1.1\r\nHost: fast\r\n\r\n")
             #expect(try fast.readResponse(timeout: 2).status == 200)
-            worst = max(worst, httpTestNow() - start)
+            worst = max(worst, monotonicNow() - start)
             usleep(100_000)
         }
         #expect(worst < 0.5, "a fast request took \(worst) s while a slow client was sending")
@@ -197,9 +198,9 @@ import Testing
         let idle = try server.connect()
         try idle.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try idle.readResponse().status == 200)
-        let start = httpTestNow()
+        let start = monotonicNow()
         #expect(idle.waitForClose(timeout: 3))
-        let elapsed = httpTestNow() - start
+        let elapsed = monotonicNow() - start
         #expect(elapsed > 0.2 && elapsed < 2, "closed after \(elapsed) s")
 
         // A connection that never sends anything.
@@ -234,9 +235,9 @@ import Testing
         setsockopt(stuck.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received = 0
         var closedByServer = false
-        let deadline = httpTestNow() + 10
+        let deadline = monotonicNow() + 10
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while httpTestNow() < deadline {
+        while monotonicNow() < deadline {
             let n = recv(stuck.fd, &chunk, chunk.count, 0)
             if n > 0 {
                 received += n
@@ -295,9 +296,9 @@ import Testing
         let busy = try server.connect()
         try busy.send("GET /_test/sleep?ms=5000 HTTP/1.1\r\nHost: t\r\n\r\n")
         usleep(200_000)
-        let start = httpTestNow()
+        let start = monotonicNow()
         kill(server.pid, SIGTERM)
         #expect(server.waitForExit(timeout: 4) == 0)
-        #expect(httpTestNow() - start < 3.5)
+        #expect(monotonicNow() - start < 3.5)
     }
 }

@@ -3,131 +3,37 @@ import Glibc
 #endif
 import Foundation
 import Testing
-
-/// A test failure with a message (setup problems, protocol surprises).
-struct HTTPTestError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Monotonic seconds, for bounded waits in tests.
-func httpTestNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// A temporary directory removed when the value is released.
-final class HTTPTestDirectory {
-    let path: String
-    init() throws {
-        var template = Array("\(NSTemporaryDirectory())/http-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw HTTPTestError("mkdtemp failed") }
-        path = String(cString: made)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// The `ingest-server` binary built next to the test bundle.
-func ingestServerBinary() throws -> String {
-    if let override = ProcessInfo.processInfo.environment["INGEST_SERVER_BINARY"] { return override }
-    var candidates: [String] = []
-    let argv0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    candidates.append(argv0.deletingLastPathComponent().appendingPathComponent("ingest-server").path)
-    if let executable = Bundle.main.executableURL {
-        candidates.append(executable.deletingLastPathComponent().appendingPathComponent("ingest-server").path)
-    }
-    // An .xctest bundle directory: the binary is next to the bundle.
-    candidates.append(argv0.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("ingest-server").path)
-    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
-        return candidate
-    }
-    throw HTTPTestError("ingest-server binary not found in \(candidates); build it with `swift build`")
-}
+import IngestTestSupport
 
 /// A real `ingest-server` process on 127.0.0.1 and an ephemeral port,
-/// killed by PID when released.
+/// killed by PID when released (IngestTestSupport's launcher, with the
+/// test routes on).
 final class HTTPTestServer {
-    let process = Process()
-    let port: UInt16
-    let directory: HTTPTestDirectory
-    private let stdoutFD: Int32
-    private var stdoutBuffer: [UInt8] = []
+    let server: IngestServerProcess
+    let directory: TemporaryDirectory
+    var port: UInt16 { server.port }
 
     /// Starts the server with `--port 0 --enable-test-routes` plus `arguments`.
     init(_ arguments: [String] = []) throws {
-        directory = try HTTPTestDirectory()
-        process.executableURL = URL(fileURLWithPath: try ingestServerBinary())
-        process.arguments = ["--port", "0", "--enable-test-routes"] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        let out = Pipe()
-        process.standardOutput = out
-        _ = FileManager.default.createFile(atPath: directory.path + "/stderr.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: directory.path + "/stderr.log")
-        try process.run()
-        stdoutFD = out.fileHandleForReading.fileDescriptor
-        var port: UInt16 = 0
-        let line = try Self.readLine(fd: stdoutFD, buffer: &stdoutBuffer, timeout: 20)
-        if let range = line.range(of: "listening on http://127.0.0.1:"),
-           let p = UInt16(line[range.upperBound...].trimmingCharacters(in: .whitespaces)) {
-            port = p
-        }
-        guard port != 0 else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw HTTPTestError("unexpected first line from ingest-server: \(line)")
-        }
-        self.port = port
+        directory = try TemporaryDirectory("http")
+        server = try IngestServerProcess(in: directory.path, arguments: ["--enable-test-routes"] + arguments,
+                                         logName: "stderr.log")
     }
 
-    deinit { stop() }
-
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { server.pid }
+    var isRunning: Bool { server.isRunning }
 
     /// Kills the process (SIGKILL) if it still runs.
-    func stop() {
-        if process.isRunning {
-            kill(pid, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    func stop() { server.kill9() }
 
     /// Waits up to `timeout` seconds for the process to exit; its status or nil.
-    func waitForExit(timeout: Double) -> Int32? {
-        let deadline = httpTestNow() + timeout
-        while process.isRunning && httpTestNow() < deadline { usleep(10_000) }
-        if process.isRunning { return nil }
-        return process.terminationStatus
-    }
+    func waitForExit(timeout: Double) -> Int32? { server.waitForExit(timeout: timeout) }
 
     /// The next line the server prints, waiting up to `timeout` seconds.
-    func nextStdoutLine(timeout: Double) throws -> String {
-        try Self.readLine(fd: stdoutFD, buffer: &stdoutBuffer, timeout: timeout)
-    }
+    func nextStdoutLine(timeout: Double) throws -> String { try server.nextOutputLine(timeout: timeout) }
 
     /// The server's stderr so far.
-    var stderrText: String {
-        (try? String(contentsOfFile: directory.path + "/stderr.log", encoding: .utf8)) ?? ""
-    }
-
-    private static func readLine(fd: Int32, buffer: inout [UInt8], timeout: Double) throws -> String {
-        let deadline = httpTestNow() + timeout
-        while true {
-            if let newline = buffer.firstIndex(of: 10) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            let remaining = deadline - httpTestNow()
-            guard remaining > 0 else { throw HTTPTestError("timed out waiting for a line from the server") }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, Int32(remaining * 1000) + 1) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { throw HTTPTestError("server stdout closed") }
-            buffer.append(contentsOf: chunk[0..<n])
-        }
-    }
+    var stderrText: String { server.logText }
 
     /// A new raw connection to the server.
     func connect() throws -> HTTPTestConnection { try HTTPTestConnection(port: port) }
@@ -160,7 +66,7 @@ final class HTTPTestConnection {
 
     init(port: UInt16) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HTTPTestError("socket failed") }
+        guard fd >= 0 else { throw TestSupportError("socket failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -173,7 +79,7 @@ final class HTTPTestConnection {
         guard rc == 0 else {
             let e = errno
             Glibc.close(fd)
-            throw HTTPTestError("connect failed: errno \(e)")
+            throw TestSupportError("connect failed: errno \(e)")
         }
         var yes: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -194,7 +100,7 @@ final class HTTPTestConnection {
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw HTTPTestError("send failed: errno \(errno)") }
+            guard n > 0 else { throw TestSupportError("send failed: errno \(errno)") }
             offset += n
         }
     }
@@ -207,8 +113,8 @@ final class HTTPTestConnection {
 
     /// Reads more bytes; false on EOF or error. Waits at most until `deadline`.
     private func fill(deadline: Double) throws -> Bool {
-        let remaining = deadline - httpTestNow()
-        guard remaining > 0 else { throw HTTPTestError("timed out reading from the server") }
+        let remaining = deadline - monotonicNow()
+        guard remaining > 0 else { throw TestSupportError("timed out reading from the server") }
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let ready = poll(&pfd, 1, Int32(remaining * 1000) + 1)
         if ready == 0 { return try fill(deadline: deadline) }
@@ -222,11 +128,11 @@ final class HTTPTestConnection {
     /// Reads one response (a `100 Continue` counts as one). Bodies are framed
     /// by Content-Length, or by connection close if it is missing.
     func readResponse(timeout: Double = 5, headRequest: Bool = false) throws -> HTTPTestResponse {
-        let deadline = httpTestNow() + timeout
+        let deadline = monotonicNow() + timeout
         var headEnd: Int?
         while headEnd == nil {
             if let r = findHeadEnd() { headEnd = r; break }
-            guard try fill(deadline: deadline) else { throw HTTPTestError("connection closed before a response head") }
+            guard try fill(deadline: deadline) else { throw TestSupportError("connection closed before a response head") }
         }
         let head = String(decoding: buffer[..<headEnd!], as: UTF8.self)
         buffer.removeSubrange(..<(headEnd! + 4))
@@ -234,7 +140,7 @@ final class HTTPTestConnection {
         let statusLine = lines.removeFirst()
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0] == "HTTP/1.1", let status = Int(parts[1]) else {
-            throw HTTPTestError("bad status line: \(statusLine)")
+            throw TestSupportError("bad status line: \(statusLine)")
         }
         let headers: [(String, String)] = lines.compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
@@ -244,7 +150,7 @@ final class HTTPTestConnection {
         if status == 100 || status == 204 || status == 304 || headRequest { return response }
         if let lengthText = response.header("content-length"), let length = Int(lengthText) {
             while buffer.count < length {
-                guard try fill(deadline: deadline) else { throw HTTPTestError("connection closed inside a body") }
+                guard try fill(deadline: deadline) else { throw TestSupportError("connection closed inside a body") }
             }
             response.body = Array(buffer[..<length])
             buffer.removeSubrange(..<length)
@@ -268,10 +174,10 @@ final class HTTPTestConnection {
     /// Whether the server closes the connection within `timeout` seconds
     /// (buffered and arriving bytes are discarded).
     func waitForClose(timeout: Double) -> Bool {
-        let deadline = httpTestNow() + timeout
-        while httpTestNow() < deadline {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let remaining = max(1, Int32((deadline - httpTestNow()) * 1000))
+            let remaining = max(1, Int32((deadline - monotonicNow()) * 1000))
             if poll(&pfd, 1, remaining) <= 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let n = recv(fd, &chunk, chunk.count, 0)
@@ -289,19 +195,19 @@ func runTool(_ name: String, _ arguments: [String], timeout: Double = 20) throws
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
-    let directory = try HTTPTestDirectory()
+    let directory = try TemporaryDirectory("http")
     let outPath = directory.path + "/out"
     _ = FileManager.default.createFile(atPath: outPath, contents: nil)
     let handle = FileHandle(forWritingAtPath: outPath)
     process.standardOutput = handle
     process.standardError = handle
     try process.run()
-    let deadline = httpTestNow() + timeout
-    while process.isRunning && httpTestNow() < deadline { usleep(10_000) }
+    let deadline = monotonicNow() + timeout
+    while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
     if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        throw HTTPTestError("\(name) did not finish within \(timeout) s")
+        throw TestSupportError("\(name) did not finish within \(timeout) s")
     }
     let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     return (process.terminationStatus, output)

@@ -2,11 +2,12 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 /// The PostgreSQL sink's write path: COPY straight into the tables, and the
 /// fall-back through the staging tables when an `_id` is already stored.
 /// Against the real PostgreSQL that Scripts/test.sh starts on 127.0.0.1.
-@Suite("PostgreSQL sink COPY path", .serialized, .enabled(if: PostgresTestService.isAvailable, PostgresTestService.skipReason))
+@Suite("PostgreSQL sink COPY path", .serialized, .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
 struct PostgresSinkCopyTests {
     private static let schema: Schema = {
         do {

@@ -7,10 +7,11 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 /// The PostgreSQL sink against the real PostgreSQL that Scripts/test.sh
 /// starts on 127.0.0.1. Serialized: one test restarts that PostgreSQL.
-@Suite("PostgreSQL sink", .serialized, .enabled(if: PostgresTestService.isAvailable, PostgresTestService.skipReason))
+@Suite("PostgreSQL sink", .serialized, .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
 struct PostgresSinkTests {
     @Test("end to end: typed columns, a replay answers the same and writes nothing, duplicates are counted")
     func endToEnd() throws {
@@ -241,7 +242,7 @@ struct PostgresSinkTests {
     }
 
     @Test("two ingest servers behind haproxy, one killed mid-stream: clients carry on, nothing lost or duplicated",
-          .enabled(if: ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] != nil,
+          .enabled(if: TestEnvironment.runs(ifAvailable: ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] != nil),
                    "INGEST_TEST_HAPROXY is not set: run Scripts/test.sh, which installs haproxy"))
     func loadBalancerFailover() throws {
         let database = try PostgresTestDatabase()
@@ -276,12 +277,12 @@ struct PostgresSinkTests {
         }
         let acknowledged = LockedBox(0)
         let failures = LockedBox<[String]>([])
-        let victim = a.process.processIdentifier
+        let victim = a.server.pid
         DispatchQueue.concurrentPerform(iterations: clients + 1) { worker in
             if worker == clients {
                 // Kill A once some uploads went through.
-                let deadline = endToEndNow() + 30
-                while acknowledged.withLock({ $0 }) < 4 && endToEndNow() < deadline { usleep(20_000) }
+                let deadline = monotonicNow() + 30
+                while acknowledged.withLock({ $0 }) < 4 && monotonicNow() < deadline { usleep(20_000) }
                 kill(victim, SIGKILL)
                 return
             }
@@ -301,7 +302,7 @@ struct PostgresSinkTests {
             }
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
-        #expect(!a.process.isRunning)
+        #expect(!a.server.isRunning)
         let total = clients * segmentsPerClient * objectsPerSegment
         #expect(try database.rows("SELECT count(*), count(DISTINCT \"_id\") FROM \"WeatherSensor\"") == [["\(total)", "\(total)"]])
         #expect(try database.rows("SELECT count(*) FROM _dataingest_receipts") == [["\(clients * segmentsPerClient)"]])

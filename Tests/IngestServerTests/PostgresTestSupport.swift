@@ -5,6 +5,7 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 /// The throwaway PostgreSQL that Scripts/test.sh starts
 /// (Scripts/services/postgres.sh): its URI, or nil when the variable is
@@ -26,7 +27,7 @@ enum PostgresTestService {
     /// posix_spawn + waitpid, with every standard stream on /dev/null:
     /// Foundation's Process waits for the daemonized PostgreSQL too.
     static func control(_ command: String) throws {
-        guard let directory else { throw EndToEndError("INGEST_TEST_POSTGRES_DIR is not set") }
+        guard let directory else { throw TestSupportError("INGEST_TEST_POSTGRES_DIR is not set") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -38,11 +39,11 @@ enum PostgresTestService {
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         guard posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ) == 0 else {
-            throw EndToEndError("cannot start postgres.sh")
+            throw TestSupportError("cannot start postgres.sh")
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard status == 0 else { throw EndToEndError("postgres.sh \(command) failed with status \(status)") }
+        guard status == 0 else { throw TestSupportError("postgres.sh \(command) failed with status \(status)") }
     }
 }
 
@@ -53,7 +54,7 @@ final class PostgresTestDatabase {
     let url: String
 
     init() throws {
-        guard let base = PostgresTestService.url else { throw EndToEndError("\(PostgresTestService.skipReason)") }
+        guard let base = PostgresTestService.url else { throw TestSupportError("\(PostgresTestService.skipReason)") }
         name = "ingest_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         let admin = try PostgresConnection(base)
         try admin.execute("CREATE DATABASE \(name)")
@@ -98,14 +99,14 @@ final class PostgresTestDatabase {
 /// connection redispatched to the other server. Killed by PID on release.
 final class HAProxyProcess {
     let process = Process()
-    let directory: EndToEndDirectory
+    let directory: TemporaryDirectory
     let port: UInt16
 
     init(backends: [UInt16]) throws {
         guard let binary = ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] else {
-            throw EndToEndError("INGEST_TEST_HAPROXY is not set")
+            throw TestSupportError("INGEST_TEST_HAPROXY is not set")
         }
-        directory = try EndToEndDirectory()
+        directory = try TemporaryDirectory("e2e")
         port = try Self.freePort()
         var config = """
             global
@@ -136,13 +137,13 @@ final class HAProxyProcess {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Ready when it accepts connections (bounded).
-        let deadline = endToEndNow() + 10
-        while endToEndNow() < deadline {
+        let deadline = monotonicNow() + 10
+        while monotonicNow() < deadline {
             if (try? IngestTestServer.call(port: port, "GET", "/healthz", timeout: 2))?.status == 200 { return }
             usleep(100_000)
         }
         stop()
-        throw EndToEndError("haproxy did not start on port \(port)")
+        throw TestSupportError("haproxy did not start on port \(port)")
     }
 
     deinit { stop() }
@@ -158,7 +159,7 @@ final class HAProxyProcess {
     /// A port that was free a moment ago on 127.0.0.1.
     static func freePort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw EndToEndError("socket failed") }
+        guard fd >= 0 else { throw TestSupportError("socket failed") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -171,7 +172,7 @@ final class HAProxyProcess {
                 return getsockname(fd, pointer, &length)
             }
         }
-        guard bound == 0 else { throw EndToEndError("cannot find a free port") }
+        guard bound == 0 else { throw TestSupportError("cannot find a free port") }
         return UInt16(bigEndian: address.sin_port)
     }
 }

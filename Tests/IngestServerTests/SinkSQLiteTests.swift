@@ -2,21 +2,12 @@ import Foundation
 import IngestCore
 import Testing
 @testable import IngestServer
+import IngestTestSupport
 
 /// The SQLite sink on its own: tables, typed columns, duplicates, receipts,
 /// additive migration, reopening.
 @Suite("SQLite sink")
 struct SinkSQLiteTests {
-    /// A temporary directory removed at the end of each test.
-    final class TempDirectory {
-        let path: String
-        init() throws {
-            path = NSTemporaryDirectory() + "/sink-test-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        }
-        deinit { try? FileManager.default.removeItem(atPath: path) }
-    }
-
     static func schema(extra: [IngestCore.Property] = []) throws -> Schema {
         try Schema([
             ObjectSchema(className: "Reading", kind: .asymmetric, properties: [
@@ -30,7 +21,7 @@ struct SinkSQLiteTests {
 
     @Test("writes objects and a receipt in one transaction; duplicates and repeated receipts write nothing")
     func writeDuplicatesAndReceipts() throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("sink")
         let path = directory.path + "/app.sqlite"
         let sink = try SQLiteSink(path: path)
         defer { sink.close() }
@@ -65,7 +56,7 @@ struct SinkSQLiteTests {
 
     @Test("migration is additive and survives reopening; rows counted at open")
     func additiveMigration() throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("sink")
         let path = directory.path + "/app.sqlite"
         do {
             let sink = try SQLiteSink(path: path)
@@ -94,7 +85,7 @@ struct SinkSQLiteTests {
 
     @Test("every BSON form is bound from the object's bytes into its column; invalid bytes write nothing")
     func bindsEveryFormFromBytes() throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("sink")
         let path = directory.path + "/app.sqlite"
         let sink = try SQLiteSink(path: path)
         defer { sink.close() }
@@ -152,7 +143,7 @@ struct SinkSQLiteTests {
 
     @Test("a closed sink throws closed; an unwritable path throws open")
     func errors() throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("sink")
         let sink = try SQLiteSink(path: directory.path + "/a.sqlite")
         sink.close()
         #expect(throws: SinkError.self) { try sink.receipt(for: SegmentKey(storeId: .random(), segmentNumber: 1)) }

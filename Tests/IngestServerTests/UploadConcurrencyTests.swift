@@ -3,6 +3,7 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestTestSupport
 
 /// The upload handler in process, under concurrent uploads of the same and
 /// of different segments: every object stored once, every answer consistent.
@@ -10,7 +11,7 @@ import IngestSupport
 struct UploadConcurrencyTests {
     @Test("racing uploads of the same segments store each object once and give identical answers")
     func racingReplays() throws {
-        let directory = try EndToEndDirectory()
+        let directory = try TemporaryDirectory("e2e")
         let config = try ServerConfiguration(json: Array(uploadTestConfig.replacingOccurrences(of: "$DATA", with: directory.path).utf8))
         let service = try IngestService(configuration: config)
         defer { service.close() }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// `ingest-forward` as a built binary against a real ingest-server: exact
 /// line counts after restarts, rotation, truncation and kill -9.
@@ -31,7 +32,7 @@ import Testing
 
     func forwarder(_ server: SampleServer, _ directory: String, _ extra: [String]) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try built("ingest-forward"))
+        process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-forward"))
         process.arguments = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory + "/forward"] + extra
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
@@ -41,9 +42,9 @@ import Testing
     }
 
     @Test func aRestartResumesAtTheCheckpointAndFormatsAreParsed() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
-        let forward = try built("ingest-forward")
+        let forward = try builtExecutable("ingest-forward")
         let log = directory.path + "/app.log"
         let common = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward"]
         try append(log, (0..<1_000).map { "line \($0)" })
@@ -100,14 +101,14 @@ import Testing
     /// formatter trapped on a timestamp holding a combining mark (found by
     /// the CI fuzzing pass): such a line is now forwarded without a timestamp.
     @Test func fuzzingFindsAreForwardedNotCrashing() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
         let input = directory.path + "/syslog.txt"
         try append(input, ["<-1>negative priority", "<-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
                            "<+5>plus sign", "<13>Nov 29 10:00:0\u{0317}h host3 app: combining mark in the time",
                            "<13>Nov 29 10:00:02 host2 sshd[99]: after the bad lines"])
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try built("ingest-forward"))
+        process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-forward"))
         process.arguments = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
                              "--format", "syslog", "-"]
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
@@ -127,7 +128,7 @@ import Testing
     }
 
     @Test func followsRotationAndTruncationWithExactCounts() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
         let log = directory.path + "/app.log"
         try append(log, (0..<300).map { "first \($0)" })
@@ -154,7 +155,7 @@ import Testing
     }
 
     @Test func killNineMidStreamThenRestartGivesExactCounts() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
         let log = directory.path + "/big.log"
         let total = 30_000
@@ -177,7 +178,7 @@ import Testing
             process.waitUntilExit()
         }
         #expect(killedMidStream >= 1)
-        let final = try runProcess(try built("ingest-forward"), ["--app-id", server.appId, "--base-url", server.baseURL,
+        let final = try runProcess(try builtExecutable("ingest-forward"), ["--app-id", server.appId, "--base-url", server.baseURL,
                                                                  "--data-dir", directory.path + "/forward", "--once", log], in: directory.path)
         #expect(final.status == 0, "\(final.errorOutput)")
         #expect(count(server) == total)
@@ -189,9 +190,9 @@ import Testing
     /// restart reads the lines of the lost checkpoint again with the same
     /// `_id`s (`<source id>:<offset>`), and the server keeps each line once.
     @Test func killNineBetweenCommitAndCheckpointStoresEachLineOnce() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
-        let forward = try built("ingest-forward")
+        let forward = try builtExecutable("ingest-forward")
         let log = directory.path + "/app.log"
         let total = 3_000
         try append(log, (0..<total).map { "line \($0)" })

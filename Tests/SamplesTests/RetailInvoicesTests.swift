@@ -1,14 +1,15 @@
 import Foundation
 import Testing
+import IngestTestSupport
 
 /// The RetailInvoices binary against a real ingest-server: repeat
 /// recordings land once, and verify matches to the cent (and notices a
 /// changed cent).
 @Suite struct RetailInvoicesTests {
     @Test func invoicesLandOnceAndVerifyMatchesToTheCent() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
-        let retail = try built("RetailInvoices")
+        let retail = try builtExecutable("RetailInvoices")
         let data = directory.path + "/retail"
         let run = try runProcess(retail, ["run", "--app-id", server.appId, "--base-url", server.baseURL,
                                           "--stores", "2", "--tills", "2", "--checkouts", "5", "--retry-every", "3",

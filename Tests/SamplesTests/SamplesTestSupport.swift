@@ -3,42 +3,7 @@ import Glibc
 #endif
 import Foundation
 import IngestSupport
-
-/// A failure in the samples tests' own plumbing.
-struct SamplesTestError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Monotonic seconds.
-func monotonicNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
-/// A temporary directory removed when released.
-final class TemporaryDirectory {
-    let path: String
-    init() throws {
-        path = NSTemporaryDirectory() + "dataingest-samples-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// An executable built next to the test bundle.
-func built(_ name: String) throws -> String {
-    let argv0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    let candidates = [exe.deletingLastPathComponent().appendingPathComponent(name).path,
-                      argv0.deletingLastPathComponent().appendingPathComponent(name).path,
-                      argv0.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name).path]
-    guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-        throw SamplesTestError("\(name) not found in \(candidates); build it with `swift build`")
-    }
-    return found
-}
+import IngestTestSupport
 
 /// What a finished sample process printed and returned.
 struct ProcessResult {
@@ -71,7 +36,7 @@ func runProcess(_ executable: String, _ arguments: [String], in directory: Strin
     if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        throw SamplesTestError("\(executable) \(arguments) did not finish within \(timeout) s")
+        throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout) s")
     }
     process.waitUntilExit()
     let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
@@ -82,43 +47,13 @@ func runProcess(_ executable: String, _ arguments: [String], in directory: Strin
 
 /// A real development `ingest-server` on 127.0.0.1, killed by PID on release.
 final class SampleServer {
-    private let process = Process()
+    private let server: IngestServerProcess
     let dataPath: String
-    let port: UInt16
+    var port: UInt16 { server.port }
 
     init(in directory: String) throws {
         dataPath = directory + "/server-data"
-        process.executableURL = URL(fileURLWithPath: try built("ingest-server"))
-        process.arguments = ["--port", "0", "--data-dir", dataPath]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        var line: [UInt8] = []
-        let deadline = monotonicNow() + 20
-        let fd = out.fileHandleForReading.fileDescriptor
-        while !line.contains(10) && monotonicNow() < deadline {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 100) > 0 else { continue }
-            var byte: UInt8 = 0
-            if read(fd, &byte, 1) <= 0 { break }
-            line.append(byte)
-        }
-        let text = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
-        guard let range = text.range(of: "listening on http://127.0.0.1:"), let port = UInt16(text[range.upperBound...]) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw SamplesTestError("ingest-server did not start: '\(text)'")
-        }
-        self.port = port
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        server = try IngestServerProcess(in: directory, arguments: ["--data-dir", dataPath])
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }

@@ -6,6 +6,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import IngestTestSupport
 
 /// The ServerLogging binary: every request becomes LogEvent rows in the
 /// ingest server's SQLite, and SIGTERM ends it cleanly with everything uploaded.
@@ -22,15 +23,15 @@ import Testing
             status.set((response as? HTTPURLResponse)?.statusCode ?? -1)
             done.signal()
         }.resume()
-        guard done.wait(timeout: .now() + 30) == .success else { throw SamplesTestError("no answer from \(url)") }
+        guard done.wait(timeout: .now() + 30) == .success else { throw TestSupportError("no answer from \(url)") }
         return status.get()
     }
 
     @Test func everyRequestIsLoggedAndUploaded() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
         let service = Process()
-        service.executableURL = URL(fileURLWithPath: try built("ServerLogging"))
+        service.executableURL = URL(fileURLWithPath: try builtExecutable("ServerLogging"))
         service.arguments = ["--app-id", server.appId, "--base-url", server.baseURL, "--port", "0",
                              "--data-dir", directory.path + "/service"]
         service.currentDirectoryURL = URL(fileURLWithPath: directory.path)
@@ -39,7 +40,7 @@ import Testing
         try service.run()
         defer { if service.isRunning { kill(service.processIdentifier, SIGKILL); service.waitUntilExit() } }
         let fd = out.fileHandleForReading.fileDescriptor
-        let first = readLine(fd, timeout: 30)
+        let first = try readLine(fd, timeout: 30)
         guard let range = first.range(of: "listening on ") else {
             Issue.record("ServerLogging did not start: '\(first)'")
             return
@@ -51,7 +52,7 @@ import Testing
         #expect(try request(url + "/echo", method: "POST", body: Data("hi".utf8)) == 200)
         #expect(try request(url + "/fail") == 500)
         kill(service.processIdentifier, SIGTERM)
-        let last = readLine(fd, timeout: 60)
+        let last = try readLine(fd, timeout: 60)
         service.waitUntilExit()
         #expect(service.terminationStatus == 0)
         #expect(last.hasPrefix("stopped: 5 requests handled"), "\(last)")
@@ -73,18 +74,4 @@ final class LockedStatus: @unchecked Sendable {  // guarded by `lock`
     private var value = -1
     func set(_ status: Int) { lock.lock(); value = status; lock.unlock() }
     func get() -> Int { lock.lock(); defer { lock.unlock() }; return value }
-}
-
-/// One line from `fd` within `timeout` seconds.
-func readLine(_ fd: Int32, timeout: Double) -> String {
-    var line: [UInt8] = []
-    let deadline = monotonicNow() + timeout
-    while !line.contains(10) && monotonicNow() < deadline {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 100) > 0 else { continue }
-        var byte: UInt8 = 0
-        if read(fd, &byte, 1) <= 0 { break }
-        line.append(byte)
-    }
-    return String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
 }

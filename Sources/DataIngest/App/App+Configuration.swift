@@ -52,6 +52,20 @@ extension App {
         /// connections. Set it to wrap a transport (for example to inject
         /// faults in tests).
         public var transport: (any SyncTransport)?
+        /// Seconds a normal exit of the process (`main` returns, or `exit()`
+        /// is called) waits for what the sync sessions have pending: the
+        /// active segment is sealed and uploaded, as error-reporting SDKs
+        /// flush at exit. The wait ends as soon as everything is acknowledged,
+        /// and at once when the server cannot be reached (the data stays on
+        /// disk for the next run); suspended sessions are left alone. `0` turns
+        /// it off. Default: the environment variable
+        /// `DATAINGEST_EXIT_UPLOAD_GRACE_SECONDS` if set, else 5.
+        /// See ``App`` ("At exit").
+        ///
+        /// ```swift
+        /// configuration.exitUploadGracePeriod = 0   // a CLI that must exit at once
+        /// ```
+        public var exitUploadGracePeriod: TimeInterval
 
         /// A configuration with the defaults above.
         public init(baseURL: URL? = nil, metadataDirectory: String? = nil) {
@@ -62,6 +76,8 @@ extension App {
             self.metadataDirectory = metadataDirectory
                 ?? environment["DATAINGEST_METADATA_DIRECTORY"]
                 ?? FileManager.default.currentDirectoryPath + "/dataingest-metadata"
+            self.exitUploadGracePeriod = environment["DATAINGEST_EXIT_UPLOAD_GRACE_SECONDS"]
+                .flatMap { TimeInterval($0) }.map { max(0, $0) } ?? 5
         }
     }
 }

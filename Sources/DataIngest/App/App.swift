@@ -31,6 +31,8 @@ public final class App: @unchecked Sendable {
     /// Where the sessions' tasks run (see ``SyncExecutor``).
     let syncExecutor: SyncExecutor
     let records: UserRecordStore
+    /// The users by ``User/key`` (their folder name: the user id, or the local
+    /// id of a user created offline), and the current user's key.
     private let users = LockedBox<[String: User]>([:])
     private let current = LockedBox<String?>(nil)
     /// The error of reading the metadata directory at creation, if any.
@@ -50,18 +52,20 @@ public final class App: @unchecked Sendable {
         self.syncManager = SyncManager()
         self.syncExecutor = SyncExecutor(label: "dataingest.sync.\(id)")
         self.transport = configuration.makeTransport()
-        self.records = UserRecordStore(appDirectory: configuration.metadataDirectory + "/" + Self.directoryName(id))
+        self.records = UserRecordStore(appDirectory: configuration.metadataDirectory + "/" + Self.directoryName(id),
+                                       fileSystem: configuration.segmentStore.fileSystem)
         var failure: AppError?
         do { try records.prepare() } catch { failure = error }
         self.metadataError = failure
         var restored: [String: User] = [:]
         for record in records.loadAll() {
-            restored[record.id] = User(app: self, record: record)
+            restored[record.key] = User(app: self, record: record)
         }
         users.withLock { $0 = restored }
         let currentId = records.currentUserId
         current.withLock { $0 = currentId }
         for user in restored.values where user.state == .loggedIn { user.session.start() }
+        ExitUploads.shared.register(self)
     }
 
     /// The user logged in most recently and still logged in, if any.
@@ -74,7 +78,8 @@ public final class App: @unchecked Sendable {
 
     /// Every logged-in user, keyed by user id.
     public var allUsers: [String: User] {
-        users.withLock { $0 }.filter { $0.value.state == .loggedIn }
+        let loggedIn = users.withLock { $0 }.values.filter { $0.state == .loggedIn }
+        return Dictionary(loggedIn.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Logs in and returns the user; its sync session starts uploading
@@ -87,24 +92,39 @@ public final class App: @unchecked Sendable {
     /// that user; if an anonymous user logged out with data still pending,
     /// it is logged in again (its session resumed) so that data is uploaded.
     ///
+    /// **A first start offline.** When an anonymous login cannot reach the
+    /// server (no answer, or a 5xx), the user is created on the device
+    /// instead: ``User/id`` is a local id (`local-` and 24 hex digits) until
+    /// the server is reached, realms open and commit as usual, and the data
+    /// stays on disk. The user's session logs it in anonymously as soon as the
+    /// server answers (keeping the device id), then uploads; the user then has
+    /// the server's id. Other credentials need the server: they throw.
+    ///
     /// - Throws: ``AppError`` (`invalidCredentials`, `network`, …).
     public func login(credentials: Credentials) async throws -> User {
         if let metadataError { throw metadataError }
         if case .anonymous = credentials {
             let anonymous = users.withLock { $0 }.values.filter { $0.provider == "anon-user" }
-            if let active = anonymous.first(where: { $0.state == .loggedIn }) { return active }
-            for user in anonymous where user.record.refreshToken != nil && user.hasPendingDataOnDisk {
+            if let active = anonymous.first(where: { $0.state == .loggedIn }) {
+                // Created offline: log it in now if the server answers (its session would anyway).
+                if active.isAwaitingLogin { _ = try? await active.completeOfflineLogin() }
+                return active
+            }
+            for user in anonymous where (user.record.refreshToken != nil || user.isAwaitingLogin) && user.hasPendingDataOnDisk {
                 if (try? await user.resumeSession()) != nil {
-                    try records.setCurrentUserId(user.id)
-                    current.withLock { $0 = user.id }
+                    try records.setCurrentUserId(user.key)
+                    current.withLock { $0 = user.key }
                     return user
                 }
             }
         }
         let deviceId = users.withLock { $0 }.values.max { $0.loggedInAt < $1.loggedInAt }?.deviceId
-        let response = try await request(
-            "POST", "/api/client/v2.0/app/\(id)/auth/providers/\(credentials.provider)/login",
-            json: credentials.body(deviceId: deviceId))
+        let path = "/api/client/v2.0/app/\(id)/auth/providers/\(credentials.provider)/login"
+        let answer = await requestResult("POST", path, json: credentials.body(deviceId: deviceId))
+        if credentials.provider == Credentials.anonymous.provider, Self.serverUnreachable(answer) {
+            return try startOffline(deviceId: deviceId)
+        }
+        let response = try answer.get()
         guard response.status == 200 else { throw authError(response, action: "log in") }
         let object = try json(response)
         guard let accessToken = object["access_token"] as? String, let refreshToken = object["refresh_token"] as? String,
@@ -114,18 +134,29 @@ public final class App: @unchecked Sendable {
         let record = UserRecord(
             id: userId, deviceId: device, provider: credentials.provider, accessToken: accessToken,
             refreshToken: refreshToken, state: .loggedIn, loggedInAtMillis: Int64(Date().timeIntervalSince1970 * 1000))
-        try records.save(record)
+        // A user known before keeps its folder (one created offline: its local id).
+        let known = users.withLock { table in table[userId] ?? table.values.first { $0.id == userId } }
+        var saved = record
+        if let known, known.key != userId { saved.directory = known.key }
+        try records.save(saved)
         let user = users.withLock { table -> User in
-            if let existing = table[userId] { return existing }
-            let user = User(app: self, record: record)
-            table[userId] = user
+            if let existing = table[saved.key] { return existing }
+            let user = User(app: self, record: saved)
+            table[saved.key] = user
             return user
         }
-        user.update(record)
-        try records.setCurrentUserId(userId)
-        current.withLock { $0 = userId }
+        user.update(saved)
+        try records.setCurrentUserId(user.key)
+        current.withLock { $0 = user.key }
         user.session.start()
         return user
+    }
+
+    /// Adds a user made on the device and makes it the current user.
+    func adopt(_ user: User) {
+        users.withLock { $0[user.key] = user }
+        try? records.setCurrentUserId(user.key)
+        current.withLock { $0 = user.key }
     }
 
     static func directoryName(_ id: String) -> String {
@@ -136,8 +167,8 @@ public final class App: @unchecked Sendable {
     }
 
     func forget(_ user: User) {
-        users.withLock { $0[user.id] = nil }
-        if current.withLock({ $0 }) == user.id {
+        users.withLock { $0[user.key] = nil }
+        if current.withLock({ $0 }) == user.key {
             current.withLock { $0 = nil }
             try? records.setCurrentUserId(nil)
         }

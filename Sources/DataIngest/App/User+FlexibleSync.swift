@@ -15,6 +15,6 @@ extension User {
     public func flexibleSyncConfiguration() -> Realm.Configuration {
         Realm.Configuration(
             fileURL: URL(fileURLWithPath: app.records.userDirectory(id) + "/flexible-sync.realm"),
-            syncConfiguration: SyncConfiguration(identifier: "flexible-sync", transactionSink: session.sink))
+            syncConfiguration: SyncConfiguration(identifier: "flexible-sync", session: session.sink))
     }
 }

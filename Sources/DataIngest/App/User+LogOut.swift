@@ -97,7 +97,7 @@ extension User {
             if !keepRefresh { record.refreshToken = nil }
         }
         if pendingObjects == 0 && target == .removed {
-            app.records.delete(id)
+            app.records.delete(key)
         }
         return LogOutReport(uploadedObjects: uploaded, pendingObjects: pendingObjects, pendingSegments: pendingSegments,
                             storeDirectory: storeDirectory, uploadError: uploadError)

@@ -23,8 +23,10 @@ public final class User: @unchecked Sendable {
         case removed
     }
 
-    /// The server's user id (24 hex digits).
-    public let id: String
+    /// The server's user id (24 hex digits). A user created by an anonymous
+    /// login without a server (see ``App/login(credentials:)``) has a local id,
+    /// `local-` and 24 hex digits, until its first successful login.
+    public var id: String { record.id }
     /// The app the user belongs to.
     public let app: App
     /// The auth provider the user logged in with (`anon-user`, `local-userpass`, `api-key`, `custom-token`).
@@ -34,14 +36,17 @@ public final class User: @unchecked Sendable {
     public let session: SyncSession
 
     let box: LockedBox<UserRecord>
-    private let gate = RefreshGate()
+    let gate = RefreshGate()
+    /// The user's folder under `users/` (``UserRecord/key``): its id, or the
+    /// local id it was created with offline.
+    let key: String
 
     init(app: App, record: UserRecord) {
-        self.id = record.id
+        self.key = record.key
         self.app = app
         self.provider = record.provider
         self.box = LockedBox(record)
-        self.session = SyncSession(app: app, storeDirectory: app.records.storeDirectory(record.id))
+        self.session = SyncSession(app: app, storeDirectory: app.records.storeDirectory(record.key))
         session.user = self
     }
 
@@ -83,11 +88,12 @@ public final class User: @unchecked Sendable {
     /// An access token that is not about to expire, refreshed first if needed.
     func validAccessToken() async throws(AppError) -> String {
         let current = record
+        if current.state == .loggedIn && current.awaitingLogin == true { return try await completeOfflineLogin() }
         guard current.state == .loggedIn, let token = current.accessToken else {
             throw AppError(.userLoggedOut, "user \(id) is logged out; log in again to upload")
         }
         let claims = AccessTokenClaims(token: token)
-        if claims.needsRefresh(now: Date().timeIntervalSince1970, margin: app.configuration.tokenRefreshMargin) {
+        if claims.needsRefresh(now: app.configuration.sync.clock.wallTime(), margin: app.configuration.tokenRefreshMargin) {
             return try await refreshAccessToken(replacing: token)
         }
         return token
@@ -129,6 +135,12 @@ public final class User: @unchecked Sendable {
     /// Logs a logged-out user back in with its stored refresh token and
     /// restarts its session (anonymous users with pending data).
     func resumeSession() async throws(AppError) {
+        if record.awaitingLogin == true {
+            // Created offline: nothing to refresh; its session logs it in.
+            try change { $0.state = .loggedIn; $0.loggedInAtMillis = Int64(Date().timeIntervalSince1970 * 1000) }
+            session.start()
+            return
+        }
         try change { $0.state = .loggedIn; $0.accessToken = nil }
         do {
             // The sentinel forces a refresh: no stored access token equals it.

@@ -12,18 +12,24 @@ protocol LocalDecodable {
 /// the objects already made in this read (links to one object share it,
 /// and cycles end).
 final class LocalDecodingContext {
-    let realm: Realm
-    let access: LocalStoreAccess
-    let local: LocalRealmStore
+    /// The realm whose store links are read from; nil for values that
+    /// become unmanaged objects (``ObjectBase/init(value:)``).
+    private let store: (realm: Realm, access: LocalStoreAccess, local: LocalRealmStore)?
+    let resolver: TypeResolver
     private var made: [String: ObjectBase] = [:]
     private var depth = 0
     /// Links are followed this deep; deeper links read as nil.
     static let maximumLinkDepth = 32
 
     init(realm: Realm, access: LocalStoreAccess, local: LocalRealmStore) {
-        self.realm = realm
-        self.access = access
-        self.local = local
+        self.store = (realm, access, local)
+        self.resolver = realm.resolver
+    }
+
+    /// Decodes into unmanaged objects, with no store to follow links in.
+    init(resolver: TypeResolver) {
+        self.store = nil
+        self.resolver = resolver
     }
 
     /// A managed object of `typeSchema` from a stored row.
@@ -35,7 +41,9 @@ final class LocalDecodingContext {
         try fill(object, typeSchema, from: row.document)
         // Read inside a write transaction, its snapshot may hold uncommitted
         // values: if the transaction is rolled back, it becomes unmanaged.
-        local.manage(object, typeSchema: typeSchema, rowID: row.rowID, snapshot: row.document, added: local.inTransaction)
+        if let local = store?.local {
+            local.manage(object, typeSchema: typeSchema, rowID: row.rowID, snapshot: row.document, added: local.inTransaction)
+        }
         return object
     }
 
@@ -52,10 +60,14 @@ final class LocalDecodingContext {
     /// The object a link points to, by its primary key.
     func linked(_ type: ObjectBase.Type, primaryKey: BSON) throws(RealmError) -> ObjectBase? {
         if case .null = primaryKey { return nil }
+        guard let access = store?.access else {
+            throw RealmError(.wrongValueType, className: type.className(),
+                             message: "init(value:) cannot set a link to \(type.className()) from a value: it makes an unmanaged object, with no realm to find the target in; leave the link out of the value and assign the object after init")
+        }
         guard depth < Self.maximumLinkDepth else { return nil }
         depth += 1
         defer { depth -= 1 }
-        let typeSchema = try realm.resolver.schema(for: type)
+        let typeSchema = try resolver.schema(for: type)
         let row: LocalStoreRow?
         do throws(LocalStoreError) {
             row = try access.object(typeSchema.className, primaryKey: primaryKey)
@@ -257,7 +269,7 @@ extension EmbeddedObject: LocalDecodable {
     static func _localDecode(_ bson: BSON, _ context: LocalDecodingContext) throws(RealmError) -> Self? {
         guard case .document(let document) = bson else { return nil }
         let object = Self()
-        try context.fill(object, try context.realm.resolver.schema(for: self), from: document)
+        try context.fill(object, try context.resolver.schema(for: self), from: document)
         return object
     }
 }

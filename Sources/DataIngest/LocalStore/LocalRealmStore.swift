@@ -5,14 +5,14 @@ import IngestSupport
 /// The local (non-synced) side of one ``Realm``: its SQLite store, the
 /// store's write transaction, and the managed objects the realm handed out.
 ///
-/// `Realm` calls it at four points (see Docs/LocalRealms.md, "Hook"):
+/// A local realm holds its own as its backend (``RealmBackend/local(_:)``,
+/// made at open) and calls it at three points (see Docs/LocalRealms.md, "Hook"):
 ///
 /// | Realm | call |
 /// | --- | --- |
-/// | `init` of a local realm | `try LocalRealmStore.attach(to: self)` |
-/// | `beginWrite()` | `try LocalRealmStore.attached(to: self)?.beginWrite(realm: self)` |
-/// | `commitWrite()`, after its own checks | `try LocalRealmStore.attached(to: self)?.commitWrite(realm: self)` |
-/// | `cancelWrite()` | `LocalRealmStore.attached(to: self)?.cancelWrite(realm: self)` |
+/// | `beginWrite()` | `store.beginWrite(realm: self)` |
+/// | `commitWrite()`, after its own checks | `store.commitWrite(realm: self)` |
+/// | `cancelWrite()` | `store.cancelWrite(realm: self)` |
 ///
 /// Managed objects are plain instances whose stored state is remembered
 /// (a snapshot): at commit, every live managed object is encoded and the
@@ -34,45 +34,14 @@ final class LocalRealmStore {
     private var managed: [ObjectIdentifier: Managed] = [:]
     private var deletedInTransaction: [ObjectIdentifier: Managed] = [:]
 
-    private init(store: LocalStore) {
+    /// The write state of one realm on `store` (``LocalStoreCache`` shares
+    /// the store between the realms opened on one file).
+    init(store: LocalStore) {
         self.store = store
     }
 
     deinit {
         if inTransaction { store.rollbackWriteTransaction() }
-    }
-
-    // MARK: Attaching to realms
-
-    private struct Attachment {
-        weak var realm: Realm?
-        let local: LocalRealmStore
-    }
-
-    // Realms are confined to their thread; the table itself is shared.
-    private static let attachments = LockedBox<[ObjectIdentifier: Attachment]>([:])
-
-    /// Opens (or reuses) the store of a local realm's file, migrating it to
-    /// the realm's schema. Throws the store's errors as ``RealmError``s
-    /// (``RealmError/Code/destructiveMigration``, …).
-    @discardableResult
-    static func attach(to realm: Realm) throws(RealmError) -> LocalRealmStore {
-        if let existing = attached(to: realm) { return existing }
-        let store = try LocalStoreCache.store(for: realm)
-        let local = LocalRealmStore(store: store)
-        attachments.withLock { table in
-            table = table.filter { $0.value.realm != nil }
-            table[ObjectIdentifier(realm)] = Attachment(realm: realm, local: local)
-        }
-        return local
-    }
-
-    /// The local store of `realm`, if it has been attached.
-    static func attached(to realm: Realm) -> LocalRealmStore? {
-        attachments.withLock { table in
-            guard let entry = table[ObjectIdentifier(realm)], entry.realm === realm else { return nil }
-            return entry.local
-        }
     }
 
     // MARK: Transactions (the hook)
@@ -179,6 +148,13 @@ final class LocalRealmStore {
         if let entry = managed.removeValue(forKey: key), !entry.addedInTransaction {
             deletedInTransaction[key] = entry
         }
+    }
+
+    /// Stops managing every object (``Realm/invalidate()``; outside a write
+    /// transaction): they keep their values, later changes are not saved.
+    func forgetManagedObjects() {
+        managed.removeAll()
+        deletedInTransaction.removeAll()
     }
 
     /// The number of live managed objects (for tests and diagnostics).

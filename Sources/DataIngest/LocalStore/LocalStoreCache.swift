@@ -1,3 +1,4 @@
+import Foundation
 import IngestCore
 import IngestSupport
 
@@ -19,21 +20,24 @@ enum LocalStoreCache {
 
     private static let stores = LockedBox<[Key: WeakStore]>([:])
 
-    static func store(for realm: Realm) throws(RealmError) -> LocalStore {
-        let key = Key(path: realm.fileURL.path, schema: realm.schema, version: realm.configuration.schemaVersion)
+    /// The open store of `fileURL` for this schema and version, opened (and
+    /// migrated) if no realm has it open. `types` and `resolver` are the
+    /// realm's classes, whose prototype instances give the defaults.
+    static func store(fileURL: URL, schema: Schema, schemaVersion: UInt64, types: [String: TypeSchema],
+                      resolver: TypeResolver) throws(RealmError) -> LocalStore {
+        let key = Key(path: fileURL.path, schema: schema, version: schemaVersion)
         if let existing = stores.withLock({ $0[key]?.store }) { return existing }
         // The declared defaults (from each class's prototype instance) fill
         // properties added by a migration.
         var defaults: [String: BSONDocument] = [:]
-        for (name, typeSchema) in realm.typesByName where typeSchema.kind == .topLevel {
-            var encoder = BSONRecordEncoder(types: realm.resolver, capacity: 256)
+        for (name, typeSchema) in types where typeSchema.kind == .topLevel {
+            var encoder = BSONRecordEncoder(types: resolver, capacity: 256)
             try typeSchema.encodeDocument(object: typeSchema.prototype, into: &encoder)
             defaults[name] = try? BSONDocument(bson: encoder.bytes)
         }
         let store: LocalStore
         do throws(LocalStoreError) {
-            store = try LocalStore(fileURL: realm.fileURL, schema: realm.schema,
-                                   schemaVersion: realm.configuration.schemaVersion, defaults: defaults)
+            store = try LocalStore(fileURL: fileURL, schema: schema, schemaVersion: schemaVersion, defaults: defaults)
         } catch {
             throw RealmError(local: error)
         }

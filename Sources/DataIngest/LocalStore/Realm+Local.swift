@@ -205,7 +205,7 @@ extension Realm {
 
     /// The local store and class of `type`, for reading.
     func localContext(for type: ObjectBase.Type) throws(RealmError) -> (LocalRealmStore, TypeSchema) {
-        guard !isSynced else {
+        guard case .local(let local) = backend else {
             throw RealmError(.typeNotInRealm, className: type.className(), fileURL: fileURL,
                              message: "\(type) cannot be read from this synced realm: a synced realm holds only upload-only (asymmetric) objects; read \(type) from a local realm")
         }
@@ -213,7 +213,7 @@ extension Realm {
             throw RealmError(.typeNotInRealm, className: type.className(), fileURL: fileURL,
                              message: "\(type) is not part of this realm's schema; add \(type).self to the configuration's objectTypes (or register it with Realm.registerTypes)")
         }
-        return (try LocalRealmStore.attach(to: self), typeSchema)
+        return (local, typeSchema)
     }
 
     /// The local store and class of `type`, for writing: inside `write {}`.

@@ -3,7 +3,8 @@ import IngestCore
 extension Realm {
     struct OpenedSchema {
         var schema: Schema
-        var sink: (any TransactionSink)?
+        /// What a synced realm commits to; `nil` for a local realm.
+        var target: SyncTarget?
         var resolver: TypeResolver
         var writable: [ObjectIdentifier: TypeSchema]
         var byName: [String: TypeSchema]
@@ -78,14 +79,14 @@ extension Realm {
             writable[ObjectIdentifier(typeSchema.type)] = typeSchema
         }
 
-        if let sync, sync.transactionSink == nil {
+        if let sync, sync.target == nil {
             throw RealmError(
                 .missingTransactionSink,
                 message: "the synced configuration '\(sync.identifier)' has no transactionSink, so committed objects would have nowhere to go; open synced realms through user.flexibleSyncConfiguration(), or set syncConfiguration.transactionSink")
         }
         // Listed types join discovery only once they have opened cleanly.
         if explicit { TypeRegistry.register(listed) }
-        return OpenedSchema(schema: schema, sink: sync?.transactionSink, resolver: resolver, writable: writable, byName: byName)
+        return OpenedSchema(schema: schema, target: sync?.target, resolver: resolver, writable: writable, byName: byName)
     }
 
     /// `encryptionKey`: refused for local realms (not encrypted by this
@@ -103,16 +104,17 @@ extension Realm {
         } catch {
             throw RealmError(.invalidEncryptionKey, fileURL: file, message: error.message, underlyingError: error)
         }
-        guard let session = (sync.transactionSink as? SessionTransactionSink)?.session else {
+        guard case .session(let sink)? = sync.target, let session = sink.session else {
             throw RealmError(
                 .encryptionKeyMismatch, fileURL: file,
                 message: "encryptionKey is set, but the synced configuration '\(sync.identifier)' commits to a custom transactionSink, which does its own storage and cannot be encrypted by the realm; remove encryptionKey, or open the realm through user.flexibleSyncConfiguration() with App.Configuration.segmentStore.encryptionKey set")
         }
-        guard session.app.configuration.segmentStore.encryptionKey == key else {
-            let storeKey = session.app.configuration.segmentStore.encryptionKey == nil ? "no key" : "another key"
+        let storeKey = session.storeEncryptionKey
+        guard storeKey == key else {
+            let held = storeKey == nil ? "no key" : "another key"
             throw RealmError(
                 .encryptionKeyMismatch, fileURL: file,
-                message: "encryptionKey differs from the key of the user's segment store (App.Configuration.segmentStore.encryptionKey has \(storeKey)); the synced realm's objects are stored there, so set the same 32-byte key in App.Configuration.segmentStore.encryptionKey (or leave this encryptionKey nil)")
+                message: "encryptionKey differs from the key of the user's segment store (App.Configuration.segmentStore.encryptionKey has \(held)); the synced realm's objects are stored there, so set the same 32-byte key in App.Configuration.segmentStore.encryptionKey (or leave this encryptionKey nil)")
         }
     }
 

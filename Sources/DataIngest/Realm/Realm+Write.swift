@@ -37,7 +37,7 @@ extension Realm {
             throw failure
         }
         // A local realm opens its SQLite write transaction alongside.
-        if !isSynced { try LocalRealmStore.attach(to: self).beginWrite(realm: self) }
+        if case .local(let store) = backend { try store.beginWrite(realm: self) }
         isInWriteTransaction = true
     }
 
@@ -56,8 +56,15 @@ extension Realm {
             throw failure
         }
         defer { resetTransaction() }
-        if !isSynced { try LocalRealmStore.attached(to: self)?.commitWrite(realm: self) }
-        guard !transaction.records.isEmpty, let sink else { return }
+        let sink: any TransactionSink
+        switch backend {
+        case .local(let store):
+            try store.commitWrite(realm: self)
+            return
+        case .synced(let target):
+            sink = target.sink
+        }
+        guard !transaction.records.isEmpty else { return }
         let count = transaction.records.count
         let encoded = EncodedTransaction(bytes: encoder.bytes, records: transaction.records)
         do {
@@ -72,7 +79,7 @@ extension Realm {
 
     /// Discards the open write transaction.
     public func cancelWrite() {
-        LocalRealmStore.attached(to: self)?.cancelWrite(realm: self)
+        localStore?.cancelWrite(realm: self)
         deferredError = nil
         resetTransaction()
     }

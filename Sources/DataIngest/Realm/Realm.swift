@@ -27,14 +27,19 @@ public final class Realm {
     /// targets (the schema carried to the server).
     public let schema: Schema
     /// Whether this is a synced realm.
-    public var isSynced: Bool { sink != nil }
+    public var isSynced: Bool {
+        if case .synced = backend { return true }
+        return false
+    }
     /// Whether a write transaction is open.
     public internal(set) var isInWriteTransaction: Bool {
         get { transaction.isOpen }
         set { transaction.isOpen = newValue }
     }
 
-    let sink: (any TransactionSink)?
+    /// Where write transactions go (the synced realm's sink, or the local
+    /// realm's SQLite store), chosen at open.
+    let backend: RealmBackend
     let resolver: TypeResolver
     /// The classes `create` accepts, by type.
     let writableTypes: [ObjectIdentifier: TypeSchema]
@@ -102,15 +107,30 @@ public final class Realm {
         self.configuration = configuration
         self.fileURL = url
         self.schema = opened.schema
-        self.sink = opened.sink
         self.resolver = opened.resolver
         self.writableTypes = opened.writable
         self.typesByName = opened.byName
         self.encoder = BSONRecordEncoder(types: opened.resolver)
-        // A local realm opens (creates, migrates) its SQLite store now, so
-        // that its errors surface at open rather than at the first read.
-        if configuration.syncConfiguration == nil { _ = try LocalRealmStore.attach(to: self) }
+        if let target = opened.target {
+            self.backend = .synced(target)
+        } else {
+            // A local realm opens (creates, migrates) its SQLite store now, so
+            // that its errors surface at open rather than at the first read.
+            do {
+                let store = try LocalStoreCache.store(
+                    fileURL: url, schema: opened.schema, schemaVersion: configuration.schemaVersion,
+                    types: opened.byName, resolver: opened.resolver)
+                self.backend = .local(LocalRealmStore(store: store))
+            } catch {
+                OpenFileRegistry.release(url) // no deinit runs for a failed init
+                throw error
+            }
+        }
     }
+
+    /// The SQLite side of a local realm (its store and write state); `nil`
+    /// for a synced realm.
+    var localStore: LocalRealmStore? { backend.localStore }
 
     /// Opens a realm from async code, as the seed does
     /// (`try await Realm(configuration: config)`). A synced realm of

@@ -22,12 +22,28 @@ public struct SyncConfiguration: Sendable {
     public var isFlexibleSync: Bool
     /// Where committed transactions go. Opening fails without one.
     /// Default: `nil` (the sync layer sets the segment store).
-    public var transactionSink: (any TransactionSink)?
+    public var transactionSink: (any TransactionSink)? {
+        get { target?.sink }
+        set { target = newValue.map { .custom($0) } }
+    }
+
+    /// What the realm commits to: the user's segment store
+    /// (`user.flexibleSyncConfiguration()` sets it), or a sink set on
+    /// ``transactionSink``.
+    var target: SyncTarget?
 
     /// Creates a sync configuration.
     public init(identifier: String, isFlexibleSync: Bool = true, transactionSink: (any TransactionSink)? = nil) {
         self.identifier = identifier
         self.isFlexibleSync = isFlexibleSync
-        self.transactionSink = transactionSink
+        self.target = transactionSink.map { .custom($0) }
+    }
+
+    /// The configuration of a user's synced realm: commits go to the
+    /// session's segment store.
+    init(identifier: String, session sink: SessionTransactionSink) {
+        self.identifier = identifier
+        self.isFlexibleSync = true
+        self.target = .session(sink)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// Reads an `Any` whose dynamic type is exactly a known type straight out
 /// of its existential container: one comparison of the type metadata word
@@ -15,8 +16,9 @@ import IngestCore
 /// callers take their casting path, so a different layout costs speed,
 /// never correctness.
 enum ExistentialPayload {
-    /// Whether the layout described above was confirmed on this runtime.
-    static let isVerified: Bool = verifyLayout()
+    /// Whether the layout described above was confirmed on this runtime;
+    /// always `false` with `DATAINGEST_PORTABLE=1` (``PortableFallbacks``).
+    static let isVerified: Bool = !PortableFallbacks.areForced && verifyLayout()
 
     /// The metadata word the container of an `Any` holding a `T` carries.
     @inline(__always)

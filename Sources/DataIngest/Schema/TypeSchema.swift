@@ -55,6 +55,9 @@ final class TypeSchema {
             throw RealmError(.unsupportedPropertyType, className: String(describing: type),
                              message: "the fields of \(type) cannot be read from the Swift runtime's metadata; declare it as a plain (non-generic) class")
         }
+        if PortableFallbacks.areForced {
+            try Self.crossCheckFields(codecs, of: type, prototype: prototype)
+        }
         for mapped in mapping.keys where !codecs.contains(where: { $0.swiftName == mapped }) {
             failure = failure ?? RealmError(
                 .unsupportedPropertyType, className: className, propertyName: mapped,
@@ -104,6 +107,31 @@ final class TypeSchema {
     /// `_EachFieldOptions.classType` (rawValue 1); spelled by value because
     /// the stdlib declares it as a `static var`, which Swift 6 rejects.
     private static let classFields = _EachFieldOptions(rawValue: 1)
+
+    /// With ``PortableFallbacks`` forced: the `@Persisted` fields
+    /// `_forEachField` (standard-library SPI) reported must be the ones
+    /// `Mirror` (public API) sees on the prototype, the class's and its
+    /// superclasses', so a toolchain whose field metadata reads differently
+    /// fails here, at open, with the names, instead of writing wrong data.
+    private static func crossCheckFields(_ codecs: [PropertyCodec], of type: ObjectBase.Type,
+                                         prototype: ObjectBase) throws(RealmError) {
+        var mirrored: [String] = []
+        var mirror: Mirror? = Mirror(reflecting: prototype)
+        while let current = mirror {
+            for child in current.children {
+                guard var label = child.label, Swift.type(of: child.value) is PersistedField.Type else { continue }
+                if label.hasPrefix("_") { label.removeFirst() }
+                mirrored.append(label)
+            }
+            mirror = current.superclassMirror
+        }
+        let found = codecs.map(\.swiftName)
+        guard Set(found) == Set(mirrored), found.count == mirrored.count else {
+            throw RealmError(
+                .unsupportedPropertyType, className: String(describing: type),
+                message: "the Swift runtime's field metadata of \(type) lists \(found.sorted()), Mirror lists \(mirrored.sorted()); this toolchain is not supported: report it with its version")
+        }
+    }
 
     private static let cache = LockedBox<[ObjectIdentifier: TypeSchema]>([:])
 

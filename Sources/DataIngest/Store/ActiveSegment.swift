@@ -7,7 +7,7 @@ import Glibc
 ///
 /// `size` and the counts change only under the store's monitor (written by the
 /// commit leader, which is the only writer of the file).
-// @unchecked Sendable: mutable fields are guarded by SegmentStore.monitor.
+// @unchecked Sendable: mutable fields are guarded by the store's monitor (StoreStateGuard).
 final class ActiveSegment: @unchecked Sendable {
     let number: UInt64
     let path: String

@@ -84,7 +84,7 @@ extension SegmentStore {
         if rc == 0 { rc = Int(fs.rename(temporary, path)) }
         if rc == 0 { rc = Int(fs.fsync(directoryFD)) }
         guard rc == 0 else {
-            unlink(temporary)
+            _ = fs.unlink(temporary)
             throw SegmentStoreError.io("writing a file", path: path, errno: Int32(-rc))
         }
     }
@@ -109,7 +109,7 @@ extension SegmentStore {
         for name in names.sorted() {
             let path = directory + "/" + name
             if name.hasSuffix(".tmp") {
-                unlink(path)  // an interrupted seal or atomic write
+                _ = fs.unlink(path)  // an interrupted seal or atomic write
             } else if name.hasSuffix(".seg.gz"), let number = UInt64(name.dropLast(7)) {
                 maxSeen = max(maxSeen, number)
                 if let segment = try verifySealed(path: path, number: number) { sealedFound.append(segment) }
@@ -122,19 +122,18 @@ extension SegmentStore {
         var leftovers: [ActiveSegment] = []
         for (number, path) in activeNames {
             if sealedNumbers.contains(number) {
-                unlink(path)  // sealed and durable; the crash came before the delete
+                _ = fs.unlink(path)  // sealed and durable; the crash came before the delete
             } else if let segment = try recoverActive(path: path, number: number) {
                 leftovers.append(segment)
             }
         }
         let next = max(reserved, maxSeen + 1)
         try writeSequenceFile(reserveUpTo: next + 1024)
-        monitor.withLock {
-            sealed = sealedFound.sorted { $0.number < $1.number }
-            sealedBytesTotal = sealed.reduce(0) { $0 + $1.byteCount }
-            sealQueue = leftovers.sorted { $0.number < $1.number }
-            nextSegmentNumber = next
-            reservedSegmentNumber = next + 1024
+        guarded.withLock { held in
+            held.state.sealed = SealedQueue(sealedFound)
+            held.state.sealQueue = leftovers.sorted { $0.number < $1.number }
+            held.state.nextSegmentNumber = next
+            held.state.reservedSegmentNumber = next + 1024
         }
     }
 
@@ -196,15 +195,18 @@ extension SegmentStore {
             scanError = error
         }
         // A tail cut inside a frame is a torn write: those bytes were never
-        // committed. Anything else (a bad checksum, garbage, an encrypted block
+        // committed. So is a frame with a sector of zeros in it: what a power
+        // cut leaves of unsynced writes (isUnsyncedTail). Anything else (a bad checksum, garbage, an encrypted block
         // that fails authentication) is damage that may hide committed
         // transactions: keep those bytes in quarantine.
-        if let scanError, (scanError as? SegmentError)?.code != .truncated, fileSize > validLength {
+        if let scanError, (scanError as? SegmentError)?.code != .truncated, fileSize > validLength,
+           !Self.isUnsyncedTail(path: path, at: validLength, failure: (scanError as? SegmentError)?.offset,
+                                fileSize: fileSize, encrypted: encryptionKey != nil) {
             saveDamagedTail(path: path, number: number, from: validLength, error: scanError)
         }
         guard headerRead, transactions > 0 else {
             // No committed transaction (a crash while creating the file).
-            unlink(path)
+            _ = fs.unlink(path)
             return nil
         }
         if fileSize > validLength {
@@ -235,14 +237,14 @@ extension SegmentStore {
             error: "\(error) (the active segment was cut back to byte \(offset); the \(tail.count) bytes after it are kept here)",
             originalFile: target, recordsFile: nil, salvagedRecords: 0, incompleteRecords: 0, rejections: [])
         try? writeReport(report, name: "\(name).report.json")
-        monitor.withLock {
-            countersSinceOpen.quarantinedSegments += 1
-            countersSinceOpen.quarantinedBytes += tail.count
+        guarded.withLock { held in
+            held.state.countersSinceOpen.quarantinedSegments += 1
+            held.state.countersSinceOpen.quarantinedBytes += tail.count
         }
     }
 
     func startThreads() {
-        monitor.withLock { threadsRunning = 2 }
+        guarded.withLock { $0.state.threadsRunning = 2 }
         let sealer = Thread { [self] in sealLoop() }
         sealer.name = "SegmentStore.sealer"
         sealer.start()

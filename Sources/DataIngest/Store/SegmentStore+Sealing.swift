@@ -5,38 +5,51 @@ import Glibc
 #endif
 import IngestSupport
 
+/// Sealing: a full, old or flushed active segment is rotated into the seal
+/// queue; the sealer thread compresses it into a `.seg.gz` file and moves
+/// it to the sealed queue; the syncer thread syncs (interval durability)
+/// and rotates by age when no commit comes.
 extension SegmentStore {
+    /// Hands the active segment (if it holds anything) to the sealer.
+    func rotate(_ held: StoreState.Held) {
+        guard let current = held.state.active else { return }
+        held.state.active = nil
+        if current.transactionCount > 0 {
+            held.state.sealQueue.append(current)
+        } else {
+            _ = fs.unlink(current.path)
+        }
+        held.broadcast(.sealer)
+    }
+
+
     /// The sealer thread: compresses rotated active segments, oldest first.
     func sealLoop() {
-        monitor.lock()
+        let held = guarded.lock()
         while true {
-            while sealQueue.isEmpty && !stopping { monitor.wait(.sealer) }
-            guard let segment = sealQueue.first else { break }
-            if stopping && lastSealError != nil { break }  // do not retry forever while closing
-            monitor.unlock()
-            let result = Result { try seal(segment) }
-            monitor.lock()
+            while held.state.sealQueue.isEmpty && !held.state.stopping { held.wait(.sealer) }
+            guard let segment = held.state.sealQueue.first else { break }
+            if held.state.stopping && held.state.lastSealError != nil { break }  // do not retry forever while closing
+            let result = held.unlocked { Result { try seal(segment) } }
             switch result {
             case .success(let sealedSegment):
-                sealQueue.removeFirst()
-                let index = sealed.firstIndex { $0.number > sealedSegment.number } ?? sealed.endIndex
-                sealed.insert(sealedSegment, at: index)
-                sealedBytesTotal += sealedSegment.byteCount
-                countersSinceOpen.sealedSegments += 1
-                countersSinceOpen.sealedObjects += sealedSegment.recordCount
-                countersSinceOpen.sealedBytes += sealedSegment.byteCount
-                lastSealError = nil
-                monitor.broadcast(.state)
+                held.state.sealQueue.removeFirst()
+                held.state.sealed.insert(sealedSegment)
+                held.state.countersSinceOpen.sealedSegments += 1
+                held.state.countersSinceOpen.sealedObjects += sealedSegment.recordCount
+                held.state.countersSinceOpen.sealedBytes += sealedSegment.byteCount
+                held.state.lastSealError = nil
+                held.broadcast(.state)
             case .failure(let error):
-                lastSealError = error as? SegmentStoreError ?? SegmentStoreError(code: .io, message: "\(error)")
-                monitor.broadcast(.state)
+                held.state.lastSealError = error as? SegmentStoreError ?? SegmentStoreError(code: .io, message: "\(error)")
+                held.broadcast(.state)
                 // Retry later (for example after disk space was freed).
-                if !stopping { monitor.wait(.sealer, until: StoreMonitor.now() + 200_000_000) }
+                if !held.state.stopping { held.wait(.sealer, until: StoreMonitor.now() + 200_000_000) }
             }
         }
-        threadsRunning -= 1
-        monitor.broadcast(.state)
-        monitor.unlock()
+        held.state.threadsRunning -= 1
+        held.broadcast(.state)
+        held.unlock()
     }
 
     /// Compresses `segment` into `N.seg.gz.tmp`, syncs it, renames it to
@@ -51,12 +64,12 @@ extension SegmentStore {
         }
         let finalPath = "\(directory)/\(Self.fileName(segment.number)).seg.gz"
         let temporary = finalPath + ".tmp"
-        unlink(temporary)
+        _ = fs.unlink(temporary)
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SegmentStoreError.io("creating a sealed segment", path: temporary, errno: errno) }
         var succeeded = false
         defer {
-            if !succeeded { unlink(temporary) }
+            if !succeeded { _ = fs.unlink(temporary) }
         }
         do {
             defer { Glibc.close(fd) }
@@ -118,7 +131,7 @@ extension SegmentStore {
             // (recovery prefers a verified sealed file and deletes the active one).
             throw SegmentStoreError.io("syncing the store directory", path: directory, errno: -rc)
         }
-        unlink(segment.path)
+        _ = fs.unlink(segment.path)
         var info = stat()
         stat(finalPath, &info)
         return PendingSegment(
@@ -135,40 +148,42 @@ extension SegmentStore {
             tickNanos = min(tickNanos, UInt64(max(milliseconds, 1)) * 1_000_000)
         }
         tickNanos = max(tickNanos, 1_000_000)
-        monitor.lock()
+        let held = guarded.lock()
         var nextTick = StoreMonitor.now() + tickNanos
-        while !stopping {
-            monitor.wait(.state, until: nextTick)
-            if stopping { break }
+        while !held.state.stopping {
+            held.wait(.state, until: nextTick)
+            if held.state.stopping { break }
             let now = StoreMonitor.now()
             guard now >= nextTick else { continue }
             nextTick = now + tickNanos
             if case .interval = configuration.durability {
                 // The active segment, and rotated ones still waiting for the sealer,
                 // so the interval bounds what power loss can take.
-                let dirty = ([active].compactMap { $0 } + sealQueue).filter { $0.dirty && $0.fd >= 0 }
+                let dirty = ([held.state.active].compactMap { $0 } + held.state.sealQueue).filter { $0.dirty && $0.fd >= 0 }
                 for segment in dirty {
                     segment.dirty = false
                     let syncDirectory = segment.needsDirectorySync
                     segment.needsDirectorySync = false
-                    monitor.unlock()
-                    var rc = fs.fdatasync(segment.fd)
-                    if rc == 0 && syncDirectory { rc = fs.fsync(directoryFD) }
-                    monitor.lock()
+                    let rc = held.unlocked {
+                        var rc = fs.fdatasync(segment.fd)
+                        if rc == 0 && syncDirectory { rc = fs.fsync(directoryFD) }
+                        return rc
+                    }
                     if rc == 0 {
-                        lastSyncError = nil
+                        held.state.lastSyncError = nil
                     } else {
-                        lastSyncError = .io("syncing the active segment in the background", path: segment.path, errno: -rc)
+                        held.state.lastSyncError = .io("syncing the active segment in the background", path: segment.path, errno: -rc)
                         segment.needsDirectorySync = segment.needsDirectorySync || syncDirectory
                     }
                 }
             }
-            if !leaderActive, let segment = active, let first = segment.firstCommitAt, StoreMonitor.now() &- first >= ageNanos {
-                rotateLocked()
+            if !held.state.leaderActive, let segment = held.state.active, let first = segment.firstCommitAt,
+               StoreMonitor.now() &- first >= ageNanos {
+                rotate(held)
             }
         }
-        threadsRunning -= 1
-        monitor.broadcast(.state)
-        monitor.unlock()
+        held.state.threadsRunning -= 1
+        held.broadcast(.state)
+        held.unlock()
     }
 }

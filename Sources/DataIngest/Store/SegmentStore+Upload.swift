@@ -8,7 +8,7 @@ extension SegmentStore {
     /// The sealed segments awaiting upload, oldest first. Each file is a standard
     /// gzip file that can be sent as is; read it with ``reader(for:)``.
     public func pendingSegments() -> [PendingSegment] {
-        monitor.withLock { sealed }
+        guarded.withLock { $0.state.sealed.segments }
     }
 
     /// A streaming reader over a pending segment (memory stays flat whatever its size).
@@ -20,20 +20,19 @@ extension SegmentStore {
     /// The server has stored the whole segment: delete it.
     /// - Throws: ``SegmentStoreError/Code/unknownSegment`` if it is not pending.
     public func acknowledge(segment number: UInt64) throws {
-        try monitor.withLock {
-            guard let index = sealed.firstIndex(where: { $0.number == number }) else {
+        try guarded.withLock { held throws(SegmentStoreError) in
+            guard let segment = held.state.sealed.segment(number) else {
                 throw SegmentStoreError(code: .unknownSegment, message: "segment \(number) is not pending (acknowledged, dropped or quarantined already)", path: directory)
             }
-            let segment = sealed[index]
-            if unlink(segment.path) != 0 && errno != ENOENT {
-                throw SegmentStoreError.io("deleting an acknowledged segment", path: segment.path, errno: errno)
+            let rc = fs.unlink(segment.path)
+            if rc != 0 && rc != -ENOENT {
+                throw SegmentStoreError.io("deleting an acknowledged segment", path: segment.path, errno: -rc)
             }
-            sealed.remove(at: index)
-            sealedBytesTotal -= segment.byteCount
-            countersSinceOpen.acknowledgedSegments += 1
-            countersSinceOpen.acknowledgedObjects += segment.recordCount
-            countersSinceOpen.acknowledgedBytes += segment.byteCount
-            monitor.broadcast(.state)
+            held.state.sealed.remove(number)
+            held.state.countersSinceOpen.acknowledgedSegments += 1
+            held.state.countersSinceOpen.acknowledgedObjects += segment.recordCount
+            held.state.countersSinceOpen.acknowledgedBytes += segment.byteCount
+            held.broadcast(.state)
         }
     }
 
@@ -48,7 +47,7 @@ extension SegmentStore {
     /// - Parameter records: record index in the segment (``SegmentRecord/index``) → reason.
     /// - Throws: `unknownSegment`; `invalidRecord` for an index not in the segment.
     public func reject(segment number: UInt64, records rejections: [Int: String]) throws {
-        guard let segment = monitor.withLock({ sealed.first { $0.number == number } }) else {
+        guard let segment = guarded.withLock({ $0.state.sealed.segment(number) }) else {
             throw SegmentStoreError(code: .unknownSegment, message: "segment \(number) is not pending", path: directory)
         }
         if let bad = rejections.keys.first(where: { $0 < 0 || $0 >= segment.recordCount }) {
@@ -73,20 +72,20 @@ extension SegmentStore {
             }
         } catch let error as SegmentError {
             // The segment became unreadable: quarantine it whole.
-            try removeSealedLocked(number: number)
+            removeSealed(number: number)
             quarantineCorrupt(path: segment.path, number: number, error: error)
             throw SegmentStoreError(code: .corruptSegment, message: "segment \(number) is corrupt and was quarantined: \(error)", path: segment.path)
         }
         try writeReport(report, name: "\(name).report.json")
-        try removeSealedLocked(number: number)
-        unlink(segment.path)
-        monitor.withLock {
-            countersSinceOpen.quarantinedSegments += 1
-            countersSinceOpen.quarantinedObjects += report.rejections.count
-            countersSinceOpen.quarantinedBytes += rejectedBytes
-            countersSinceOpen.acknowledgedObjects += segment.recordCount - report.rejections.count
-            countersSinceOpen.acknowledgedBytes += segment.byteCount
-            countersSinceOpen.acknowledgedSegments += 1
+        removeSealed(number: number)
+        _ = fs.unlink(segment.path)
+        guarded.withLock { held in
+            held.state.countersSinceOpen.quarantinedSegments += 1
+            held.state.countersSinceOpen.quarantinedObjects += report.rejections.count
+            held.state.countersSinceOpen.quarantinedBytes += rejectedBytes
+            held.state.countersSinceOpen.acknowledgedObjects += segment.recordCount - report.rejections.count
+            held.state.countersSinceOpen.acknowledgedBytes += segment.byteCount
+            held.state.countersSinceOpen.acknowledgedSegments += 1
         }
     }
 
@@ -103,30 +102,26 @@ extension SegmentStore {
     /// Moves a pending segment that can no longer be read (for example an
     /// encrypted file changed after open) to quarantine, salvaging what verifies.
     func quarantineUnreadable(segment number: UInt64, error: Error) {
-        guard let segment = monitor.withLock({ sealed.first { $0.number == number } }) else { return }
-        try? removeSealedLocked(number: number)
+        guard let segment = guarded.withLock({ $0.state.sealed.segment(number) }) else { return }
+        removeSealed(number: number)
         quarantineCorrupt(path: segment.path, number: number, error: error)
     }
 
-    func removeSealedLocked(number: UInt64) throws {
-        monitor.withLock {
-            if let index = sealed.firstIndex(where: { $0.number == number }) {
-                sealedBytesTotal -= sealed[index].byteCount
-                sealed.remove(at: index)
-                monitor.broadcast(.state)
-            }
+    /// Takes segment `number` out of the sealed queue (its file is moved or deleted by the caller).
+    func removeSealed(number: UInt64) {
+        guarded.withLock { held in
+            if held.state.sealed.remove(number) != nil { held.broadcast(.state) }
         }
     }
 
     /// Deletes the oldest sealed segment for the drop-oldest budget policy and
-    /// logs it to `quarantine/dropped.jsonl` (the caller holds the monitor).
-    func dropOldestLocked() {
-        let segment = sealed.removeFirst()
-        sealedBytesTotal -= segment.byteCount
-        unlink(segment.path)
-        countersSinceOpen.droppedSegments += 1
-        countersSinceOpen.droppedObjects += segment.recordCount
-        countersSinceOpen.droppedBytes += segment.byteCount
+    /// logs it to `quarantine/dropped.jsonl`.
+    func dropOldest(_ held: StoreState.Held) {
+        let segment = held.state.sealed.removeOldest()
+        _ = fs.unlink(segment.path)
+        held.state.countersSinceOpen.droppedSegments += 1
+        held.state.countersSinceOpen.droppedObjects += segment.recordCount
+        held.state.countersSinceOpen.droppedBytes += segment.byteCount
         let line = "{\"segmentNumber\":\(segment.number),\"records\":\(segment.recordCount),\"bytes\":\(segment.byteCount),\"droppedAtMillis\":\(Int64(Date().timeIntervalSince1970 * 1000))}\n"
         let fd = Glibc.open(quarantineDirectory + "/dropped.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         if fd >= 0 {
@@ -169,13 +164,13 @@ extension SegmentStore {
                     try writer.commit(transactionNumber: 0)
                 }
             }
-            if report.salvagedRecords > 0 { report.recordsFile = salvagePath } else { unlink(salvagePath) }
+            if report.salvagedRecords > 0 { report.recordsFile = salvagePath } else { _ = fs.unlink(salvagePath) }
         }
         try? writeReport(report, name: "\(name).report.json")
-        monitor.withLock {
-            countersSinceOpen.quarantinedSegments += 1
-            countersSinceOpen.quarantinedObjects += report.salvagedRecords
-            countersSinceOpen.quarantinedBytes += size
+        guarded.withLock { held in
+            held.state.countersSinceOpen.quarantinedSegments += 1
+            held.state.countersSinceOpen.quarantinedObjects += report.salvagedRecords
+            held.state.countersSinceOpen.quarantinedBytes += size
         }
     }
 
@@ -206,7 +201,7 @@ extension SegmentStore {
             failure = -fs.fsync(fd)
         } catch {
             Glibc.close(fd)
-            unlink(temporary)
+            _ = fs.unlink(temporary)
             throw error
         }
         Glibc.close(fd)
@@ -220,7 +215,7 @@ extension SegmentStore {
             }
         }
         if failure != 0 {
-            unlink(temporary)
+            _ = fs.unlink(temporary)
             throw SegmentStoreError.io("saving a quarantine file", path: path, errno: failure)
         }
     }

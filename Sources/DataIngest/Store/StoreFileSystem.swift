@@ -3,7 +3,14 @@ import Glibc
 #endif
 
 /// The system calls through which the segment store changes files: a seam so
-/// tests can inject a full disk (`ENOSPC`), short writes and failing syncs.
+/// tests can inject a full disk (`ENOSPC`), short writes and failing syncs,
+/// and record every change to build the states a power cut can leave
+/// (`PowerLossModelTests`). Every write, `pwrite`, sync, truncation,
+/// preallocation, rename, unlink and memory mapping of the store's files
+/// goes through it; stores into a mapping do not (they are memory accesses),
+/// and reach the disk at the next `fdatasync` or `fsync` of the file (on
+/// Linux these write back the file's dirty mapped pages too, so the store
+/// needs no `msync`).
 ///
 /// Results follow the kernel's: a byte count (or 0) on success, a negative
 /// `errno` on failure. ``PosixFileSystem`` is the real implementation.
@@ -31,12 +38,36 @@ public protocol StoreFileSystem: Sendable {
     /// fails a commit here and never a store into the mapping. A default
     /// implementation calls `posix_fallocate`.
     func allocate(_ fd: Int32, offset: Int, length: Int) -> Int32
+    /// Writes some of `bytes` at file offset `offset` (`pwrite(2)`); returns
+    /// the count written or `-errno`. A default implementation calls `pwrite`.
+    func pwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int
+    /// `unlink(2)`; returns 0 or `-errno`. A default implementation calls `unlink`.
+    func unlink(_ path: String) -> Int32
+    /// Maps `length` bytes of the file shared and writable (`mmap(2)` with
+    /// `MAP_SHARED`); returns the address, or `nil` with `errno` set. A default
+    /// implementation calls `mmap`.
+    func map(_ fd: Int32, length: Int) -> UnsafeMutableRawPointer?
 }
 
 extension StoreFileSystem {
     /// `posix_fallocate(3)`, retried on `EINTR`; returns 0 or `-errno`.
     public func allocate(_ fd: Int32, offset: Int, length: Int) -> Int32 {
         PosixFileSystem.posixAllocate(fd, offset: offset, length: length)
+    }
+
+    /// `pwrite(2)`, retried on `EINTR`; returns the count written or `-errno`.
+    public func pwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        PosixFileSystem.posixPwrite(fd, bytes, at: offset)
+    }
+
+    /// `unlink(2)`; returns 0 or `-errno`.
+    public func unlink(_ path: String) -> Int32 {
+        Glibc.unlink(path) == 0 ? 0 : -errno
+    }
+
+    /// `mmap(2)`, shared and writable; `nil` with `errno` set on failure.
+    public func map(_ fd: Int32, length: Int) -> UnsafeMutableRawPointer? {
+        PosixFileSystem.posixMap(fd, length: length)
     }
 }
 
@@ -73,6 +104,22 @@ public struct PosixFileSystem: StoreFileSystem {
         Self.posixAllocate(fd, offset: offset, length: length)
     }
 
+    // pwrite, unlink and map: the protocol's default implementations.
+
+    static func posixPwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        while true {
+            let n = Glibc.pwrite(fd, bytes.baseAddress, bytes.count, off_t(offset))
+            if n >= 0 { return n }
+            if errno != EINTR { return -Int(errno) }
+        }
+    }
+
+    static func posixMap(_ fd: Int32, length: Int) -> UnsafeMutableRawPointer? {
+        guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
+              address != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+        return address
+    }
+
     static func posixAllocate(_ fd: Int32, offset: Int, length: Int) -> Int32 {
         while true {
             // posix_fallocate returns the error number itself (errno is not set).
@@ -97,6 +144,19 @@ extension StoreFileSystem {
                 if zeroWrites >= 3 { return -Int(ENOSPC) }
             }
             offset += n
+        }
+        return 0
+    }
+
+    /// `pwrite` of all of `bytes` at `offset`, continuing after short writes;
+    /// 0 or `-errno`.
+    func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, UnsafeRawBufferPointer(rebasing: bytes[done...]), at: offset + done)
+            if n < 0 { return n }
+            if n == 0 { return -Int(EIO) }
+            done += n
         }
         return 0
     }

@@ -8,6 +8,7 @@ extension Realm {
     /// try await realm.syncSession?.wait(for: .upload)
     /// ```
     public var syncSession: SyncSession? {
-        (configuration.syncConfiguration?.transactionSink as? SessionTransactionSink)?.session
+        if case .synced(let target) = backend { return target.session }
+        return nil
     }
 }

@@ -28,6 +28,11 @@ extension SyncSession {
         public var logOutUploadTimeout: TimeInterval = 10
 
         /// The defaults above.
+        /// Time and randomness: retry delays, their jitter, the deadline of
+        /// ``SyncSession/wait(for:timeout:)``, token expiry. A seam for
+        /// tests (package access); the real clock by default.
+        package var clock: any SyncClock = SystemSyncClock()
+
         public init() {}
     }
 

@@ -10,7 +10,11 @@ extension SyncSession {
             while isRunning {
                 let suspended = box.withLock { $0.suspended }
                 guard !suspended, let store = try? openStore() else {
-                    await pause(suspended ? configuration.pollInterval : configuration.initialBackoff)
+                    if suspended {
+                        await pause(configuration.pollInterval)
+                    } else {
+                        await backOff(configuration.initialBackoff) // the store cannot be opened
+                    }
                     continue
                 }
                 for segment in store.pendingSegments() where !inFlight.contains(segment.number) {
@@ -39,7 +43,7 @@ extension SyncSession {
     func upload(_ segment: PendingSegment, store: SegmentStore) async {
         box.withLock { _ = $0.uploading.insert(segment.number) }
         defer { box.withLock { _ = $0.uploading.remove(segment.number) } }
-        var backoff = Backoff(initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
+        var backoff = Backoff(initial: configuration.initialBackoff, maximum: configuration.maximumBackoff, clock: configuration.clock)
         var authRetries = 0
         while isRunning {
             if box.withLock({ $0.suspended }) {
@@ -68,7 +72,7 @@ extension SyncSession {
                     return
                 }
                 report(SyncError(.store, "cannot read segment \(segment.number) at \(segment.path): \(error.localizedDescription)", segmentNumber: segment.number))
-                await pause(backoff.next())
+                await backOff(backoff.next())
                 continue
             }
             let request = TransportRequest(
@@ -80,31 +84,34 @@ extension SyncSession {
             do {
                 response = try await app.transport.send(request)
             } catch {
-                box.withLock { $0.connection = .disconnected }
-                await pause(backoff.next())
+                box.withLock {
+                    $0.connection = .disconnected
+                    $0.transportFailures += 1
+                }
+                await backOff(backoff.next())
                 continue
             }
             box.withLock { $0.connection = .connected }
             switch response.status {
             case 200:
                 if handleAccepted(segment, response: response, store: store) { return }
-                await pause(backoff.next())
+                await backOff(backoff.next())
             case 401:
                 // Expired or refused access token: refresh once or twice, then back off.
                 authRetries += 1
-                if authRetries > 2 { await pause(backoff.next()) }
+                if authRetries > 2 { await backOff(backoff.next()) }
                 do {
                     try await user.refreshAccessToken(replacing: token)
                 } catch {
                     await authFailed(error, backoff: &backoff)
                 }
             case 408, 429, 503:
-                await pause(response.retryAfterSeconds.map { backoff.retryAfter($0) } ?? backoff.next())
+                await backOff(response.retryAfterSeconds.map { backoff.retryAfter($0) } ?? backoff.next())
             case 500...599:
-                await pause(response.retryAfterSeconds.map { backoff.retryAfter($0) } ?? backoff.next())
+                await backOff(response.retryAfterSeconds.map { backoff.retryAfter($0) } ?? backoff.next())
             default:
                 if quarantineWhole(segment, response: response, store: store) { return }
-                await pause(backoff.next())
+                await backOff(backoff.next())
             }
         }
     }
@@ -116,12 +123,15 @@ extension SyncSession {
                 return !state.invalidSession
             }
             if first && error.code == .invalidSession {
-                report(SyncError(.invalidSession, "the server refused the refresh token of user \(user?.id ?? "?"): \(error.message); log the user in again, the data waits on disk", httpStatus: error.httpStatus, serverCode: error.serverCode))
+                report(SyncError(.invalidSession, "the server refused to authenticate user \(user?.id ?? "?"): \(error.message); log the user in again, the data waits on disk", httpStatus: error.httpStatus, serverCode: error.serverCode))
             }
-            await pause(configuration.maximumBackoff)
+            await backOff(configuration.maximumBackoff)
         } else {
-            box.withLock { $0.connection = .disconnected }
-            await pause(backoff.next())
+            box.withLock {
+                $0.connection = .disconnected
+                $0.transportFailures += 1
+            }
+            await backOff(backoff.next())
         }
     }
 

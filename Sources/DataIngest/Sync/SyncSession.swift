@@ -41,6 +41,9 @@ public final class SyncSession: @unchecked Sendable {
         /// recorded, reported and notified, so `wait` returns after all three.
         var uploading: Set<UInt64> = []
         var reportedOpenError: String?
+        /// Requests (uploads, token refreshes, logins) that got no answer;
+        /// the exit grace period stops waiting when it grows.
+        var transportFailures = 0
     }
 
     /// The user's segment store directory.
@@ -83,6 +86,7 @@ public final class SyncSession: @unchecked Sendable {
     public var storeCounters: StoreCounters? { box.withLock { $0.store }?.counters }
 
     var isRunning: Bool { box.withLock { $0.running } }
+    var transportFailures: Int { box.withLock { $0.transportFailures } }
     var acknowledgedObjects: Int { box.withLock { $0.acknowledgedObjects } }
 
     /// Stops uploading until ``resume()``; commits still go to disk.
@@ -132,6 +136,17 @@ public final class SyncSession: @unchecked Sendable {
         try? store?.close()
     }
 
+    /// The configuration of the user's segment store: the app's
+    /// ``App/Configuration/segmentStore`` in ``storeDirectory``.
+    var storeConfiguration: SegmentStore.Configuration {
+        var configuration = app.configuration.segmentStore
+        configuration.directory = storeDirectory
+        return configuration
+    }
+
+    /// The key the user's segment store is encrypted with (`nil`: not encrypted).
+    var storeEncryptionKey: Data? { app.configuration.segmentStore.encryptionKey }
+
     /// The store, opened on first use. Opening is serialized: a second
     /// handle closed again would flush (seal) the shared store early.
     /// Errors are reported once per distinct message.
@@ -139,8 +154,6 @@ public final class SyncSession: @unchecked Sendable {
         if let store = box.withLock({ $0.store }) { return store }
         return try openLock.withLock { () throws -> SegmentStore in
             if let store = box.withLock({ $0.store }) { return store }
-            var storeConfiguration = app.configuration.segmentStore
-            storeConfiguration.directory = storeDirectory
             do {
                 try app.records.makeDirectory(storeDirectory)
                 let store = try SegmentStore.open(storeConfiguration)
@@ -169,8 +182,6 @@ public final class SyncSession: @unchecked Sendable {
     private func withStoreCounters(_ read: (StoreCounters) -> Int) -> Int {
         if let store = box.withLock({ $0.store }) { return read(store.counters) }
         guard FileManager.default.fileExists(atPath: storeDirectory) else { return 0 }
-        var storeConfiguration = app.configuration.segmentStore
-        storeConfiguration.directory = storeDirectory
         guard let store = try? SegmentStore.open(storeConfiguration) else { return 0 }
         defer { try? store.close() }
         return read(store.counters)
@@ -201,14 +212,15 @@ public final class SyncSession: @unchecked Sendable {
         let store = try openStore()
         try store.flush()
         guard let target = store.pendingSegments().last?.number else { return }
-        let deadline = Date().addingTimeInterval(timeout)
+        let clock = configuration.clock
+        let deadline = clock.now() + timeout
         while store.pendingSegments().contains(where: { $0.number <= target })
                 || box.withLock({ $0.uploading.contains { $0 <= target } }) {
             try Task.checkCancellation()
             guard isRunning else {
                 throw SyncError(.sessionStopped, "the session stopped (the user logged out) with data still pending; it is uploaded at the next login")
             }
-            if Date() >= deadline {
+            if clock.now() >= deadline {
                 let left = store.counters.pendingObjects
                 throw SyncError(.timedOut, "\(left) objects were still pending after \(timeout) s; they stay on disk and uploading goes on (last error: \(lastError.map { "\($0)" } ?? "none"))")
             }
@@ -216,15 +228,22 @@ public final class SyncSession: @unchecked Sendable {
         }
     }
 
-    /// Sleeps `seconds`, returning early when the session stops or
-    /// ``reconnect()``/``resume()`` is called. Returns whether to go on.
+    /// Sleeps `seconds` of real time (polling for work), returning early
+    /// when the session stops or ``reconnect()``/``resume()`` is called.
     func pause(_ seconds: TimeInterval) async {
+        await SystemSyncClock().pause(seconds, interrupted: interruption())
+    }
+
+    /// Waits a retry delay on the session's clock
+    /// (``Configuration/clock``), returning early when the session stops or
+    /// ``reconnect()``/``resume()`` is called.
+    func backOff(_ seconds: TimeInterval) async {
+        await configuration.clock.pause(seconds, interrupted: interruption())
+    }
+
+    /// Whether the session stopped or was told to retry at once since now.
+    private func interruption() -> @Sendable () -> Bool {
         let start = box.withLock { $0.generation }
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let remaining = deadline.timeIntervalSinceNow
-            try? await Task.sleep(nanoseconds: UInt64(max(0.001, min(remaining, 0.05)) * 1e9))
-            if box.withLock({ !$0.running || $0.generation != start }) { return }
-        }
+        return { [box] in box.withLock { !$0.running || $0.generation != start } }
     }
 }

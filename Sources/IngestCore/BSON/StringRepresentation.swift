@@ -1,3 +1,5 @@
+import IngestSupport
+
 /// Builds and reads `String`s through their two-word in-memory
 /// representation, for the BSON codec's per-field work: building a key of up
 /// to 15 bytes this way is two loads and a store instead of a call into
@@ -26,8 +28,9 @@
 /// callers take their general path, so a different runtime costs speed,
 /// never correctness.
 enum StringRepresentation {
-    /// Whether the layout described above was confirmed on this runtime.
-    static let isVerified: Bool = verifyLayout()
+    /// Whether the layout described above was confirmed on this runtime;
+    /// always `false` with `DATAINGEST_PORTABLE=1` (``PortableFallbacks``).
+    static let isVerified: Bool = !PortableFallbacks.areForced && verifyLayout()
 
     /// The longest string kept inline.
     static let smallCapacity = 15

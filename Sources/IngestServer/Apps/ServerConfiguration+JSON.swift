@@ -105,7 +105,7 @@ extension ServerConfiguration {
         let idPath = (stateDirectory as NSString).appendingPathComponent("development-app-id")
         let id: String
         do {
-            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+            try PrivateFiles.makeDirectory(stateDirectory)   // 0700: ingested data, secrets
             if let stored = try? String(contentsOfFile: idPath, encoding: .utf8) {
                 let trimmed = stored.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard AppConfiguration.isValidId(trimmed) else {
@@ -117,7 +117,7 @@ extension ServerConfiguration {
                 let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
                 let random = try Crypto.randomBytes(8)
                 id = "dev-" + String(decoding: random.map { alphabet[Int($0) % alphabet.count] }, as: UTF8.self)
-                try Data((id + "\n").utf8).write(to: URL(fileURLWithPath: idPath), options: .atomic)
+                try PrivateFiles.write(Array((id + "\n").utf8), to: idPath)
             }
         } catch let error as ConfigError {
             throw error

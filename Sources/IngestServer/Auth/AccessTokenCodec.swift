@@ -48,9 +48,10 @@ package struct AccessTokenCodec: Sendable {
     /// Verifies `token` for this codec's app at time `now` (seconds since 1970).
     ///
     /// Checks, in order: structure; `alg` is exactly `HS256` (so `none` and
-    /// algorithm confusion are rejected); the signature; the `aud` app scope
-    /// (403 for another app's token); the token type; `exp` and `iat` with
-    /// ``leewaySeconds``.
+    /// algorithm confusion are rejected); the signature (401 `invalid_token`
+    /// for any token this app did not sign, whatever its claims say); the
+    /// `aud` app scope (403, for a token signed with this app's secret for
+    /// another app); the token type; `exp` and `iat` with ``leewaySeconds``.
     ///
     /// - Throws: ``AuthError`` `.invalidToken` (401), `.expiredToken` (401) or `.wrongApp` (403).
     package func verify(_ token: String, now: Int64) throws(AuthError) -> AccessClaims {
@@ -59,12 +60,9 @@ package struct AccessTokenCodec: Sendable {
             throw AuthError(.invalidToken, "the access token uses alg \"\(jwt.algorithm)\"; only HS256 is accepted",
                             appId: appId)
         }
+        // The signature first: claims of a token this app did not sign say
+        // nothing (a forged `aud` must not turn 401 into a permanent 403).
         guard jwt.hasValidHS256Signature(secret: secret) else {
-            // A token signed for another app fails here; answer 403 so the client
-            // does not loop refreshing a token that can never work for this app.
-            if let audience = jwt.claims["aud"]?.stringValue, audience != appId {
-                throw AuthError(.wrongApp, "the access token was issued for another app, not \(appId)", appId: appId)
-            }
             throw AuthError(.invalidToken, "the access token signature is invalid", appId: appId)
         }
         guard jwt.claims["aud"]?.stringValue == appId else {

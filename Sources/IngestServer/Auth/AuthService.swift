@@ -317,8 +317,9 @@ package final class AuthService: Sendable {
 
     /// Verifies an access token for `appId` (the upload endpoint's check).
     ///
-    /// - Throws: ``AuthError`` 404 unknown app; 401 `.invalidToken` or
-    ///   `.expiredToken` (refresh and retry); 403 `.wrongApp`.
+    /// - Throws: ``AuthError`` 404 unknown app; 401 `.invalidToken` (also for
+    ///   a forged token, whatever app it names) or `.expiredToken` (refresh and
+    ///   retry); 403 `.wrongApp` for a token another app of this server signed.
     package func verifyAccessToken(_ token: String, appId: String) throws(AuthError) -> AccessClaims {
         let app = try app(appId)
         let now = self.now
@@ -331,13 +332,30 @@ package final class AuthService: Sendable {
            claims.issuedAt <= now.saturatingAdd(app.codec.leewaySeconds) {
             return claims
         }
-        let claims = try app.codec.verify(token, now: now)
+        let claims: AccessClaims
+        do {
+            claims = try app.codec.verify(token, now: now)
+        } catch where error.code == .invalidToken {
+            throw signedForAnotherApp(token, appId: appId) ?? error
+        }
         verifiedTokens.withLock { cache in
             // Bounded: forgetting everything now and then costs one verification per token.
             if cache.count >= Self.verifiedTokenCacheSize { cache.removeAll(keepingCapacity: true) }
             cache[token] = claims
         }
         return claims
+    }
+
+    /// `wrong_app` for a token that another app of this server really signed
+    /// (its own secret verifies it; 403, permanent for `appId`), nil for any
+    /// other token: a signature no app made is `invalid_token` whatever the
+    /// token's `aud` says (the signature is checked before the scope).
+    private func signedForAnotherApp(_ token: String, appId: String) -> AuthError? {
+        guard let jwt = try? JWT(parsing: token), jwt.algorithm == "HS256",
+              let audience = jwt.claims["aud"]?.stringValue, audience != appId,
+              let other = apps[audience], jwt.hasValidHS256Signature(secret: other.codec.secret)
+        else { return nil }
+        return AuthError(.wrongApp, "the access token was issued for app \(audience), not \(appId)", appId: appId)
     }
 
     // MARK: - Registration and API keys

@@ -37,7 +37,7 @@ package enum ServerCommand {
           --max-inflated-bytes N      inflated upload limit, 413 above (default 268435456)
           --max-inflate-ratio N       inflated/compressed ratio limit, 413 above (default 200)
           --max-concurrent-uploads N  uploads processed at once, 429 above (default 16)
-          --synchronous MODE          SQLite sink synchronous pragma: FULL or NORMAL (default FULL)
+          --synchronous MODE          SQLite sink synchronous pragma: FULL, NORMAL or EXTRA (default FULL)
           --sink-busy-timeout MS      wait for a locked SQLite sink before 503 (default 5000)
           --header-timeout SECONDS    time to send a request head (default 10)
           --body-timeout SECONDS      max stall while sending a body (default 30)

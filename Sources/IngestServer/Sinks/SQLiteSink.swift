@@ -78,8 +78,10 @@ package final class SQLiteSink: Sink, @unchecked Sendable {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try? PrivateFiles.makeDirectory(directory)   // 0700, like the state directory
         }
+        // Created 0600 before SQLite opens it: SQLite gives -wal and -shm its mode.
+        try? PrivateFiles.createFile(path)
         do {
             db = try SQLiteConnection(path: path, options: .init(access: .readWriteCreate,
                                                                  busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds))

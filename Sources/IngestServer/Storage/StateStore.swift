@@ -33,11 +33,14 @@ package final class StateStore: @unchecked Sendable {
         if !directory.isEmpty {
             do {
                 // Private: the directory holds generated signing secrets.
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
+                try PrivateFiles.makeDirectory(directory)
             } catch {
-                throw StorageError(.open, "cannot create the state directory: \(error.localizedDescription)", path: path)
+                throw StorageError(.open, "cannot create the state directory: \(error)", path: path)
             }
+        }
+        // Created 0600 before SQLite opens it: SQLite gives -wal and -shm its mode.
+        do { try PrivateFiles.createFile(path) } catch {
+            throw StorageError(.open, "cannot create the state database: \(error)", path: path)
         }
         let connection = try SQLiteConnection.stateDatabase(path: path)
         // SQLite gives the -wal and -shm files the database file's mode.

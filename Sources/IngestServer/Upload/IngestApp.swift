@@ -87,7 +87,7 @@ package final class IngestApp: Sendable {
             if let schemaFile, let data = try? grown.jsonData() {
                 // Best effort: the sink already has the columns; a lost file
                 // means the schema is re-learned from the next upload.
-                try? data.write(to: URL(fileURLWithPath: schemaFile), options: .atomic)
+                try? PrivateFiles.write([UInt8](data), to: schemaFile)
             }
             current.withLock { $0 = grown }
             return grown

@@ -15,8 +15,11 @@ struct ParsedSegment {
     var transactionCount = 0
     /// The inflated stream's size in bytes.
     var inflatedBytes = 0
-    /// The schema the client put in the header, if it has a readable one.
+    /// The schema the client put in the header (nil for the empty document `{}`).
     var clientSchema: Schema?
+    /// Why the header's schema cannot be read (400 `malformed_schema`),
+    /// raised after the receipt check so a segment stored before still replays.
+    var schemaError: UploadError?
 
     init(gzip body: [UInt8], limits: GzipLimits) throws(UploadError) {
         do {
@@ -42,9 +45,34 @@ struct ParsedSegment {
         } catch {
             throw UploadError(.badRequest, code: "malformed_segment", "the segment cannot be read: \(error)")
         }
-        if header.schema.count > SegmentFormat.emptyDocument.count,
-           let document = try? BSONDocument(bson: header.schema) {
-            clientSchema = try? Schema(bsonDocument: document)
+        do {
+            clientSchema = try Self.clientSchema(header.schema)
+        } catch {
+            schemaError = error
+        }
+    }
+
+    /// The header's schema document (Docs/SegmentFormat.md, "The schema
+    /// document"): nil when it is empty, otherwise it must decode to a valid
+    /// synced schema; a document the server cannot read is refused, never
+    /// ignored.
+    static func clientSchema(_ bytes: [UInt8]) throws(UploadError) -> Schema? {
+        guard bytes.count > SegmentFormat.emptyDocument.count else { return nil }
+        let hint = "send {} or a document as Docs/SegmentFormat.md (\"The schema document\") specifies"
+        let document: BSONDocument
+        do {
+            document = try BSONDocument(bson: bytes)
+        } catch {
+            throw UploadError(.badRequest, code: "malformed_schema",
+                              "the segment header's schema is not a valid BSON document (\(error)); \(hint)")
+        }
+        do {
+            let schema = try Schema(bsonDocument: document)
+            try schema.checkStructure(synced: true)
+            return schema.objectSchemas.isEmpty ? nil : schema
+        } catch {
+            throw UploadError(.badRequest, code: "malformed_schema",
+                              "the segment header's schema cannot be read: \(error.message); \(hint)")
         }
     }
 

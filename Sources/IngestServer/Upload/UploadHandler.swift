@@ -99,6 +99,7 @@ package final class UploadHandler: Sendable {
         if let stored = try sinkCall(app, { () throws(SinkError) in try app.sink.receipt(for: key) }) {
             return replay(stored, appId: appId)
         }
+        if let schemaError = segment.schemaError { throw schemaError }
         return try ingest(segment, key: key, into: app)
     }
 

@@ -14,8 +14,9 @@ package enum Gzip {
     package static let defaultLevel = 1
 
     /// Compresses `bytes` into one complete gzip member.
-    package static func compress(_ bytes: [UInt8], level: Int = defaultLevel) throws -> [UInt8] {
-        let deflater = try GzipDeflater(level: level)
+    /// `wrapper` `.zlib` writes a zlib (RFC 1950) stream instead.
+    package static func compress(_ bytes: [UInt8], level: Int = defaultLevel, wrapper: CompressionWrapper = .gzip) throws -> [UInt8] {
+        let deflater = try GzipDeflater(level: level, wrapper: wrapper)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count / 4 + 64)
         try deflater.compress(bytes, appendingTo: &out)
@@ -25,13 +26,18 @@ package enum Gzip {
 
     /// Decompresses complete gzip data (one or more members) within `limits`.
     /// - Throws: ``GzipError`` with code `corrupt`, `truncated` or `limitExceeded`.
-    package static func decompress(_ bytes: [UInt8], limits: GzipLimits = GzipLimits()) throws -> [UInt8] {
-        try bytes.withUnsafeBytes { (raw) throws in try decompress(raw, limits: limits) }
+    /// `wrapper` `.zlib` reads one zlib (RFC 1950) stream instead.
+    package static func decompress(
+        _ bytes: [UInt8], limits: GzipLimits = GzipLimits(), wrapper: CompressionWrapper = .gzip
+    ) throws -> [UInt8] {
+        try bytes.withUnsafeBytes { (raw) throws in try decompress(raw, limits: limits, wrapper: wrapper) }
     }
 
-    /// Decompresses complete gzip data from raw memory within `limits`.
-    package static func decompress(_ bytes: UnsafeRawBufferPointer, limits: GzipLimits = GzipLimits()) throws -> [UInt8] {
-        let inflater = try GzipInflater(limits: limits)
+    /// Decompresses complete gzip (or zlib) data from raw memory within `limits`.
+    package static func decompress(
+        _ bytes: UnsafeRawBufferPointer, limits: GzipLimits = GzipLimits(), wrapper: CompressionWrapper = .gzip
+    ) throws -> [UInt8] {
+        let inflater = try GzipInflater(limits: limits, wrapper: wrapper)
         var out: [UInt8] = []
         out.reserveCapacity(min(bytes.count * 4, limits.maxOutputBytes, 64 << 20))
         try inflater.inflate(bytes, appendingTo: &out)

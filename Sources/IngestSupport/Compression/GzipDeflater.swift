@@ -1,6 +1,7 @@
 import CZlib
 
-/// A streaming gzip (RFC 1952) compressor.
+/// A streaming gzip (RFC 1952) compressor; with ``CompressionWrapper/zlib``
+/// it writes a zlib (RFC 1950) stream instead.
 ///
 /// Owns a separately allocated `z_stream` because zlib keeps pointers to it;
 /// `deinit` ends the stream. Not thread-safe: use one deflater per thread.
@@ -21,15 +22,16 @@ package final class GzipDeflater {
 
     /// Creates a compressor writing one gzip member.
     /// - Parameter level: 0...9; default ``Gzip/defaultLevel``.
-    package init(level: Int = Gzip.defaultLevel) throws {
+    /// - Parameter wrapper: the container; default gzip.
+    package init(level: Int = Gzip.defaultLevel, wrapper: CompressionWrapper = .gzip) throws {
         guard (0...9).contains(level) else {
             throw GzipError(code: .invalidArgument, message: "compression level \(level) is outside 0...9")
         }
         self.level = level
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        // windowBits 15 + 16 selects the gzip wrapper; memLevel 8 is zlib's default.
-        let rc = dataingest_deflateInit2(stream, Int32(level), Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY)
+        // windowBits 15 + 16 selects the gzip wrapper, 15 zlib's; memLevel 8 is zlib's default.
+        let rc = dataingest_deflateInit2(stream, Int32(level), Z_DEFLATED, wrapper.windowBits, 8, Z_DEFAULT_STRATEGY)
         guard rc == Z_OK else {
             stream.deinitialize(count: 1)
             stream.deallocate()

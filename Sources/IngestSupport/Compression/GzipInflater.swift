@@ -1,7 +1,9 @@
 import CZlib
 
 /// A streaming gzip (RFC 1952) decompressor with an output-size limit and a
-/// compression-ratio limit, safe on hostile input.
+/// compression-ratio limit, safe on hostile input. With
+/// ``CompressionWrapper/zlib`` it reads zlib (RFC 1950) streams instead, as
+/// Realm's sync protocol sends them.
 ///
 /// Concatenated gzip members (as `cat a.gz b.gz` produces, and as `gzip -d`
 /// accepts) are decompressed one after the other into a single stream. Bytes
@@ -31,13 +33,18 @@ package final class GzipInflater {
     /// Whether the input so far ends exactly at the end of a gzip member.
     package var isAtMemberBoundary: Bool { needsReset }
 
-    /// Creates a decompressor with the given limits.
-    package init(limits: GzipLimits = GzipLimits()) throws {
+    /// The container this inflater reads.
+    package let wrapper: CompressionWrapper
+
+    /// Creates a decompressor with the given limits, for gzip data unless
+    /// `wrapper` says otherwise.
+    package init(limits: GzipLimits = GzipLimits(), wrapper: CompressionWrapper = .gzip) throws {
         self.limits = limits
+        self.wrapper = wrapper
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        // 15 + 16: gzip wrapper only (a zlib or raw stream is rejected as corrupt).
-        let rc = dataingest_inflateInit2(stream, 15 + 16)
+        // One wrapper only: gzip (15 + 16) or zlib (15); any other stream is corrupt.
+        let rc = dataingest_inflateInit2(stream, wrapper.windowBits)
         guard rc == Z_OK else {
             stream.deinitialize(count: 1)
             stream.deallocate()
@@ -97,7 +104,7 @@ package final class GzipInflater {
                 let detail = stream.pointee.msg.map { String(cString: $0) } ?? "invalid data"
                 throw GzipError(
                     code: .corrupt,
-                    message: "the gzip data is corrupt at compressed byte \(totalIn): \(detail)", zlibCode: rc)
+                    message: "the \(wrapper.name) data is corrupt at compressed byte \(totalIn): \(detail)", zlibCode: rc)
             default:
                 throw GzipError(code: .zlibFailure, message: "inflate failed", zlibCode: rc)
             }
@@ -130,8 +137,8 @@ package final class GzipInflater {
             throw GzipError(
                 code: .truncated,
                 message: totalIn == 0
-                    ? "the gzip data is empty"
-                    : "the gzip data ends inside a member after \(totalIn) bytes; the upload or file is incomplete")
+                    ? "the \(wrapper.name) data is empty"
+                    : "the \(wrapper.name) data ends inside a member after \(totalIn) bytes; the upload or file is incomplete")
         }
     }
 

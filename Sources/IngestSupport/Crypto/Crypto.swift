@@ -11,11 +11,25 @@ import Foundation
 package enum Crypto {
     /// The SHA-256 digest of `message` (32 bytes).
     package static func sha256(_ message: some Collection<UInt8>) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        digest(message, length: Int(SHA256_DIGEST_LENGTH), SHA256)
+    }
+
+    /// The SHA-1 digest of `message` (20 bytes); only for protocols that
+    /// require it, such as the WebSocket handshake's `Sec-WebSocket-Accept`.
+    package static func sha1(_ message: some Collection<UInt8>) -> [UInt8] {
+        digest(message, length: Int(SHA_DIGEST_LENGTH), SHA1)
+    }
+
+    /// A one-shot libcrypto digest function (`SHA1`, `SHA256`) applied to `message`.
+    private static func digest(
+        _ message: some Collection<UInt8>, length: Int,
+        _ function: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?) -> UnsafeMutablePointer<UInt8>?
+    ) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: length)
         let bytes = Array(message)
         bytes.withUnsafeBufferPointer { input in
             digest.withUnsafeMutableBufferPointer { output in
-                _ = SHA256(input.baseAddress, input.count, output.baseAddress)
+                _ = function(input.baseAddress, input.count, output.baseAddress)
             }
         }
         return digest

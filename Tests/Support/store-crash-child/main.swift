@@ -6,6 +6,10 @@
 //   so kills tear transactions; the others copy into a mapped, preallocated file)
 //   store-crash-child hold <directory>      (opens the store, prints "ready", sleeps)
 //   store-crash-child read <directory>      (reads every pending segment, reports memory)
+//   store-crash-child power <directory> <full|interval|none> <first-id> <commits> [key-hex]
+//     (the power-cut harness's guest program, Scripts/power-guest.sh: reports
+//     what recovery found, uploads and acknowledges sealed segments while it
+//     commits; see PowerLossReport in Tests/DataIngestTests/PowerCutTests.swift)
 //   With STORE_CRASH_KEY=<64 hex digits> in the environment the store is encrypted.
 //
 // Transaction `id` holds `id % 3 + 1` records `{t: Int64 id, k: Int32 index, n: Int32 count}`
@@ -59,6 +63,9 @@ func say(_ text: String) {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count >= 6 && arguments[1] == "power" {
+    powerMode(arguments)
+}
 guard arguments.count >= 3 else {
     say("usage: store-crash-child commit|hold <directory> ...\n")
     exit(2)

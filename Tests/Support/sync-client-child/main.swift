@@ -3,6 +3,8 @@
 //   sync-client-child seed            the seed page's code, literally, then waits for the upload
 //   sync-client-child stream N T [P]  logs in anonymously, commits N numbered Reading objects in
 //                                     transactions of T (P µs apart), printing "committed <last seq>" after each
+//   sync-client-child exit-while-sealing N  commits N readings, exits while a segment is being
+//                                     sealed (ExitWhileSealing.swift)
 //   sync-client-child drain           restores the logged-in user and waits until nothing is pending
 //   sync-client-child backlog N       logs in, prints "logged-in", waits for a line on stdin, commits N
 //                                     readings, then prints "rss <KiB>" every 0.25 s for 3 s while the
@@ -165,6 +167,9 @@ case "soak":
     let firstSeq = Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 0
     let durability = CommandLine.arguments.dropFirst(3).first ?? "interval"
     finish(await runSoak(appId: INSERT_APP_ID_HERE, firstSeq: firstSeq, durability: durability))
+
+case "exit-while-sealing":
+    finish(await exitWhileSealing(appId: INSERT_APP_ID_HERE))
 
 case "drain":
     guard let user = app.currentUser else {

@@ -1,0 +1,60 @@
+import IngestCore
+
+/// An object a changeset created, as the document DataIngest stores: the
+/// same BSON types the Swift SDK writes for the same schema.
+///
+/// ```swift
+/// for object in result.objects { print(object.className, object.document) }
+/// ```
+public struct IngestedObject: Sendable, Hashable {
+    /// The class (table, collection) name.
+    public var className: String
+    /// The object's primary key as the changeset named it.
+    public var primaryKey: PrimaryKey
+    /// The document, fields in schema order (unknown fields after them).
+    public var document: BSONDocument
+
+    /// An object.
+    public init(className: String, primaryKey: PrimaryKey, document: BSONDocument) {
+        self.className = className
+        self.primaryKey = primaryKey
+        self.document = document
+    }
+}
+
+/// An object whose values cannot be stored as BSON (a date beyond BSON's
+/// range): never dropped silently, it is reported to the client and kept
+/// for an operator.
+public struct RejectedObject: Sendable, Hashable {
+    /// The class name.
+    public var className: String
+    /// The object's primary key.
+    public var primaryKey: PrimaryKey
+    /// Why it was rejected, naming the field.
+    public var reason: String
+
+    /// A rejected object.
+    public init(className: String, primaryKey: PrimaryKey, reason: String) {
+        self.className = className
+        self.primaryKey = primaryKey
+        self.reason = reason
+    }
+}
+
+/// What one changeset yields.
+public struct ChangesetIngestResult: Sendable, Hashable {
+    /// The objects it created, in the order it created them.
+    public var objects: [IngestedObject]
+    /// Objects it created whose values cannot be stored.
+    public var rejected: [RejectedObject]
+    /// Whether it declared tables or columns the schema did not have (in
+    /// development mode; ``ChangesetIngestor/schema`` has them now).
+    public var schemaChanged: Bool
+
+    /// A result.
+    public init(objects: [IngestedObject] = [], rejected: [RejectedObject] = [], schemaChanged: Bool = false) {
+        self.objects = objects
+        self.rejected = rejected
+        self.schemaChanged = schemaChanged
+    }
+}
