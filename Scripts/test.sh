@@ -36,6 +36,10 @@ fi
 # stopped by PID when this script exits (Scripts/common.sh).
 start_test_services
 
+# Headless Chromium for the status page test (StatusPageBrowserTests).
+ensure_packages chromium
+export INGEST_TEST_CHROMIUM=$(command -v chromium || echo /usr/bin/chromium)
+
 swift build --build-tests
 # One test at a time: many tests start real processes and wait on them, and
 # on a 2-core machine parallel runs made timing bounds depend on the load.

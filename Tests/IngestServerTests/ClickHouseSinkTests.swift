@@ -132,7 +132,7 @@ struct ClickHouseSinkTests {
                                         receipts: try SQLiteSink(path: directory.path + "/b.sqlite"))
         defer { second.close() }
         try second.migrate(to: schema)
-        #expect(second.collectionCounts().map(\.count) == [40])
+        #expect(try second.collectionCounts().map(\.count) == [40])
         let again = try second.write(objects, receipt: key) { Array("\($0.filter { $0 }.count)".utf8) }
         #expect(String(decoding: again.response, as: UTF8.self) == "40")
         // Racing writers of one new segment on the same sink: batched together, stored once.

@@ -149,10 +149,11 @@ final class IngestTestServer {
 
 /// Builds a sealed segment (gzip) with SegmentWriter: one entry per transaction.
 func makeSegment(store: SegmentStoreID, number: UInt64, firstTransaction: UInt64 = 1,
-                 schema: Schema? = nil, _ transactions: [[(String, BSONDocument)]]) throws -> [UInt8] {
+                 schema: Schema? = nil, createdAtMillis: Int64 = 1_700_000_000_000,
+                 _ transactions: [[(String, BSONDocument)]]) throws -> [UInt8] {
     final class Collect { var bytes: [UInt8] = [] }
     let out = Collect()
-    let header = SegmentHeader(storeId: store, segmentNumber: number, createdAtMillis: 1_700_000_000_000,
+    let header = SegmentHeader(storeId: store, segmentNumber: number, createdAtMillis: createdAtMillis,
                                schema: schema.map { $0.bsonDocument.bsonBytes() } ?? SegmentFormat.emptyDocument)
     let writer = try SegmentWriter(header: header) { out.bytes.append(contentsOf: $0) }
     for (offset, transaction) in transactions.enumerated() {

@@ -70,7 +70,7 @@ struct EndToEndUploadTests {
         let status = try server.call("GET", "/")
         #expect(status.status == 200)
         #expect(status.header("Content-Type")?.hasPrefix("text/html") == true)
-        #expect(status.text.contains("<td>WeatherSensor</td><td>4</td>"))
+        #expect(status.text.contains(#"<td><code>WeatherSensor</code></td><td class="rows" data-rows="4""#))
         #expect(status.text.contains("<svg"))
         #expect(status.text.contains("<rect"))   // the ingest rate of the last seconds
         #expect(try server.call("GET", "/healthz").status == 200)

@@ -32,7 +32,7 @@ struct ForeignClientTests {
         let dataPath = directory.path + "/data"
         let appId = try server.developmentAppId()
         guard let declared = try run(server, app: appId, "declared") else {
-            print("skipped: python3 is not installed")
+            _ = try TestEnvironment.require(String?.none, "python3")
             return
         }
         #expect(declared.status == 200, "\(declared.body)")

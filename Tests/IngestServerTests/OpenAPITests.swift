@@ -29,10 +29,10 @@ struct OpenAPITests {
     }
 
     @Test func everyAnswerMatchesTheDescription() throws {
-        guard let schemathesis = ProcessInfo.processInfo.environment["INGEST_TEST_SCHEMATHESIS"] else {
-            print("skipped: INGEST_TEST_SCHEMATHESIS is not set (Scripts/test.sh installs schemathesis and sets it)")
-            return
-        }
+        guard let schemathesis = try TestEnvironment.require(
+            ProcessInfo.processInfo.environment["INGEST_TEST_SCHEMATHESIS"],
+            "schemathesis (INGEST_TEST_SCHEMATHESIS; Scripts/test.sh installs it and sets it)")
+        else { return }
         let directory = try TemporaryDirectory("e2e")
         let server = try IngestTestServer(config: nil, directory: directory)
         defer { server.stop() }
@@ -40,39 +40,22 @@ struct OpenAPITests {
         let appId = try server.developmentAppId()
         let tokens = try server.login(app: appId)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: schemathesis)
         let maxExamples = ProcessInfo.processInfo.environment["OPENAPI_MAX_EXAMPLES"] ?? "25"
-        process.arguments = [
+        let run = try ChildProcess.run(schemathesis, [
             "--config-file", root.appendingPathComponent("Tests/openapi/schemathesis.toml").path,
             "run", root.appendingPathComponent("Docs/openapi.yaml").path,
             "--url", "http://127.0.0.1:\(server.port)",
             "--max-examples", maxExamples,
             "--checks", "all", "--exclude-checks", "negative_data_rejection,positive_data_acceptance",
             "--report-dir", directory.path + "/schemathesis-report",
-        ]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        var environment = ProcessInfo.processInfo.environment
-        environment["OPENAPI_APP_ID"] = appId
-        environment["OPENAPI_ACCESS_TOKEN"] = tokens.access
-        environment["OPENAPI_REFRESH_TOKEN"] = tokens.refresh
-        environment["OPENAPI_HOOKS"] = root.appendingPathComponent("Tests/openapi/hooks.py").path
-        environment["NO_COLOR"] = "1"
-        process.environment = environment
-        let outputPath = directory.path + "/schemathesis.log"
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-        process.standardError = process.standardOutput
-        let started = monotonicNow()
-        try process.run()
-        while process.isRunning && monotonicNow() - started < 240 { usleep(50_000) }
-        let timedOut = process.isRunning
-        if timedOut { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        print("schemathesis took \(Int(monotonicNow() - started)) s: \(output.split(separator: "\n").filter { $0.contains("generated") }.joined())")
-        #expect(!timedOut, "schemathesis did not finish within 240 s")
-        #expect(process.terminationStatus == 0, "\(output.suffix(6000))")
+        ], environment: [
+            "OPENAPI_APP_ID": appId, "OPENAPI_ACCESS_TOKEN": tokens.access, "OPENAPI_REFRESH_TOKEN": tokens.refresh,
+            "OPENAPI_HOOKS": root.appendingPathComponent("Tests/openapi/hooks.py").path, "NO_COLOR": "1",
+        ], in: directory, name: "schemathesis", timeout: 240)
+        let output = run.output
+        print("schemathesis took \(Int(run.seconds)) s: \(output.split(separator: "\n").filter { $0.contains("generated") }.joined())")
+        #expect(!run.timedOut, "schemathesis did not finish within 240 s")
+        #expect(run.status == 0, "\(output.suffix(6000))")
 
         // Healthy afterwards.
         let health = try server.call("GET", "/healthz")

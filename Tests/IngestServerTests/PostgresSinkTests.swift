@@ -57,8 +57,8 @@ struct PostgresSinkTests {
         #expect(second.int("accepted") == 1)
         #expect(second.int("duplicate") == 2)
         #expect(try database.rows("SELECT count(*) FROM \"WeatherSensor\"") == [["4"]])
-        let metrics = try server.call("GET", "/metrics")
-        #expect(metrics.text.contains(#"ingest_collection_rows{app="shop",collection="WeatherSensor"} 4"#))
+        // What the sink holds, counted every few seconds.
+        try expectRows(4, on: server)
     }
 
     @Test("PostgreSQL restarted mid-stream: 503 with Retry-After while it is down, then every object once")
@@ -179,7 +179,7 @@ struct PostgresSinkTests {
         #expect(row == [["ünïcode ☃", "false", "-9000000000", "1.5", "Infinity", "0001ff", "1969-12-31 23:59:59.999+00",
                          "-1050", id.hex, "123e4567-e89b-12d3-a456-426614174000", "\"x\"", "b\"c", "1"]])
         #expect(try database.rows("SELECT count(*) FROM \"Event\" WHERE flag IS NULL") == [["50"]])
-        #expect(sink.collectionCounts().map(\.count) == [51])
+        #expect(try sink.collectionCounts().map(\.count) == [51])
 
         // A value PostgreSQL cannot hold fails the write before anything is stored.
         #expect(throws: SinkError.self) {
@@ -239,72 +239,5 @@ struct PostgresSinkTests {
         #expect(retried.body == first.body)
         #expect(try database.rows("SELECT count(*) FROM \"WeatherSensor\"") == [["2"]])
         #expect(try database.rows("SELECT count(*) FROM users WHERE provider = 'local-userpass'") == [["1"]])
-    }
-
-    @Test("two ingest servers behind haproxy, one killed mid-stream: clients carry on, nothing lost or duplicated",
-          .enabled(if: TestEnvironment.runs(ifAvailable: ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] != nil),
-                   "INGEST_TEST_HAPROXY is not set: run Scripts/test.sh, which installs haproxy"))
-    func loadBalancerFailover() throws {
-        let database = try PostgresTestDatabase()
-        let config = database.serverConfig.replacingOccurrences(
-            of: #""stateDirectory": "$DATA","#,
-            with: #""stateDirectory": "$DATA", "sharedState": { "kind": "postgres", "connection": "\#(database.url)" },"#)
-        let a = try IngestTestServer(config: config)
-        defer { a.stop() }
-        let b = try IngestTestServer(config: config)
-        defer { b.stop() }
-        let balancer = try HAProxyProcess(backends: [a.port, b.port])
-        defer { balancer.stop() }
-        let port = balancer.port
-
-        @Sendable func call(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = []) -> EndToEndResponse? {
-            try? IngestTestServer.call(port: port, method, path, headers: headers, body: body, timeout: 10)
-        }
-        var token: String?
-        for _ in 0..<50 where token == nil {
-            token = call("POST", "/api/client/v2.0/app/shop/auth/providers/anon-user/login", body: Array("{}".utf8))?
-                .json?["access_token"] as? String
-            if token == nil { usleep(100_000) }
-        }
-        let access = try #require(token)
-        let clients = 3, segmentsPerClient = 8, objectsPerSegment = 15
-        let segments = try (0..<clients).map { _ in
-            let store = SegmentStoreID.random()
-            return try (1...segmentsPerClient).map { number in
-                try makeSegment(store: store, number: UInt64(number), firstTransaction: UInt64(number),
-                                [(0..<objectsPerSegment).map { _ in ("WeatherSensor", sensor()) }])
-            }
-        }
-        let acknowledged = LockedBox(0)
-        let failures = LockedBox<[String]>([])
-        let victim = a.server.pid
-        DispatchQueue.concurrentPerform(iterations: clients + 1) { worker in
-            if worker == clients {
-                // Kill A once some uploads went through.
-                let deadline = monotonicNow() + 30
-                while acknowledged.withLock({ $0 }) < 4 && monotonicNow() < deadline { usleep(20_000) }
-                kill(victim, SIGKILL)
-                return
-            }
-            for segment in segments[worker] {
-                // A client retries until acknowledged (bounded).
-                var done = false
-                for _ in 0..<100 where !done {
-                    if let response = call("POST", "/api/client/v2.0/app/shop/ingest",
-                                           headers: ["Authorization": "Bearer \(access)", "Content-Type": "application/gzip"],
-                                           body: segment), response.status == 200 {
-                        done = true
-                    } else {
-                        usleep(100_000)
-                    }
-                }
-                if done { acknowledged.withLock { $0 += 1 } } else { failures.withLock { $0.append("segment never acknowledged") } }
-            }
-        }
-        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
-        #expect(!a.server.isRunning)
-        let total = clients * segmentsPerClient * objectsPerSegment
-        #expect(try database.rows("SELECT count(*), count(DISTINCT \"_id\") FROM \"WeatherSensor\"") == [["\(total)", "\(total)"]])
-        #expect(try database.rows("SELECT count(*) FROM _dataingest_receipts") == [["\(clients * segmentsPerClient)"]])
     }
 }

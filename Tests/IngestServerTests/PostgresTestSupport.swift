@@ -95,8 +95,9 @@ final class PostgresTestDatabase {
 }
 
 /// haproxy (from INGEST_TEST_HAPROXY) in front of ingest servers on
-/// 127.0.0.1: round robin, health checks on /healthz every 200 ms, a failed
-/// connection redispatched to the other server. Killed by PID on release.
+/// 127.0.0.1, running the configuration of Docs/Deployment.md §4
+/// (``DeploymentHAProxyConfig``); its log (stdout) goes to `haproxy.log` in
+/// its directory. Killed by PID on release.
 final class HAProxyProcess {
     let process = Process()
     let directory: TemporaryDirectory
@@ -108,32 +109,13 @@ final class HAProxyProcess {
         }
         directory = try TemporaryDirectory("e2e")
         port = try Self.freePort()
-        var config = """
-            global
-                maxconn 256
-            defaults
-                mode http
-                timeout connect 1s
-                timeout client 30s
-                timeout server 30s
-                retries 3
-                option redispatch
-            frontend ingest
-                bind 127.0.0.1:\(port)
-                default_backend servers
-            backend servers
-                balance roundrobin
-                option httpchk GET /healthz
-
-            """
-        for (index, backend) in backends.enumerated() {
-            config += "    server s\(index) 127.0.0.1:\(backend) check inter 200ms fall 1 rise 1\n"
-        }
+        let config = try DeploymentHAProxyConfig.forTest(port: port, backends: backends)
         let path = directory.path + "/haproxy.cfg"
         try Data(config.utf8).write(to: URL(fileURLWithPath: path))
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-db", "-f", path]
-        process.standardOutput = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: logPath)
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Ready when it accepts connections (bounded).
@@ -146,7 +128,51 @@ final class HAProxyProcess {
         throw TestSupportError("haproxy did not start on port \(port)")
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if let keep = ProcessInfo.processInfo.environment["INGEST_TEST_KEEP_HAPROXY_LOG"] {
+            try? FileManager.default.removeItem(atPath: keep)
+            try? FileManager.default.copyItem(atPath: logPath, toPath: keep)
+        }
+    }
+
+    /// haproxy's request log (`option httplog`).
+    var logPath: String { directory.path + "/haproxy.log" }
+
+    /// Requests of the log that haproxy retried (the retries field of
+    /// `act/fe/be/srv/retries`, `+` when redispatched to another server).
+    func retriedRequests() -> Int {
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { line in
+            // The timers Tq/Tw/Tc/Tr/Ta come first, the connection counts second.
+            let fields = line.split(separator: " ").map { $0.split(separator: "/") }.filter { parts in
+                parts.count == 5 && parts.dropLast().allSatisfy { Int($0) != nil }
+            }
+            guard fields.count >= 2 else { return false }
+            let retries = fields[1][4].hasPrefix("+") ? fields[1][4].dropFirst() : fields[1][4]
+            return (Int(retries) ?? 0) > 0
+        }.count
+    }
+
+    /// Waits (at most `timeout` seconds) until haproxy's log says the
+    /// `index`th server of the configuration is UP for the `count`th time
+    /// (its health checks passed after a restart). Returns whether it did.
+    func waitUntilUp(server index: Int, count: Int, timeout: Double = 15) -> Bool {
+        let config = (try? String(contentsOfFile: directory.path + "/haproxy.cfg", encoding: .utf8)) ?? ""
+        let names = config.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            return words.first == "server" && words.count >= 2 ? String(words[1]) : nil
+        }
+        guard index < names.count else { return false }
+        let needle = "/\(names[index]) is UP"
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if log.components(separatedBy: needle).count - 1 >= count { return true }
+            usleep(50_000)
+        }
+        return false
+    }
 
     /// Kills haproxy by PID (idempotent).
     func stop() {

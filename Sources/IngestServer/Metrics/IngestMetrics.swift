@@ -13,7 +13,11 @@ import Foundation
 /// | `ingest_objects_total` | counter | `app`, `outcome` (`accepted`, `duplicate`, `rejected`) |
 /// | `ingest_upload_bytes_total` | counter | `app`, `form` (`compressed`, `inflated`) |
 /// | `ingest_sink_write_duration_seconds` | histogram | `app` |
+/// | `ingest_segment_lag_seconds` | histogram | `app` |
 /// | `ingest_collection_rows` | gauge | `app`, `collection` |
+/// | `ingest_collection_rows_estimated` | gauge | `app`, `collection` |
+///
+/// The `app` series are exported at 0 from start-up (``register(app:)``).
 ///
 /// ```swift
 /// let metrics = IngestMetrics()
@@ -39,6 +43,14 @@ package final class IngestMetrics: Sendable {
     package let uploadBytes: Counter
     /// Seconds each sink transaction took, by app.
     package let sinkWriteDuration: Histogram
+    /// Seconds from a segment's creation (the client's clock) to its objects being stored, by app.
+    package let segmentLag: Histogram
+
+    /// The upload statuses exported at 0 from start-up: those the upload
+    /// route answers for a configured app (Docs/Protocol.md).
+    package static let uploadStatuses = ["200", "400", "401", "403", "413", "429", "500", "503"]
+    /// Buckets of ``segmentLag``: 100 ms to a day (devices may upload after days offline).
+    package static let lagBuckets: [Double] = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21_600, 86_400]
 
     /// Registers every metric.
     package init() {
@@ -58,6 +70,20 @@ package final class IngestMetrics: Sendable {
                                        labels: ["app", "form"])
         sinkWriteDuration = registry.histogram("ingest_sink_write_duration_seconds",
                                                help: "Seconds per sink transaction (one segment).", labels: ["app"])
+        segmentLag = registry.histogram("ingest_segment_lag_seconds",
+                                        help: "Seconds from a segment's creation on the client to its objects being stored.",
+                                        labels: ["app"], buckets: Self.lagBuckets)
+    }
+
+    /// Exports every series of app `id` whose labels are known in advance at
+    /// 0, before its first upload.
+    package func register(app id: String) {
+        for status in Self.uploadStatuses { uploads.touch([id, status]) }
+        replays.touch([id])
+        for outcome in ["accepted", "duplicate", "rejected"] { objects.touch([id, outcome]) }
+        for form in ["compressed", "inflated"] { uploadBytes.touch([id, form]) }
+        sinkWriteDuration.touch([id])
+        segmentLag.touch([id])
     }
 
     /// Records one HTTP response (install as the server's request observer).

@@ -97,6 +97,13 @@ package final class Counter: RenderableMetric, Sendable {
         values.withLock { $0[labels] ?? 0 }
     }
 
+    /// Exports the series with these label values at 0 until its first
+    /// increment (Prometheus convention for label sets known in advance:
+    /// rates and alerts work before the first event).
+    package func touch(_ labels: [String] = []) {
+        values.withLock { $0[labels, default: 0] += 0 }
+    }
+
     func render(into out: inout String) {
         out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
         for (labels, value) in values.withLock({ $0 }).sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
@@ -160,6 +167,13 @@ package final class Histogram: RenderableMetric, Sendable {
             $0[labels]!.sum += value
             $0[labels]!.count += 1
         }
+    }
+
+    /// Exports the series with these label values (every bucket 0) until
+    /// its first observation.
+    package func touch(_ labels: [String] = []) {
+        let size = buckets.count + 1
+        series.withLock { if $0[labels] == nil { $0[labels] = Series(counts: [UInt64](repeating: 0, count: size)) } }
     }
 
     /// The number of observations of one series.

@@ -27,6 +27,9 @@ package final class IngestService: Sendable {
         package var clickhouse = ClickHouseSink.Configuration()
         /// At most this many uploads processed at once (429 above). Default 16.
         package var maxConcurrentUploads = 16
+        /// Seconds between refreshes of the sinks' row counts and health (and,
+        /// on shared state, of development schemas other instances learned). Default 5.
+        package var sinkRefreshSeconds: Double = 5
         /// Receives diagnostic messages. Default nil (silent).
         package var log: (@Sendable (String) -> Void)? = nil
 
@@ -46,6 +49,8 @@ package final class IngestService: Sendable {
     package let uploads: UploadHandler
     /// When the service started (seconds since 1970).
     package let startedAt: Double
+    /// Refreshes the sinks' row counts and health in the background.
+    package let sinkMonitor: SinkMonitor
 
     /// Opens the state database and every app's sink, and prepares the schemas.
     ///
@@ -59,6 +64,8 @@ package final class IngestService: Sendable {
             throw IngestServiceError("cannot open the state database: \(error.message)")
         }
         var apps: [IngestApp] = []
+        // Development mode's learned schemas live in the shared state when there is one.
+        let sharedSchemas = configuration.sharedStatePostgres.map { SharedSchemaStore(connection: $0) }
         for app in configuration.apps {
             let sink: any Sink
             switch app.sink {
@@ -79,9 +86,10 @@ package final class IngestService: Sendable {
                 do {
                     // ClickHouse has no transactions: receipts live in the shared
                     // PostgreSQL state, or in a SQLite file of the state directory.
-                    let receipts: any Sink
+                    let receipts: any ReceiptStore
                     if let shared = configuration.sharedStatePostgres {
-                        receipts = try PostgresSink(connection: shared, configuration: options.postgres)
+                        receipts = try PostgresSink(connection: shared, configuration: options.postgres,
+                                                    purpose: "the ClickHouse app's receipts table in the shared state")
                     } else {
                         let receiptsPath = (configuration.stateDirectory as NSString)
                             .appendingPathComponent("\(app.id).clickhouse-receipts.sqlite")
@@ -96,7 +104,7 @@ package final class IngestService: Sendable {
             }
             let schemaFile = (configuration.stateDirectory as NSString).appendingPathComponent("\(app.id).schema.json")
             do {
-                apps.append(try IngestApp(configuration: app, sink: sink, schemaFile: schemaFile))
+                apps.append(try IngestApp(configuration: app, sink: sink, schemaFile: schemaFile, sharedSchemas: sharedSchemas))
             } catch {
                 sink.close()
                 throw IngestServiceError(error.message, appId: app.id)
@@ -111,9 +119,27 @@ package final class IngestService: Sendable {
         uploadConfiguration.maxConcurrentUploads = options.maxConcurrentUploads
         uploads = UploadHandler(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration, log: options.log)
         startedAt = Date().timeIntervalSince1970
+        for app in apps { metrics.register(app: app.id) }
+        // What the sinks hold, whoever wrote it: counted before the first
+        // request and every few seconds after, never on a request.
+        sinkMonitor = SinkMonitor(apps: apps, interval: options.sinkRefreshSeconds, log: options.log)
+        sinkMonitor.refresh()
+        sinkMonitor.start()
         let readyApps = apps
-        metrics.registry.gauge("ingest_collection_rows", help: "Rows stored per collection.", labels: ["app", "collection"]) {
-            readyApps.flatMap { app in app.sink.collectionCounts().map { ([app.id, $0.collection], Double($0.count)) } }
+        metrics.registry.gauge("ingest_collection_rows",
+                               help: "Rows the sink holds per collection, written by any instance (refreshed every few seconds; "
+                                   + "an estimate where ingest_collection_rows_estimated is 1).",
+                               labels: ["app", "collection"]) {
+            readyApps.flatMap { app in
+                (app.rowCounts?.counts ?? []).map { ([app.id, $0.collection], Double($0.count)) }
+            }
+        }
+        metrics.registry.gauge("ingest_collection_rows_estimated",
+                               help: "1 when ingest_collection_rows is the database's estimate (a large PostgreSQL table), 0 when exact.",
+                               labels: ["app", "collection"]) {
+            readyApps.flatMap { app in
+                (app.rowCounts?.counts ?? []).map { ([app.id, $0.collection], $0.isEstimate ? 1 : 0) }
+            }
         }
     }
 
@@ -145,8 +171,12 @@ package final class IngestService: Sendable {
         return http
     }
 
-    /// Closes every sink (call after the HTTP server has stopped).
+    /// Stops the sink monitor and closes every sink (call after the HTTP server has stopped).
     package func close() {
-        for app in apps { app.sink.close() }
+        sinkMonitor.stop()
+        for app in apps {
+            app.sink.close()
+            app.sharedSchemas?.close()
+        }
     }
 }

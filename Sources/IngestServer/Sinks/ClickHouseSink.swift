@@ -78,9 +78,13 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     /// The database of the collection tables (the `Distributed` ones with a cluster).
     package let database: String
     /// Where segment receipts are kept.
-    package let receipts: any Sink
+    package let receipts: any ReceiptStore
     package let configuration: Configuration
-    package var description: String { "clickhouse:\(client.displayName)/\(database)" }
+    /// `clickhouse:<url>/<database>`, with the cluster's name and shard count when there is one.
+    package var description: String {
+        let cluster = configuration.cluster.map { " (cluster \($0.name), \($0.shards.count) shards)" } ?? ""
+        return "clickhouse:\(client.displayName)/\(database)\(cluster)"
+    }
 
     struct Column {
         var name: String
@@ -91,7 +95,6 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     struct Table {
         var name: String
         var columns: [Column]
-        var count: Int
     }
 
     /// One upload waiting in a batch.
@@ -119,7 +122,7 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     /// wrong URL fails at start-up.
     ///
     /// - Throws: ``SinkError`` `.open` if ClickHouse cannot be reached or refuses.
-    package init(url: String, database: String, receipts: any Sink,
+    package init(url: String, database: String, receipts: any ReceiptStore,
                 configuration: Configuration = Configuration()) throws(SinkError) {
         self.database = database
         self.receipts = receipts
@@ -129,9 +132,13 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
             shardClients = try (configuration.cluster?.shards ?? []).map { (shard) throws(ClickHouseError) in
                 try ClickHouseClient(url: shard.url)
             }
-            try client.execute("CREATE DATABASE IF NOT EXISTS \(Self.quoted(database))")
+            try Self.tolerating(Self.alreadyExists) { () throws(ClickHouseError) in
+                try client.execute("CREATE DATABASE IF NOT EXISTS \(Self.quoted(database))")
+            }
             for (index, shard) in (configuration.cluster?.shards ?? []).enumerated() {
-                try shardClients[index].execute("CREATE DATABASE IF NOT EXISTS \(Self.quoted(shard.database))")
+                try Self.tolerating(Self.alreadyExists) { () throws(ClickHouseError) in
+                    try shardClients[index].execute("CREATE DATABASE IF NOT EXISTS \(Self.quoted(shard.database))")
+                }
             }
         } catch {
             throw SinkError(.open, "cannot open the ClickHouse sink: \(error.message)", location: url)
@@ -180,13 +187,38 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         // ClickHouse has confirmed the objects: now the receipt. If a racing
         // upload of the same segment stored one first, its answer wins (its
         // rows and ours collapse by _id).
-        return try receipts.write([], receipt: key) { _ in response(duplicates) }
+        return try receipts.storeReceipt(for: key, objectCount: objects.count, response: response(duplicates))
     }
 
-    /// Rows per collection: counted (`FINAL`) at start-up plus what this
-    /// server inserted since.
-    package func collectionCounts() -> [(collection: String, count: Int)] {
-        lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
+    /// Rows per collection as ClickHouse holds them, whoever inserted them:
+    /// the rows of the tables' active parts in `system.parts` (on every shard
+    /// of a cluster), which is `count()` without `FINAL` read from metadata,
+    /// not from the data. Exact, except that a row stored twice in the
+    /// window ``ClickHouseSink`` describes counts twice until its parts merge.
+    package func collectionCounts() throws(SinkError) -> [CollectionRowCount] {
+        let names = lock.withLock { tables.keys.sorted() }
+        guard !names.isEmpty else { return [] }
+        let list = names.map(Self.stringLiteral).joined(separator: ", ")
+        var counts: [String: Int] = [:]
+        do throws(ClickHouseError) {
+            let places: [(ClickHouseClient, String)] = configuration.cluster.map { cluster in
+                cluster.shards.enumerated().map { (shardClients[$0.offset], $0.element.database) }
+            } ?? [(client, database)]
+            for (client, database) in places {
+                let answer = try client.query("""
+                    SELECT table, sum(rows) FROM system.parts
+                    WHERE active AND database = \(Self.stringLiteral(database)) AND table IN (\(list)) GROUP BY table
+                    """)
+                for line in answer.split(separator: "\n") {
+                    let fields = line.split(separator: "\t")
+                    guard fields.count == 2, let rows = Int(fields[1]) else { continue }
+                    counts[String(fields[0]), default: 0] += rows
+                }
+            }
+        } catch {
+            throw sinkError(error, .statement)
+        }
+        return names.map { CollectionRowCount(collection: $0, count: counts[$0] ?? 0) }
     }
 
     // MARK: - Migration
@@ -216,26 +248,45 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         } else {
             try ensureTable(client, database, name, body, engine, columns, definition)
         }
-        let known = lock.withLock { tables[name] != nil }
-        var count = 0
-        if !known {
-            let text = try client.query("SELECT count() FROM \(qualified(name)) FINAL")
-            count = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        lock.withLock { tables[name] = Table(name: name, columns: columns) }
+    }
+
+    /// Creates `database.name` if missing, then adds the columns it lacks
+    /// (additive). Several ingest servers may do this at once: a column
+    /// another one added between the check and the `ALTER` counts as added
+    /// (18.16 has no `ADD COLUMN IF NOT EXISTS`).
+    private func ensureTable(_ client: ClickHouseClient, _ database: String, _ name: String, _ body: String, _ engine: String,
+                             _ columns: [Column], _ definition: (Column) -> String) throws(ClickHouseError) {
+        try Self.tolerating(Self.alreadyExists) { () throws(ClickHouseError) in
+            try client.execute("CREATE TABLE IF NOT EXISTS \(Self.quoted(database)).\(Self.quoted(name)) (\(body)) \(engine)")
         }
-        lock.withLock {
-            if tables[name] != nil { tables[name]?.columns = columns } else { tables[name] = Table(name: name, columns: columns, count: count) }
+        func existing() throws(ClickHouseError) -> Set<String> {
+            Set(try client.query(
+                "SELECT name FROM system.columns WHERE database = \(Self.stringLiteral(database)) AND table = \(Self.stringLiteral(name))"
+            ).split(separator: "\n").map(String.init))
+        }
+        let before = try existing()
+        for column in columns where !before.contains(column.name) {
+            do throws(ClickHouseError) {
+                try client.execute("ALTER TABLE \(Self.quoted(database)).\(Self.quoted(name)) ADD COLUMN \(definition(column))")
+            } catch where error.serverCode == Self.illegalColumn {
+                // "column with this name already exists" if another server added it meanwhile.
+                guard try existing().contains(column.name) else { throw error }
+            }
         }
     }
 
-    /// Creates `database.name` if missing, then adds the columns it lacks (additive).
-    private func ensureTable(_ client: ClickHouseClient, _ database: String, _ name: String, _ body: String, _ engine: String,
-                             _ columns: [Column], _ definition: (Column) -> String) throws(ClickHouseError) {
-        try client.execute("CREATE TABLE IF NOT EXISTS \(Self.quoted(database)).\(Self.quoted(name)) (\(body)) \(engine)")
-        let existing = Set(try client.query(
-            "SELECT name FROM system.columns WHERE database = \(Self.stringLiteral(database)) AND table = \(Self.stringLiteral(name))"
-        ).split(separator: "\n").map(String.init))
-        for column in columns where !existing.contains(column.name) {
-            try client.execute("ALTER TABLE \(Self.quoted(database)).\(Self.quoted(name)) ADD COLUMN \(definition(column))")
+    /// ClickHouse's codes for a table (57) or database (82) that exists already.
+    static let alreadyExists: Set<Int> = [57, 82]
+    /// ClickHouse's ILLEGAL_COLUMN (44), which `ADD COLUMN` of an existing column raises.
+    static let illegalColumn = 44
+
+    /// Runs `statement`; a server exception with one of `codes` counts as success.
+    static func tolerating(_ codes: Set<Int>, _ statement: () throws(ClickHouseError) -> Void) throws(ClickHouseError) {
+        do {
+            try statement()
+        } catch where error.code == .server && error.serverCode.map(codes.contains) == true {
+            return
         }
     }
 
@@ -299,7 +350,6 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         }
         guard !jobs.isEmpty else { return }
         for job in jobs { job.duplicates = [Bool](repeating: true, count: job.objectCount) }
-        var added: [String: Int] = [:]
         do throws(ClickHouseError) {
             let collections = Set(jobs.flatMap { $0.groups.keys }).sorted()
             for collection in collections {
@@ -344,13 +394,9 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
                 let columns = (lock.withLock { tables[collection]?.columns } ?? []).map { Self.quoted($0.name) }.joined(separator: ", ")
                 try client.execute("INSERT INTO \(qualified(collection)) (\(columns)) FORMAT TabSeparated", body: body,
                                    settings: configuration.cluster == nil ? [] : [("insert_distributed_sync", "1")])
-                added[collection] = rows
             }
         } catch {
             for job in jobs { job.error = error }
-        }
-        if !added.isEmpty {
-            lock.withLock { for (name, count) in added { tables[name]?.count += count } }
         }
         for job in jobs { job.done.signal() }
     }

@@ -31,13 +31,17 @@ import IngestSupport
 /// the database is still unreachable the error is transient (503).
 // @unchecked Sendable: `tables` and `nextStage` are only touched while
 // holding `lock`; connections belong to the pool, one caller at a time.
-package final class PostgresSink: Sink, @unchecked Sendable {
+package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
     /// Settings of the PostgreSQL sink, each with a documented default.
     package struct Configuration: Sendable {
         /// Connections open at once (uploads beyond this wait). Default 8.
         package var maxConnections = 8
         /// Seconds an upload waits for a free connection before 503. Default 30.
         package var acquireTimeout: Double = 30
+        /// ``collectionCounts()`` counts a table exactly (`count(*)`) while
+        /// PostgreSQL's statistics put it below this many rows, and reports
+        /// the statistics' estimate above. Default 100 000.
+        package var exactCountLimit = 100_000
 
         /// Creates the default configuration.
         package init() {}
@@ -55,7 +59,6 @@ package final class PostgresSink: Sink, @unchecked Sendable {
         var name: String
         /// Column name → storage form; `_id` first.
         var columns: [(name: String, form: PostgresColumnForm)]
-        var count: Int
         /// The session temporary table uploads COPY into.
         var stageName: String
         /// Identifies the column list: a staging table made for another list is recreated.
@@ -65,26 +68,40 @@ package final class PostgresSink: Sink, @unchecked Sendable {
     private let lock = Lock()
     private var tables: [String: Table] = [:]
     private var nextStage = 0
+    private let exactCountLimit: Int
+
+    /// The advisory lock that serializes table creation and migration
+    /// across every ingest server sharing the database: `CREATE TABLE IF
+    /// NOT EXISTS` alone races (two creators both pass the check, the second
+    /// fails on `pg_type`'s unique index).
+    static let migrationLock = 7460211
 
     /// Connects once and creates the receipts table, so that a wrong
     /// connection string fails at start-up.
     ///
+    /// - Parameter purpose: what the sink is for, in error messages (the
+    ///   ClickHouse sink keeps its receipts in one of these in the shared state).
     /// - Throws: ``SinkError`` `.open` if PostgreSQL cannot be reached or
     ///   refuses the table.
-    package init(connection: String, configuration: Configuration = Configuration()) throws(SinkError) {
+    package init(connection: String, configuration: Configuration = Configuration(),
+                purpose: String = "the PostgreSQL sink") throws(SinkError) {
         pool = PostgresPool(connection: connection, maxConnections: configuration.maxConnections,
                             acquireTimeout: configuration.acquireTimeout)
+        exactCountLimit = configuration.exactCountLimit
         do throws(PostgresError) {
             try pool.withConnection { (db: PostgresConnection) throws(PostgresError) -> Void in
                 _ = try db.execute("""
+                    BEGIN;
+                    SELECT pg_advisory_xact_lock(\(Self.migrationLock));
                     CREATE TABLE IF NOT EXISTS "\(Self.receiptsTable)" (
                       store_id bytea NOT NULL, segment_number bigint NOT NULL,
                       received_at timestamptz NOT NULL DEFAULT now(), object_count integer NOT NULL,
-                      response text NOT NULL, PRIMARY KEY (store_id, segment_number))
+                      response text NOT NULL, PRIMARY KEY (store_id, segment_number));
+                    COMMIT
                     """)
             }
         } catch {
-            throw SinkError(.open, "cannot open the PostgreSQL sink: \(error.message)",
+            throw SinkError(.open, "cannot open \(purpose): \(error.message)",
                             location: PostgresConnection.redacted(connection))
         }
     }
@@ -99,14 +116,11 @@ package final class PostgresSink: Sink, @unchecked Sendable {
             throw SinkError(.migration, "the collection name \(object.className) is reserved by the sink or longer than "
                             + "PostgreSQL's 63-byte identifiers; rename the class", location: pool.displayName)
         }
-        let counts: [String: Int]
         do throws(PostgresError) {
-            counts = try pool.withConnection { (db: PostgresConnection) throws(PostgresError) -> [String: Int] in
-                // One migration at a time across all ingest servers sharing the
-                // database: CREATE TABLE IF NOT EXISTS alone races.
+            try pool.withConnection { (db: PostgresConnection) throws(PostgresError) -> Void in
+                // One migration at a time across all ingest servers sharing the database.
                 try db.execute("BEGIN")
-                try db.execute("SELECT pg_advisory_xact_lock(7460211)")
-                var counts: [String: Int] = [:]
+                try db.execute("SELECT pg_advisory_xact_lock(\(Self.migrationLock))")
                 for object in objects {
                     let name = quoted(object.className)
                     let keyForm = PostgresColumnForm.forPrimaryKey(object.primaryKeyProperty)
@@ -119,14 +133,9 @@ package final class PostgresSink: Sink, @unchecked Sendable {
                         try db.execute("ALTER TABLE \(name) ADD COLUMN IF NOT EXISTS \(quoted(property.name)) "
                                        + PostgresColumnForm(property).sqlType)
                     }
-                    if lock.withLock({ tables[object.className] == nil }) {
-                        let rows = try db.queryText("SELECT count(*) FROM \(name)")
-                        let text: String? = rows.first?.first ?? nil
-                        counts[object.className] = text.flatMap { Int($0) } ?? 0
-                    }
+                    try checkColumnTypes(of: object, on: db)
                 }
                 try db.execute("COMMIT")
-                return counts
             }
         } catch {
             throw sinkError(error, .migration)
@@ -146,7 +155,6 @@ package final class PostgresSink: Sink, @unchecked Sendable {
                 } else {
                     nextStage += 1
                     tables[object.className] = Table(name: object.className, columns: columns,
-                                                     count: counts[object.className] ?? 0,
                                                      stageName: "_dataingest_stage_\(nextStage)", signature: signature)
                 }
             }
@@ -167,6 +175,13 @@ package final class PostgresSink: Sink, @unchecked Sendable {
 
     package func write(_ objects: [SinkObject], receipt key: SegmentKey,
                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+        try write(objects, receipt: key, objectCount: objects.count, response: response)
+    }
+
+    /// ``write(_:receipt:response:)`` with the receipt's `object_count` given
+    /// (the objects of a ClickHouse segment are stored elsewhere).
+    private func write(_ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
+                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         // Group by collection (in order of appearance) and encode the COPY
         // data before touching the database.
         var groups: [(table: Table, indices: [Int], data: [UInt8])] = []
@@ -207,9 +222,8 @@ package final class PostgresSink: Sink, @unchecked Sendable {
             throw sinkError(error, .statement)
         }
 
-        let outcome: (result: SinkWriteResult, added: [String: Int])
         do throws(PostgresError) {
-            outcome = try withRetry { (db: PostgresConnection) throws(PostgresError) -> (SinkWriteResult, [String: Int]) in
+            return try withRetry { (db: PostgresConnection) throws(PostgresError) -> SinkWriteResult in
                 for group in groups { try ensureStage(group.table, on: db) }
                 // One round trip: open the transaction, claim the receipt, set a
                 // savepoint before the objects (literals: hex bytes and integers only).
@@ -217,7 +231,7 @@ package final class PostgresSink: Sink, @unchecked Sendable {
                 let claim = try db.executeEach("""
                     BEGIN;
                     INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, object_count, response)
-                    VALUES (\(Self.byteaLiteral(key.storeId.bytes)), \(Int64(bitPattern: key.segmentNumber)), \(objects.count), '')
+                    VALUES (\(Self.byteaLiteral(key.storeId.bytes)), \(Int64(bitPattern: key.segmentNumber)), \(objectCount), '')
                     ON CONFLICT DO NOTHING;
                     SAVEPOINT dataingest_direct
                     """)
@@ -225,10 +239,9 @@ package final class PostgresSink: Sink, @unchecked Sendable {
                     // Another upload of this segment committed first (it held the row until then).
                     let rows = try db.query("SELECT response FROM \"\(Self.receiptsTable)\" WHERE \(keyCondition)")
                     try db.execute("COMMIT")
-                    return (.alreadyReceived(response: rows.first?.first.flatMap { $0 } ?? []), [:])
+                    return .alreadyReceived(response: rows.first?.first.flatMap { $0 } ?? [])
                 }
                 var duplicates = [Bool](repeating: false, count: objects.count)
-                var added: [String: Int] = [:]
                 // The usual case, no object stored before: COPY straight into
                 // the tables. A duplicate _id fails the COPY (unique violation,
                 // 23505): back to the savepoint and through the staging tables.
@@ -237,11 +250,9 @@ package final class PostgresSink: Sink, @unchecked Sendable {
                     for group in groups {
                         let columns = group.table.columns.map { quoted($0.name) }.joined(separator: ", ")
                         try db.copyIn("COPY \(quoted(group.table.name)) (\(columns)) FROM STDIN", data: group.data)
-                        added[group.table.name] = group.indices.count
                     }
                 } catch where error.sqlState == "23505" {
                     direct = false
-                    added = [:]
                     try db.execute("ROLLBACK TO SAVEPOINT dataingest_direct")
                 }
                 if !direct {
@@ -254,7 +265,6 @@ package final class PostgresSink: Sink, @unchecked Sendable {
                             SELECT \(columns) FROM pg_temp.\(quoted(group.table.stageName))
                             ON CONFLICT ("_id") DO NOTHING RETURNING "_id"::text
                             """)
-                        added[group.table.name] = inserted.count
                         let keyForm = group.table.columns[0].form
                         if inserted.count == group.indices.count {
                             for index in group.indices { duplicates[index] = false }
@@ -280,23 +290,88 @@ package final class PostgresSink: Sink, @unchecked Sendable {
                                    Self.keyParameters(key) + [.text(String(decoding: body, as: UTF8.self))])
                     try db.execute("COMMIT")
                 }
-                return (.written(duplicates: duplicates, response: body), added)
+                return .written(duplicates: duplicates, response: body)
             }
         } catch {
             throw sinkError(error, .statement)
         }
-        if !outcome.added.isEmpty {
-            lock.withLock {
-                for (name, count) in outcome.added { tables[name]?.count += count }
-            }
-        }
-        return outcome.result
     }
 
-    /// Rows per collection: counted at start-up plus what this server wrote
-    /// since (other servers' writes show after a restart).
-    package func collectionCounts() -> [(collection: String, count: Int)] {
-        lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
+    /// Rows per collection as the database holds them, whoever wrote them:
+    /// `count(*)` for tables PostgreSQL's statistics put below
+    /// ``Configuration/exactCountLimit`` rows, the statistics' estimate
+    /// above (`isEstimate`): `n_live_tup` of `pg_stat_user_tables` (kept up
+    /// to date by every backend, a few seconds behind), or `reltuples` scaled
+    /// to the table's current size. Two round trips at most, whatever the
+    /// table sizes.
+    package func collectionCounts() throws(SinkError) -> [CollectionRowCount] {
+        let names = lock.withLock { tables.keys.sorted() }
+        guard !names.isEmpty else { return [] }
+        let limit = exactCountLimit
+        do throws(PostgresError) {
+            return try withRetry { (db: PostgresConnection) throws(PostgresError) -> [CollectionRowCount] in
+                let regclasses = names.compactMap { Self.textLiteral(Array(quoted($0).utf8)) }
+                    .map { "to_regclass(\($0))" }.joined(separator: ", ")
+                let statistics = try db.queryText("""
+                    SELECT c.relname, s.n_live_tup, c.reltuples::bigint, c.relpages,
+                           pg_relation_size(c.oid) / current_setting('block_size')::bigint
+                    FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+                    WHERE c.oid IN (\(regclasses))
+                    """)
+                var estimates: [String: Int] = [:]
+                for row in statistics {
+                    guard row.count == 5, let name = row[0] else { continue }
+                    let number = { (index: Int) -> Double in row[index].flatMap { Double($0) } ?? 0 }
+                    if number(1) > 0 {
+                        estimates[name] = Int(number(1))
+                    } else if number(2) > 0 && number(3) > 0 {
+                        estimates[name] = Int((number(2) / number(3) * number(4)).rounded())
+                    }
+                }
+                let exact = names.filter { (estimates[$0] ?? 0) < limit }
+                var counts: [String: Int] = [:]
+                if !exact.isEmpty {
+                    let row = try db.queryText("SELECT " + exact.map { "(SELECT count(*) FROM \(quoted($0)))" }
+                        .joined(separator: ", ")).first ?? []
+                    for (index, name) in exact.enumerated() where index < row.count {
+                        counts[name] = row[index].flatMap { Int($0) } ?? 0
+                    }
+                }
+                return names.map { name in
+                    if let count = counts[name] { return CollectionRowCount(collection: name, count: count, isEstimate: false) }
+                    return CollectionRowCount(collection: name, count: estimates[name] ?? 0, isEstimate: true)
+                }
+            }
+        } catch {
+            throw sinkError(error, .statement)
+        }
+    }
+
+    // MARK: - Receipts of another sink
+
+    package func storeReceipt(for key: SegmentKey, objectCount: Int, response: [UInt8]) throws(SinkError) -> SinkWriteResult {
+        try write([], receipt: key, objectCount: objectCount) { _ in response }
+    }
+
+    /// Fails when a column of `object`'s table already exists with another
+    /// type than the schema's (`ADD COLUMN IF NOT EXISTS` keeps the old one):
+    /// writes would fail on every row, so the schema change is refused instead.
+    private func checkColumnTypes(of object: ObjectSchema, on db: PostgresConnection) throws(PostgresError) {
+        guard let table = Self.textLiteral(Array(quoted(object.className).utf8)) else { return }
+        let rows = try db.queryText("""
+            SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+            WHERE attrelid = to_regclass(\(table)) AND attnum > 0 AND NOT attisdropped
+            """)
+        var existing: [String: String] = [:]
+        for row in rows where row.count == 2 { if let name = row[0], let type = row[1] { existing[name] = type } }
+        for property in object.properties {
+            let form = property.name == "_id" ? PostgresColumnForm.forPrimaryKey(property) : PostgresColumnForm(property)
+            let expected = form == .timestamptz ? "timestamp with time zone" : form.sqlType
+            if let found = existing[property.name], found != expected {
+                throw PostgresError(.usage, "column \(property.name) of table \(object.className) has type \(found), but the "
+                                    + "schema needs \(expected); rename the property or migrate the column by hand")
+            }
+        }
     }
 
     // MARK: - Plumbing

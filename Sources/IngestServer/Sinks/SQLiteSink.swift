@@ -21,7 +21,7 @@ import IngestSupport
 /// time, so inserts append at the end of the B-tree.
 // @unchecked Sendable: all mutable state (the connection, cached statements,
 // table layouts, counts) is only touched while holding `lock`.
-package final class SQLiteSink: Sink, @unchecked Sendable {
+package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     /// Settings of the SQLite sink, each with a documented default.
     package struct Configuration: Sendable {
         /// `PRAGMA synchronous`: `FULL` (default) makes an acknowledged upload
@@ -139,6 +139,17 @@ package final class SQLiteSink: Sink, @unchecked Sendable {
 
     package func write(_ objects: [SinkObject], receipt key: SegmentKey,
                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+        try write(objects, receipt: key, objectCount: objects.count, response: response)
+    }
+
+    /// Stores only a receipt (ClickHouse keeps its receipts here): `objectCount`
+    /// objects of the segment went to the other sink.
+    package func storeReceipt(for key: SegmentKey, objectCount: Int, response: [UInt8]) throws(SinkError) -> SinkWriteResult {
+        try write([], receipt: key, objectCount: objectCount) { _ in response }
+    }
+
+    private func write(_ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
+                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         try lock.withLock { () throws(SinkError) in
             let db = try handle()
             var added: [String: Int] = [:]
@@ -179,7 +190,7 @@ package final class SQLiteSink: Sink, @unchecked Sendable {
                         try statement.bind(blob: key.storeId.bytes, at: 1)
                         try statement.bind(Int64(bitPattern: key.segmentNumber), at: 2)
                         try statement.bind(now, at: 3)
-                        try statement.bind(Int64(objects.count), at: 4)
+                        try statement.bind(Int64(objectCount), at: 4)
                         // The response's bytes, borrowed: stepped inside this closure.
                         try statement.bind(borrowedText: raw, at: 5)
                         _ = try statement.step()
@@ -194,8 +205,15 @@ package final class SQLiteSink: Sink, @unchecked Sendable {
         }
     }
 
-    package func collectionCounts() -> [(collection: String, count: Int)] {
-        lock.withLock { tables.values.map { ($0.name, $0.count) }.sorted { $0.collection < $1.collection } }
+    /// Counted at start-up, then kept up to date by this sink's own writes.
+    package var countsAreInMemory: Bool { true }
+
+    /// Exact: counted at start-up, then kept up to date by this sink's own
+    /// writes (one process writes a SQLite sink).
+    package func collectionCounts() throws(SinkError) -> [CollectionRowCount] {
+        lock.withLock {
+            tables.values.map { CollectionRowCount(collection: $0.name, count: $0.count) }.sorted { $0.collection < $1.collection }
+        }
     }
 
     // MARK: - Migration

@@ -46,10 +46,67 @@ package protocol Sink: AnyObject, Sendable {
     func write(_ objects: [SinkObject], receipt key: SegmentKey,
                response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult
 
-    /// Stored objects per collection (class name, row count), sorted by name.
-    func collectionCounts() -> [(collection: String, count: Int)]
+    /// The rows the database holds per asymmetric collection of the
+    /// migrated schema, sorted by name, whoever wrote them. A query of the
+    /// database (cheap whatever the table sizes: an estimate where an exact
+    /// count would scan a large table), so callers cache it: the server's
+    /// ``SinkMonitor`` refreshes it every few seconds, never on a request.
+    func collectionCounts() throws(SinkError) -> [CollectionRowCount]
+
+    /// Whether ``collectionCounts()`` only reads counts the sink keeps in
+    /// memory (SQLite: one process writes it), so that callers may read it
+    /// on every request instead of caching it. Default false.
+    var countsAreInMemory: Bool { get }
 
     /// Releases the database connection. Later calls throw ``SinkError/Code/closed``.
+    func close()
+}
+
+extension Sink {
+    package var countsAreInMemory: Bool { false }
+}
+
+/// The rows one collection holds in a sink, as ``Sink/collectionCounts()`` reports them.
+///
+/// ```swift
+/// for row in try sink.collectionCounts() { print(row.collection, row.isEstimate ? "≈" : "", row.count) }
+/// ```
+package struct CollectionRowCount: Sendable, Hashable {
+    /// The collection (class name).
+    package var collection: String
+    /// Its rows.
+    package var count: Int
+    /// Whether ``count`` is the database's estimate rather than an exact count.
+    package var isEstimate: Bool
+
+    /// Creates a count.
+    package init(collection: String, count: Int, isEstimate: Bool = false) {
+        self.collection = collection
+        self.count = count
+        self.isEstimate = isEstimate
+    }
+}
+
+/// Where a sink without transactions of its own (ClickHouse) keeps its
+/// segment receipts: a transactional database (the SQLite or PostgreSQL
+/// sink's receipts table).
+///
+/// ```swift
+/// if let stored = try receipts.receipt(for: key) { return stored }
+/// // … store the objects elsewhere, then:
+/// let result = try receipts.storeReceipt(for: key, objectCount: objects.count, response: body)
+/// ```
+package protocol ReceiptStore: AnyObject, Sendable {
+    /// Where the receipts are, for logs.
+    var description: String { get }
+    /// The stored response of an already received segment, or nil.
+    func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]?
+    /// Stores the receipt of a segment whose `objectCount` objects were
+    /// stored elsewhere. If a receipt for `key` exists already (a racing
+    /// upload of the same segment), nothing is written and the stored
+    /// response is returned as ``SinkWriteResult/alreadyReceived(response:)``.
+    func storeReceipt(for key: SegmentKey, objectCount: Int, response: [UInt8]) throws(SinkError) -> SinkWriteResult
+    /// Releases the database connection.
     func close()
 }
 

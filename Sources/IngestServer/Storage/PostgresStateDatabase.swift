@@ -2,7 +2,8 @@ import Foundation
 import IngestSupport
 
 /// The state store's statements on PostgreSQL, so that several ingest
-/// servers share users, refresh tokens, API keys and app secrets.
+/// servers share users, refresh tokens, API keys and app secrets (and,
+/// through ``SharedSchemaStore``, development mode's learned schemas).
 ///
 /// Translates the store's SQLite dialect: `?` → `$n`, `INSERT OR IGNORE` →
 /// `INSERT … ON CONFLICT DO NOTHING`; maps `bytea` results to blobs and
@@ -40,6 +41,8 @@ final class PostgresStateDatabase: StateDatabase {
                     UNIQUE(app_id, name));
                 CREATE TABLE IF NOT EXISTS app_secrets (
                     app_id text PRIMARY KEY, secret bytea NOT NULL, created_at bigint NOT NULL);
+                CREATE TABLE IF NOT EXISTS development_schemas (
+                    app_id text PRIMARY KEY, schema text NOT NULL, version bigint NOT NULL, updated_at bigint NOT NULL);
                 COMMIT;
                 """)
         } catch {

@@ -6,8 +6,10 @@ import IngestSupport
 /// in development mode) and its sink.
 ///
 /// In development mode the grown schema is kept in
-/// `<stateDirectory>/<appId>.schema.json` and merged into the configured one
-/// at start-up, so collections added by clients survive restarts.
+/// `<stateDirectory>/<appId>.schema.json`, or with shared state in
+/// PostgreSQL (``SharedSchemaStore``) where every instance sees it, and
+/// merged into the configured one at start-up, so collections added by
+/// clients survive restarts.
 ///
 /// ```swift
 /// let app = try IngestApp(configuration: appConfig, sink: sink, schemaFile: path)
@@ -20,10 +22,15 @@ package final class IngestApp: Sendable {
     package let sink: any Sink
     /// Where development mode keeps the grown schema (nil: not persisted).
     package let schemaFile: String?
+    /// Where development mode keeps the grown schema with shared state
+    /// (instead of ``schemaFile``); nil without shared state.
+    package let sharedSchemas: SharedSchemaStore?
     private let current: LockedBox<Schema>
     private let evolution = Lock()
-    /// Objects accepted per second over the last ten minutes (the status page's plot).
-    package let rate = RateHistory()
+    /// The version of the shared schema last merged (under `evolution`).
+    private let sharedVersion = LockedBox<Int64?>(nil)
+    /// What uploads did recently on this instance, and the sink's row counts and health (the status page).
+    package let activity = IngestActivity()
 
     /// The app id.
     package var id: String { configuration.id }
@@ -36,17 +43,28 @@ package final class IngestApp: Sendable {
     ///
     /// - Throws: ``UploadSetupError`` if the schema file is unreadable or the
     ///   sink cannot be migrated.
-    package init(configuration: AppConfiguration, sink: any Sink, schemaFile: String?) throws(UploadSetupError) {
+    package init(configuration: AppConfiguration, sink: any Sink, schemaFile: String?,
+                sharedSchemas: SharedSchemaStore? = nil) throws(UploadSetupError) {
         self.configuration = configuration
         self.sink = sink
         self.schemaFile = schemaFile
+        self.sharedSchemas = configuration.developmentMode ? sharedSchemas : nil
         var schema: Schema
         do {
             schema = try configuration.schema.coreSchema()
         } catch {
             throw UploadSetupError("app \(configuration.id): the configured schema is invalid: \(error.message)")
         }
-        if configuration.developmentMode, let schemaFile, FileManager.default.fileExists(atPath: schemaFile) {
+        if configuration.developmentMode, let sharedSchemas {
+            do throws(SinkError) {
+                if let stored = try sharedSchemas.load(appId: configuration.id) {
+                    schema = SchemaEvolution.merged(schema, with: stored.schema.objectSchemas)
+                    sharedVersion.withLock { $0 = stored.version }
+                }
+            } catch {
+                throw UploadSetupError("app \(configuration.id): cannot read the development schema in the shared state: \(error)")
+            }
+        } else if configuration.developmentMode, let schemaFile, FileManager.default.fileExists(atPath: schemaFile) {
             do {
                 let stored = try Schema(json: try Data(contentsOf: URL(fileURLWithPath: schemaFile)))
                 schema = SchemaEvolution.merged(schema, with: stored.objectSchemas)
@@ -71,19 +89,11 @@ package final class IngestApp: Sendable {
         guard configuration.developmentMode else { return schema }
         // Quick check without the lock: most uploads need nothing new.
         if SchemaEvolution.grow(schema, records: records, clientSchema: clientSchema) == nil { return schema }
+        if let sharedSchemas { return try learnShared(records: records, clientSchema: clientSchema, in: sharedSchemas, log: log) }
         return try evolution.withLock { () throws(SinkError) -> Schema in
             let base = schema
             guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return base }
-            do throws(SinkError) {
-                try sink.migrate(to: grown)
-            } catch {
-                if error.isTransient { throw error }
-                // A change the database refuses (e.g. its column limit) must not
-                // fail the upload forever: validate against the old schema, so
-                // the objects that need the change are rejected with reasons.
-                log?("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)")
-                return base
-            }
+            guard try migrateSink(to: grown, log: log) else { return base }
             if let schemaFile, let data = try? grown.jsonData() {
                 // Best effort: the sink already has the columns; a lost file
                 // means the schema is re-learned from the next upload.
@@ -91,6 +101,68 @@ package final class IngestApp: Sendable {
             }
             current.withLock { $0 = grown }
             return grown
+        }
+    }
+
+    /// ``schemaForUpload(records:clientSchema:log:)`` on shared state: under
+    /// the app's row lock (serialized across every instance), start from the
+    /// stored schema, add what `records` need, migrate the sink, store the
+    /// grown schema. A change the sink refuses is not stored (its objects are
+    /// rejected, as on one server).
+    private func learnShared(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
+                             in store: SharedSchemaStore, log: (@Sendable (String) -> Void)?) throws(SinkError) -> Schema {
+        try evolution.withLock { () throws(SinkError) -> Schema in
+            let learned = try store.learn(appId: id) { (stored: Schema?) throws(SinkError) -> (store: Schema?, result: Schema) in
+                let base = try adoptLocked(stored, log: log)
+                guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return (nil, base) }
+                guard try migrateSink(to: grown, log: log) else { return (nil, base) }
+                current.withLock { $0 = grown }
+                return (grown, grown)
+            }
+            sharedVersion.withLock { $0 = learned.version }
+            return learned.result
+        }
+    }
+
+    /// Development mode on shared state: merges what other instances learned
+    /// since the last look (one cheap query when nothing changed) and
+    /// migrates the sink for it. ``SinkMonitor`` calls it every few seconds,
+    /// so the row counts and the status page list every learned collection.
+    package func adoptSharedSchema(log: (@Sendable (String) -> Void)? = nil) throws(SinkError) {
+        guard let sharedSchemas else { return }
+        let known = sharedVersion.withLock { $0 }
+        guard let stored = try sharedSchemas.load(appId: id, unlessVersion: known) else { return }
+        try evolution.withLock { () throws(SinkError) -> Void in
+            _ = try adoptLocked(stored.schema, log: log)
+            sharedVersion.withLock { $0 = max($0 ?? 0, stored.version) }
+        }
+    }
+
+    /// The current schema with `stored` merged in, the sink migrated for it
+    /// (the caller holds `evolution`). A merge the sink refuses is logged
+    /// and left out.
+    private func adoptLocked(_ stored: Schema?, log: (@Sendable (String) -> Void)?) throws(SinkError) -> Schema {
+        let base = schema
+        guard let stored else { return base }
+        let merged = SchemaEvolution.merged(base, with: stored.objectSchemas)
+        guard merged != base, try migrateSink(to: merged, log: log) else { return base }
+        current.withLock { $0 = merged }
+        return merged
+    }
+
+    /// Migrates the sink to a grown schema; false when the database refuses
+    /// the change (e.g. its column limit, a column of another type). That
+    /// must not fail uploads forever: it is logged, and validating against
+    /// the schema before it rejects the objects that need it, with reasons.
+    /// A transient failure is thrown (the upload answers 503).
+    private func migrateSink(to grown: Schema, log: (@Sendable (String) -> Void)?) throws(SinkError) -> Bool {
+        do throws(SinkError) {
+            try sink.migrate(to: grown)
+            return true
+        } catch {
+            if error.isTransient { throw error }
+            log?("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)")
+            return false
         }
     }
 }

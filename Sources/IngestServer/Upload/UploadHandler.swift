@@ -66,6 +66,8 @@ package final class UploadHandler: Sendable {
         } catch {
             response = error.response
             if error.status.code >= 500 { log?("upload to app \(appId) failed: \(error.message)") }
+            apps[appId]?.activity.recordFailure(status: error.status.code, code: error.code, message: error.message,
+                                                sinkFailure: error.code == "sink_unavailable" || error.code == "sink_error")
         }
         if apps[appId] != nil { metrics.uploads.increment([appId, String(response.status.code)]) }
         return response
@@ -75,7 +77,7 @@ package final class UploadHandler: Sendable {
         guard let app = apps[appId] else {
             throw UploadError(.notFound, code: "unknown_app", "no app with id \"\(appId)\" is configured on this server")
         }
-        try authenticate(request, appId: appId)
+        let claims = try authenticate(request, appId: appId)
         let admitted = inFlight.withLock { count -> Bool in
             guard count < configuration.maxConcurrentUploads else { return false }
             count += 1
@@ -97,13 +99,14 @@ package final class UploadHandler: Sendable {
 
         let key = SegmentKey(storeId: segment.header.storeId, segmentNumber: segment.header.segmentNumber)
         if let stored = try sinkCall(app, { () throws(SinkError) in try app.sink.receipt(for: key) }) {
+            app.activity.recordReplay(key: key, claims: claims)
             return replay(stored, appId: appId)
         }
         if let schemaError = segment.schemaError { throw schemaError }
-        return try ingest(segment, key: key, into: app)
+        return try ingest(segment, key: key, into: app, claims: claims)
     }
 
-    private func authenticate(_ request: HTTPRequest, appId: String) throws(UploadError) {
+    private func authenticate(_ request: HTTPRequest, appId: String) throws(UploadError) -> AccessClaims {
         guard let header = request.headers["authorization"] else {
             throw UploadError(.unauthorized, code: "missing_token",
                               "send the access token as \"Authorization: Bearer <access_token>\"")
@@ -114,7 +117,7 @@ package final class UploadHandler: Sendable {
                               "the Authorization header must be \"Bearer <access_token>\"")
         }
         do {
-            _ = try auth.verifyAccessToken(String(parts[1].trimmingHTTPWhitespace()), appId: appId)
+            return try auth.verifyAccessToken(String(parts[1].trimmingHTTPWhitespace()), appId: appId)
         } catch {
             throw UploadError(HTTPStatus(code: error.httpStatus), code: error.code.rawValue, error.message)
         }
@@ -127,7 +130,8 @@ package final class UploadHandler: Sendable {
         return response
     }
 
-    private func ingest(_ segment: ParsedSegment, key: SegmentKey, into app: IngestApp) throws(UploadError) -> HTTPResponse {
+    private func ingest(_ segment: ParsedSegment, key: SegmentKey, into app: IngestApp,
+                        claims: AccessClaims) throws(UploadError) -> HTTPResponse {
         let records = segment.records
         // Most records are proven valid straight from their bytes against the
         // current schema, without building a document. The others are decoded
@@ -223,14 +227,18 @@ package final class UploadHandler: Sendable {
         })
         switch result {
         case .alreadyReceived(let stored):
+            app.activity.recordReplay(key: key, claims: claims)
             return replay(stored, appId: app.id)
-        case .written(_, let body):
-            metrics.sinkWriteDuration.observe(monotonicSeconds() - started, [app.id])
+        case .written(let duplicates, let body):
+            let seconds = monotonicSeconds() - started
+            metrics.sinkWriteDuration.observe(seconds, [app.id])
+            metrics.segmentLag.observe(Double(Self.nowMillis() - segment.header.createdAtMillis) / 1000, [app.id])
+            app.activity.recordStored(key: key, claims: claims, objects: objects, duplicates: duplicates, rejections: allRejections,
+                                      createdAtMillis: segment.header.createdAtMillis, writeSeconds: seconds)
             let accepted = objects.count - duplicateCount
             metrics.objects.increment([app.id, "accepted"], by: Double(accepted))
             metrics.objects.increment([app.id, "duplicate"], by: Double(duplicateCount))
             metrics.objects.increment([app.id, "rejected"], by: Double(allRejections.count))
-            app.rate.record(accepted)
             return .json(body)
         }
     }
@@ -264,6 +272,15 @@ package final class UploadHandler: Sendable {
             throw UploadError(.internalServerError, code: "sink_error",
                               "the app's database failed: \(error.message); retry later")
         }
+    }
+}
+
+extension UploadHandler {
+    /// Milliseconds since 1970 (the clock segment creation times are compared with).
+    static func nowMillis() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }
 
