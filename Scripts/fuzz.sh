@@ -123,7 +123,7 @@ if [ "$build" -eq 1 ]; then
         sources=("Fuzz/$target/main.swift")
         case "$target" in
             http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
-            websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lz -lcrypto) ;;
+            websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto) ;;
             syslog)
                 libraries=(-lDataIngest -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
                 sources+=(Samples/LogForwarder/LineParser.swift) ;;
