@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
+        .library(name: "IngestHTTP", targets: ["IngestHTTP"]),
         .library(name: "IngestServer", targets: ["IngestServer"]),
         .library(name: "RealmSync", targets: ["RealmSync"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
@@ -59,18 +60,30 @@ let package = Package(
         // MARK: Client SDK: object model, realms, segment store, sync
         .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CZlib", "CLinux"]),
 
-        // MARK: Server: HTTP, auth, apps, uploads, sinks
+        // MARK: HTTP/1.1 server: parser, event loop, router, connections
+        .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux", .product(name: "Logging", package: "swift-log")]),
+
+        // MARK: Server: apps, auth, uploads, sinks, route adapters
         .target(
             name: "IngestServer",
-            dependencies: ["IngestCore", "IngestSupport", "CCrypto", "CZlib", "CLinux", "CPostgres"]),
-        .executableTarget(name: "ingest-server", dependencies: ["IngestServer"]),
+            dependencies: [
+                "IngestHTTP", "IngestCore", "IngestSupport", "CCrypto", "CZlib", "CLinux", "CPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "ingest-server",
+            dependencies: [
+                "IngestServer", "IngestHTTP", "IngestCore", "CSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // MARK: Samples (each folder has a README)
         .executableTarget(name: "WeatherStation", dependencies: ["DataIngest"], path: "Samples/WeatherStation",
                          exclude: ["README.md"]),
         .executableTarget(name: "RetailInvoices", dependencies: ["DataIngest", "CSQLite"], path: "Samples/RetailInvoices",
                          exclude: ["README.md"]),
-        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestServer", "IngestSupport"], path: "Samples/ServerLogging",
+        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestHTTP", "IngestSupport"], path: "Samples/ServerLogging",
                          exclude: ["README.md"]),
         .executableTarget(name: "ingest-forward", dependencies: ["DataIngest", "IngestSupport"], path: "Samples/LogForwarder",
                          exclude: ["README.md"]),
@@ -103,7 +116,14 @@ let package = Package(
             dependencies: ["DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestSupport", "IngestTestSupport", "ingest-server"]),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server"]),
+        // The HTTP layer in process and against a real ingest-server process.
+        .testTarget(
+            name: "IngestHTTPTests",
+            dependencies: [
+                "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",

@@ -11,11 +11,13 @@
 #
 # The harnesses (Fuzz/<target>/main.swift) are not SwiftPM targets, so
 # `swift build` and `swift test` never compile them. This script compiles
-# IngestSupport, IngestCore, IngestServer, RealmSync and DataIngest (each only
-# when a target needs it)
-# directly with swiftc, instrumented with `-sanitize=fuzzer,address` (and
-# -enable-testing, for the internal HTTP parser and ParsedSegment), then links
-# each harness against them. The syslog harness compiles the forwarder
+# IngestSupport, IngestCore, IngestHTTP, IngestServer, RealmSync and
+# DataIngest (each only when a target needs it) directly with swiftc,
+# instrumented with `-sanitize=fuzzer,address` (and -enable-testing, for the
+# internal HTTP parser and ParsedSegment), plus swift-log's Logging module
+# (which IngestHTTP and IngestServer import; from the checkout `swift package
+# resolve` makes, not instrumented), then links each harness against them.
+# The syslog harness compiles the forwarder
 # sample's Samples/LogForwarder/LineParser.swift into itself: the sample is an
 # executable target, so there is no library of it to link.
 #
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
         --seconds) seconds="$2"; shift 2 ;;
         --build-dir) build_dir="$2"; shift 2 ;;
         --no-build) build=0; shift ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         -*) echo "unknown option $1" >&2; exit 2 ;;
         *)
             if [[ ! " ${ALL_TARGETS[*]} " == *" $1 "* ]]; then
@@ -60,7 +62,7 @@ needs() {   # needs MODULE: true if a selected target links MODULE
     local target
     for target in "${targets[@]}"; do
         case "$1:$target" in
-            IngestServer:http|IngestServer:upload|IngestServer:jwt|DataIngest:syslog) return 0 ;;
+            IngestHTTP:http|IngestHTTP:upload|IngestHTTP:jwt|IngestServer:upload|IngestServer:jwt|DataIngest:syslog) return 0 ;;
             RealmSync:websocket|RealmSync:syncmessage|RealmSync:changeset) return 0 ;;
         esac
     done
@@ -71,22 +73,41 @@ needs() {   # needs MODULE: true if a selected target links MODULE
 quiet() { "$@" 2>&1 | { grep -v "Cannot export local symbol" || true; }; return "${PIPESTATUS[0]}"; }
 
 SWIFTC_FLAGS=(-swift-version 6 -O -sanitize=fuzzer,address -parse-as-library -package-name DataIngest)
-# Every system library module IngestServer and DataIngest import (IngestServer
+# Every system library module IngestHTTP, IngestServer and DataIngest import (IngestServer
 # imports CPostgres since the PostgreSQL sink; without it the server targets
 # did not compile).
 C_MODULES=(-I Sources/CZlib -I Sources/CCrypto -I Sources/CSQLite -I Sources/CLinux -I Sources/CPostgres)
 
+# module_sources NAME: where a module's sources are: Sources/NAME, or the
+# package checkout for the Swift package dependencies.
+module_sources() {
+    case "$1" in
+        Logging) echo ".build/checkouts/swift-log/Sources/Logging" ;;
+        *) echo "Sources/$1" ;;
+    esac
+}
+
+# module_package NAME: the module's package, for `package` access (swift-log's
+# own `package` symbols, such as its Lock, must not meet the project's).
+module_package() {
+    case "$1" in
+        Logging) echo "swift_log" ;;
+        *) echo "DataIngest" ;;
+    esac
+}
+
 # build_module NAME "DEPENDENCIES" FLAGS...: a static library plus its
-# module from Sources/NAME, rebuilt when a source file is newer than the
-# library, when the library of a module it imports (DEPENDENCIES) is, or
-# when the flags changed.
+# module from its sources (module_sources), rebuilt when a source file is
+# newer than the library, when the library of a module it imports
+# (DEPENDENCIES) is, or when the flags changed.
 build_module() {
-    local name="$1" dependencies="$2" library="$build_dir/lib$1.a"
+    local name="$1" dependencies="$2" library="$build_dir/lib$1.a" directory
+    directory=$(module_sources "$1")
     shift 2
-    local flags="$*" sources dependency stale=0
-    sources=$(find "Sources/$name" -name '*.swift' | sort)
+    local flags="$* -package-name $(module_package "$name")" sources dependency stale=0
+    sources=$(find "$directory" -name '*.swift' | sort)
     [ -f "$library" ] || stale=1
-    [ -n "$(find "Sources/$name" -name '*.swift' -newer "$library" 2>/dev/null | head -1)" ] && stale=1
+    [ -n "$(find "$directory" -name '*.swift' -newer "$library" 2>/dev/null | head -1)" ] && stale=1
     for dependency in $dependencies; do
         [ "$build_dir/lib$dependency.a" -nt "$library" ] && stale=1
     done
@@ -94,7 +115,7 @@ build_module() {
     [ "$stale" -eq 1 ] || return 0
     echo "== compiling $name ($flags)"
     # shellcheck disable=SC2086
-    quiet swiftc "$@" -parse-as-library -package-name DataIngest -module-name "$name" \
+    quiet swiftc "$@" -parse-as-library -package-name "$(module_package "$name")" -module-name "$name" \
         -emit-library -static -o "$library.tmp" \
         -emit-module -emit-module-path "$build_dir/$name.swiftmodule" \
         -I "$build_dir" "${C_MODULES[@]}" $sources
@@ -115,14 +136,21 @@ PLAIN=(-swift-version 6 -Onone)
 if [ "$build" -eq 1 ]; then
     build_module IngestSupport "" "${INSTRUMENTED[@]}"
     build_module IngestCore "IngestSupport" "${INSTRUMENTED[@]}"
-    if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
+    if needs IngestHTTP; then
+        [ -d "$(module_sources Logging)" ] || swift package resolve
+        build_module Logging "" -swift-version 6 -O -wmo
+        build_module IngestHTTP "IngestSupport Logging" "${INSTRUMENTED[@]}"
+    fi
+    if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore IngestHTTP Logging" "${INSTRUMENTED[@]}"; fi
     if needs RealmSync; then build_module RealmSync "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
     if needs DataIngest; then build_module DataIngest "IngestSupport IngestCore" "${PLAIN[@]}"; fi
     for target in "${targets[@]}"; do
         libraries=(-lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
         sources=("Fuzz/$target/main.swift")
         case "$target" in
-            http|upload|jwt) libraries=(-lIngestServer -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
+            http) libraries=(-lIngestHTTP -lLogging -lIngestSupport -lsqlite3 -lz -lcrypto) ;;
+            upload|jwt)
+                libraries=(-lIngestServer -lIngestHTTP -lLogging -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
             websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto) ;;
             syslog)
                 libraries=(-lDataIngest -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)

@@ -207,7 +207,7 @@ private final class UploadRun: @unchecked Sendable {
 func uploadAll(_ bodies: [[UInt8]], clients: Int, server: ServerBenchProcess, token: String,
                        expectPerSegment: Int) throws -> Double {
     let run = UploadRun(bodies: bodies)
-    let path = "/api/client/v2.0/app/\(server.appId)/ingest"
+    let path = ProtocolRoutes.uploadPath(appId: server.appId)
     let port = server.port
     let start = nowNanoseconds()
     for _ in 0..<clients {
@@ -420,7 +420,7 @@ final class ServerBenchProcess {
     func loginAnonymously() throws -> String {
         let connection = try BenchHTTPConnection(port: port)
         let (status, body) = try connection.request(
-            method: "POST", path: "/api/client/v2.0/app/\(appId)/auth/providers/anon-user/login",
+            method: "POST", path: ProtocolRoutes.loginPath(appId: appId, provider: "anon-user"),
             headers: ["Content-Type: application/json"], body: Array("{}".utf8))
         guard status == 200, let json = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               let token = json["access_token"] as? String else {

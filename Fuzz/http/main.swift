@@ -3,7 +3,7 @@
 //
 // The first byte sets the size of the pieces the rest is fed in (1...64
 // bytes, 0 = all at once), so partial reads at every boundary are covered.
-@testable import IngestServer
+@testable import IngestHTTP
 
 // Small limits so the limit checks are reached by short inputs.
 let limits = HTTPRequestParser.Limits(maxHeaderBytes: 512, maxHeaderCount: 16, maxBodyBytes: 4096)

@@ -1,6 +1,6 @@
 // libFuzzer harness: the upload handler's decode path, in process and
 // without a sink: inflate within limits, read the segment completely
-// (ParsedSegment, as UploadHandler does), decode every record and validate
+// (ParsedSegment, as UploadService does), decode every record and validate
 // it against a schema, and against the client's header schema if it has one.
 // Built and run by Scripts/fuzz.sh (not a SwiftPM target).
 //
@@ -53,8 +53,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         segment = try ParsedSegment(gzip: body, limits: gzipLimits)
     } catch {
         // Every failure must map to a client error status, never a 5xx.
-        guard error.status.code >= 400, error.status.code < 500 else {
-            fatalError("a malformed upload answered \(error.status.code)")
+        guard error.httpStatus >= 400, error.httpStatus < 500 else {
+            fatalError("a malformed upload answered \(error.httpStatus)")
         }
         return 0
     }

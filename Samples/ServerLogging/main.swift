@@ -12,7 +12,7 @@ import Glibc
 #endif
 import DataIngest
 import Foundation
-import IngestServer
+import IngestHTTP
 import IngestSupport
 
 func fail(_ message: String, _ status: Int32) -> Never {

@@ -3,6 +3,7 @@ import Testing
 @testable import IngestServer
 import IngestTestSupport
 
+/// `ingest-server apikey create|list|revoke`, run as the built binary.
 @Suite struct AuthAPIKeyCommandTests {
     @Test func createListLoginAndRevokeWithAConfigFile() throws {
         let directory = try TemporaryDirectory("auth")
@@ -12,40 +13,35 @@ import IngestTestSupport
              "apps": [{"id": "shop", "auth": {"api-key": {}}}, {"id": "other", "auth": {"anon-user": {}}}]}
             """#.utf8).write(to: URL(fileURLWithPath: configPath))
 
-        let created = APIKeyCommand.run(arguments: ["create", "--app", "shop", "--name", "till-1", "--config", configPath],
-                                        environment: [:])
+        let created = try runIngestServer(["apikey", "create", "--app", "shop", "--name", "till-1", "--config", configPath])
         #expect(created.status == 0)
         let key = created.output.trimmingCharacters(in: .newlines)
         #expect(key.hasPrefix("dik_") && !key.contains("\n"))
         #expect(created.errorOutput.contains("not shown again"))
 
-        let duplicate = APIKeyCommand.run(arguments: ["create", "--app", "shop", "--name", "till-1", "--config", configPath],
-                                          environment: [:])
+        let duplicate = try runIngestServer(["apikey", "create", "--app", "shop", "--name", "till-1", "--config", configPath])
         #expect(duplicate.status == 1 && duplicate.errorOutput.contains("already has an API key named \"till-1\""))
 
-        let listed = APIKeyCommand.run(arguments: ["list", "--app", "shop", "--config", configPath], environment: [:])
+        let listed = try runIngestServer(["apikey", "list", "--app", "shop", "--config", configPath])
         #expect(listed.status == 0 && listed.output.hasPrefix("till-1\t") && !listed.output.contains(key))
 
         // The key logs in through the service the server runs.
-        let config = try ServerConfiguration(contentsOfFile: configPath, environment: [:])
+        let config = try ServerConfiguration(contentsOfFile: configPath)
         do {
             let auth = try AuthService(configuration: config)
             defer { auth.store.close() }
             _ = try auth.login(appId: "shop", provider: "api-key", body: Array(#"{"key": "\#(key)"}"#.utf8))
         }
 
-        let revoked = APIKeyCommand.run(arguments: ["revoke", "--app", "shop", "--name", "till-1", "--config", configPath],
-                                        environment: [:])
+        let revoked = try runIngestServer(["apikey", "revoke", "--app", "shop", "--name", "till-1", "--config", configPath])
         #expect(revoked.status == 0)
-        let again = APIKeyCommand.run(arguments: ["revoke", "--app", "shop", "--name", "till-1", "--config", configPath],
-                                      environment: [:])
+        let again = try runIngestServer(["apikey", "revoke", "--app", "shop", "--name", "till-1", "--config", configPath])
         #expect(again.status == 1)
-        #expect(APIKeyCommand.run(arguments: ["list", "--app", "shop", "--config", configPath], environment: [:])
+        #expect(try runIngestServer(["apikey", "list", "--app", "shop", "--config", configPath])
             .output.contains("revoked"))
 
         // A key for an app without the api-key provider is created with a warning.
-        let warned = APIKeyCommand.run(arguments: ["create", "--app", "other", "--name", "k", "--config", configPath],
-                                       environment: [:])
+        let warned = try runIngestServer(["apikey", "create", "--app", "other", "--name", "k", "--config", configPath])
         #expect(warned.status == 0 && warned.errorOutput.contains("not enabled"))
     }
 
@@ -53,16 +49,14 @@ import IngestTestSupport
         let directory = try TemporaryDirectory("auth")
         let state = directory.path("ingest-data")
         let appId = try ServerConfiguration.development(stateDirectory: state).apps[0].id
-        let created = APIKeyCommand.run(arguments: ["create", "--app", appId, "--name", "dev", "--data-dir", state],
-                                        environment: [:])
+        let created = try runIngestServer(["apikey", "create", "--app", appId, "--name", "dev", "--data-dir", state])
         #expect(created.status == 0 && created.output.hasPrefix("dik_"))
 
-        let unknownApp = APIKeyCommand.run(arguments: ["create", "--app", "nope", "--name", "x", "--data-dir", state],
-                                           environment: [:])
+        let unknownApp = try runIngestServer(["apikey", "create", "--app", "nope", "--name", "x", "--data-dir", state])
         #expect(unknownApp.status == 1 && unknownApp.errorOutput.contains(appId))
         for arguments in [[], ["delete"], ["create", "--name", "x"], ["create", "--app", "a"], ["create", "--app"],
                           ["list", "--app", "a", "--bogus", "1"], ["list", "--app", "a", "--data-dir"]] {
-            let result = APIKeyCommand.run(arguments: arguments, environment: [:])
+            let result = try runIngestServer(["apikey"] + arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.errorOutput.contains("usage:"))
         }
@@ -70,13 +64,10 @@ import IngestTestSupport
         let configPath = directory.path("ingest.json")
         try Data(#"{"stateDirectory": "/nonexistent/never", "apps": [{"id": "shop"}]}"#.utf8)
             .write(to: URL(fileURLWithPath: configPath))
-        let overridden = APIKeyCommand.run(
-            arguments: ["create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.path("other")],
-            environment: [:])
+        let overridden = try runIngestServer(["apikey", "create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.path("other")])
         #expect(overridden.status == 0)
         #expect(FileManager.default.fileExists(atPath: directory.path("other/state.sqlite")))
-        let badConfig = APIKeyCommand.run(arguments: ["list", "--app", "a", "--config", directory.path("absent.json")],
-                                          environment: [:])
+        let badConfig = try runIngestServer(["apikey", "list", "--app", "a", "--config", directory.path("absent.json")])
         #expect(badConfig.status == 1 && badConfig.errorOutput.contains("absent.json"))
     }
 }

@@ -45,8 +45,10 @@ final class IngestTestServer {
     static let shopSecret = "test-signing-secret-0123456789-abcdefghij"
 
     /// Starts the server with `config` (JSON text; `$DATA` is replaced by the
-    /// state directory), or as the development server when `config` is nil.
-    init(config: String?, extraArguments: [String] = [], directory: TemporaryDirectory? = nil) throws {
+    /// state directory), or as the development server when `config` is nil;
+    /// with `environment`, in that environment instead of the test's.
+    init(config: String?, extraArguments: [String] = [], directory: TemporaryDirectory? = nil,
+         environment: [String: String]? = nil) throws {
         let directory = try directory ?? TemporaryDirectory("e2e")
         self.directory = directory
         dataPath = directory.path + "/data"
@@ -56,7 +58,8 @@ final class IngestTestServer {
             try Data(config.replacingOccurrences(of: "$DATA", with: dataPath).utf8).write(to: URL(fileURLWithPath: path))
             arguments += ["--config", path]
         }
-        server = try IngestServerProcess(in: directory.path, arguments: arguments + extraArguments, logName: "stderr.log")
+        server = try IngestServerProcess(in: directory.path, arguments: arguments + extraArguments, logName: "stderr.log",
+                                         environment: environment)
     }
 
     /// Kills the process by PID (idempotent).

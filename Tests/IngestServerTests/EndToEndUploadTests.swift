@@ -294,24 +294,3 @@ struct EndToEndUploadTests {
         #expect(keyLogin.string("access_token") != nil)
     }
 }
-
-/// Runs the `ingest-server` binary to completion (bounded); its exit status and stdout.
-func runIngestServer(_ arguments: [String], timeout: Double = 30) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
-    process.arguments = arguments
-    let directory = try TemporaryDirectory("e2e")
-    let outPath = directory.path + "/out"
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    process.standardOutput = FileHandle(forWritingAtPath: outPath)
-    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-    try process.run()
-    let deadline = monotonicNow() + timeout
-    while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw TestSupportError("ingest-server \(arguments) did not finish in \(timeout) s")
-    }
-    return (process.terminationStatus, (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "")
-}

@@ -3,6 +3,7 @@ import IngestCore
 import Testing
 @testable import IngestServer
 import IngestSupport
+import IngestHTTP
 import IngestTestSupport
 
 /// The upload handler in process, under concurrent uploads of the same and

@@ -119,18 +119,16 @@ public final class App: @unchecked Sendable {
             }
         }
         let deviceId = users.withLock { $0 }.values.max { $0.loggedInAt < $1.loggedInAt }?.deviceId
-        let path = "/api/client/v2.0/app/\(id)/auth/providers/\(credentials.provider)/login"
-        let answer = await requestResult("POST", path, json: credentials.body(deviceId: deviceId))
+        let path = ProtocolRoutes.loginPath(appId: id, provider: credentials.provider)
+        let answer = await requestResult("POST", path, body: credentials.loginRequest(deviceId: deviceId))
         if credentials.provider == Credentials.anonymous.provider, Self.serverUnreachable(answer) {
             return try startOffline(deviceId: deviceId)
         }
         let response = try answer.get()
         guard response.status == 200 else { throw authError(response, action: "log in") }
-        let object = try json(response)
-        guard let accessToken = object["access_token"] as? String, let refreshToken = object["refresh_token"] as? String,
-              let userId = object["user_id"] as? String, let device = object["device_id"] as? String else {
-            throw AppError(.invalidResponse, "the login answer lacks access_token, refresh_token, user_id or device_id", httpStatus: response.status)
-        }
+        let login = try decode(LoginAnswer.self, response,
+                               missing: "the login answer lacks access_token, refresh_token, user_id or device_id")
+        let (accessToken, refreshToken, userId, device) = (login.accessToken, login.refreshToken, login.userId, login.deviceId)
         let record = UserRecord(
             id: userId, deviceId: device, provider: credentials.provider, accessToken: accessToken,
             refreshToken: refreshToken, state: .loggedIn, loggedInAtMillis: Int64(Date().timeIntervalSince1970 * 1000))
@@ -180,13 +178,14 @@ public final class App: @unchecked Sendable {
         configuration.baseURL.appendingPathComponent(path)
     }
 
-    /// Sends an auth request; transport failures become ``AppError/Code/network``.
-    func request(_ method: String, _ path: String, json body: [String: Any]? = nil,
+    /// Sends an auth request with a protocol body (IngestCore/Protocol);
+    /// transport failures become ``AppError/Code/network``.
+    func request(_ method: String, _ path: String, body: (any ProtocolBody)? = nil,
                  bearer: String? = nil) async throws(AppError) -> TransportResponse {
         var headers = ["Accept": "application/json"]
         var data: Data?
         if let body {
-            data = try? JSONSerialization.data(withJSONObject: body)
+            data = Data(body.jsonBody)
             headers["Content-Type"] = "application/json"
         }
         if let bearer { headers["Authorization"] = "Bearer \(bearer)" }
@@ -199,11 +198,17 @@ public final class App: @unchecked Sendable {
         }
     }
 
-    func json(_ response: TransportResponse) throws(AppError) -> [String: Any] {
-        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+    /// Decodes a successful auth answer; `missing` is the message when the
+    /// answer is JSON but lacks what the protocol defines.
+    func decode<Answer: ProtocolBody>(_ type: Answer.Type, _ response: TransportResponse,
+                                      missing: String) throws(AppError) -> Answer {
+        do {
+            return try Answer(jsonBody: response.body)
+        } catch where error.code == .invalidJSON || error.code == .notAnObject {
             throw AppError(.invalidResponse, "the server's answer is not a JSON object", httpStatus: response.status)
+        } catch {
+            throw AppError(.invalidResponse, missing, httpStatus: response.status)
         }
-        return object
     }
 
     /// The error for a failed auth request, by status and `error_code`.

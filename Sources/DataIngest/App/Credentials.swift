@@ -1,3 +1,5 @@
+import IngestCore
+
 /// How a user logs in, as in the seed SDK.
 ///
 /// ```swift
@@ -29,16 +31,13 @@ public enum Credentials: Sendable, Hashable {
         }
     }
 
-    /// The login request's JSON body.
-    func body(deviceId: String?) -> [String: Any] {
-        var body: [String: Any]
+    /// The login request's body.
+    func loginRequest(deviceId: String?) -> LoginRequest {
         switch self {
-        case .anonymous: body = [:]
-        case .emailPassword(let email, let password): body = ["username": email, "password": password]
-        case .userAPIKey(let key): body = ["key": key]
-        case .jwt(let token): body = ["token": token]
+        case .anonymous: LoginRequest(deviceId: deviceId)
+        case .emailPassword(let email, let password): LoginRequest(username: email, password: password, deviceId: deviceId)
+        case .userAPIKey(let key): LoginRequest(key: key, deviceId: deviceId)
+        case .jwt(let token): LoginRequest(token: token, deviceId: deviceId)
         }
-        if let deviceId { body["options"] = ["device": ["deviceId": deviceId]] }
-        return body
     }
 }

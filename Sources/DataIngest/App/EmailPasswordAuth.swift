@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// Email/password operations of an ``App`` (provider `local-userpass`).
 ///
@@ -14,8 +15,7 @@ public struct EmailPasswordAuth: Sendable {
     ///   (password too short for the app's policy), `network`, …
     public func registerUser(email: String, password: String) async throws {
         let response = try await app.request(
-            "POST", "/api/client/v2.0/app/\(app.id)/auth/providers/local-userpass/register",
-            json: ["email": email, "password": password])
+            "POST", ProtocolRoutes.registerPath(appId: app.id), body: RegisterRequest(email: email, password: password))
         guard response.status == 201 || response.status == 200 else {
             throw app.authError(response, action: "register \(email)")
         }

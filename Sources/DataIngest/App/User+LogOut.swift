@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,7 +90,7 @@ extension User {
         let refresh = refreshToken
         if !keepRefresh, let refresh {
             // Revoke on the server; a failure leaves only a token that expires.
-            _ = try? await app.request("DELETE", "/api/client/v2.0/auth/session", bearer: refresh)
+            _ = try? await app.request("DELETE", ProtocolRoutes.sessionPath, bearer: refresh)
         }
         try change { record in
             record.state = target

@@ -41,19 +41,16 @@ extension User {
                 let current = record
                 if current.awaitingLogin != true, let token = current.accessToken { return token }
                 let response = try await app.request(
-                    "POST", "/api/client/v2.0/app/\(app.id)/auth/providers/\(provider)/login",
-                    json: Credentials.anonymous.body(deviceId: current.deviceId))
+                    "POST", ProtocolRoutes.loginPath(appId: app.id, provider: provider),
+                    body: Credentials.anonymous.loginRequest(deviceId: current.deviceId))
                 guard response.status == 200 else {
                     let error = app.authError(response, action: "log in user \(id), created while the server could not be reached,")
                     if error.code == .serverError { throw error }
                     throw AppError(.invalidSession, error.message, httpStatus: error.httpStatus, serverCode: error.serverCode)
                 }
-                let object = try app.json(response)
-                guard let access = object["access_token"] as? String, let refresh = object["refresh_token"] as? String,
-                      let userId = object["user_id"] as? String, let device = object["device_id"] as? String else {
-                    throw AppError(.invalidResponse, "the login answer lacks access_token, refresh_token, user_id or device_id",
-                                   httpStatus: response.status)
-                }
+                let login = try app.decode(LoginAnswer.self, response,
+                                           missing: "the login answer lacks access_token, refresh_token, user_id or device_id")
+                let (access, refresh, userId, device) = (login.accessToken, login.refreshToken, login.userId, login.deviceId)
                 try change { record in
                     record.directory = record.key
                     record.id = userId
@@ -73,10 +70,10 @@ extension User {
 }
 
 extension App {
-    /// ``request(_:_:json:bearer:)`` as a `Result`.
-    func requestResult(_ method: String, _ path: String, json body: [String: Any]?) async -> Result<TransportResponse, AppError> {
+    /// ``request(_:_:body:bearer:)`` as a `Result`.
+    func requestResult(_ method: String, _ path: String, body: (any ProtocolBody)?) async -> Result<TransportResponse, AppError> {
         do {
-            return .success(try await request(method, path, json: body))
+            return .success(try await request(method, path, body: body))
         } catch {
             return .failure(error)
         }

@@ -110,15 +110,13 @@ public final class User: @unchecked Sendable {
                 guard let refreshToken = current.refreshToken else {
                     throw AppError(.invalidSession, "user \(id) has no refresh token; log in again")
                 }
-                let response = try await app.request("POST", "/api/client/v2.0/auth/session", bearer: refreshToken)
+                let response = try await app.request("POST", ProtocolRoutes.sessionPath, bearer: refreshToken)
                 guard response.status == 201 || response.status == 200 else {
                     throw app.authError(response, action: "refresh the access token of user \(id)")
                 }
-                let object = try app.json(response)
-                guard let access = object["access_token"] as? String else {
-                    throw AppError(.invalidResponse, "the refresh answer has no access_token", httpStatus: response.status)
-                }
-                let rotated = object["refresh_token"] as? String
+                let answer = try app.decode(SessionAnswer.self, response, missing: "the refresh answer has no access_token")
+                let access = answer.accessToken
+                let rotated = answer.refreshToken
                 try change { record in
                     record.accessToken = access
                     if let rotated { record.refreshToken = rotated }

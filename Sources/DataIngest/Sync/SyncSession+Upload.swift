@@ -76,7 +76,7 @@ extension SyncSession {
                 continue
             }
             let request = TransportRequest(
-                method: "POST", url: app.url("/api/client/v2.0/app/\(app.id)/ingest"),
+                method: "POST", url: app.url(ProtocolRoutes.uploadPath(appId: app.id)),
                 headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/gzip"],
                 body: body, timeout: configuration.uploadTimeout)
             box.withLock { if $0.connection == .disconnected { $0.connection = .connecting } }
@@ -138,9 +138,9 @@ extension SyncSession {
     /// A 200: acknowledge, quarantining refused objects first. Returns false
     /// if the store could not record it (retried: the server answers the same).
     private func handleAccepted(_ segment: PendingSegment, response: TransportResponse, store: SegmentStore) -> Bool {
-        let result: UploadResult
+        let result: UploadAnswer
         do {
-            result = try UploadResult.decode(response.body)
+            result = try UploadAnswer(jsonBody: response.body)
         } catch {
             report(SyncError(.store, "the server's answer for segment \(segment.number) is not a valid result: \(error)", segmentNumber: segment.number, httpStatus: 200))
             return false

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// Sends one HTTP request to the server. ``HTTPClientTransport`` (plain
 /// sockets) is the default for `http://` base URLs and
@@ -65,10 +66,10 @@ public struct TransportResponse: Sendable {
         headers["retry-after"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
     }
 
-    /// The server's `{"error", "error_code"}` body, if it has one.
+    /// The server's `{"error", "error_code"}` body (``ErrorBody``), if it has one.
     var serverError: (message: String, code: String)? {
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return nil }
-        return ((object["error"] as? String) ?? "", (object["error_code"] as? String) ?? "")
+        guard let error = try? ErrorBody(jsonBody: body) else { return nil }
+        return (error.message, error.code)
     }
 }
 

@@ -1,3 +1,5 @@
+import IngestHTTP
+
 extension ServerConfiguration {
     /// The HTTP server settings for this configuration: address, port and
     /// the connection, size and time limits. Observers and signal handling

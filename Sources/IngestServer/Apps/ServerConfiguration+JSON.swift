@@ -1,5 +1,6 @@
 import Foundation
 import IngestSupport
+import Logging
 
 extension ServerConfiguration {
     /// Reads and parses a JSON configuration file (see Docs/Server.md for the reference).
@@ -69,6 +70,13 @@ extension ServerConfiguration {
             }
             sharedStatePostgres = try stateReader.requiredString("connection")
             try stateReader.finish()
+        }
+        if let level = try reader.string("logLevel") {
+            guard let parsed = Logger.Level(rawValue: level) else {
+                throw ConfigError(.invalidValue, path: "logLevel", "unknown log level \"\(level)\"; use "
+                                      + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            logLevel = parsed
         }
         if var limitsReader = try reader.object("limits") {
             limits = try Limits(reader: &limitsReader)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Everything the ingest server needs to run: where it listens, where it
 /// keeps its state, its limits and its apps.
@@ -26,6 +27,10 @@ package struct ServerConfiguration: Sendable {
     /// shared by several ingest servers. Default nil: `state.sqlite` in the
     /// state directory. JSON: `"sharedState": { "kind": "postgres", "connection": "…" }`.
     package var sharedStatePostgres: String? = nil
+    /// The lowest level of the server's own log (`trace` … `critical`).
+    /// Default nil: `ingest-server` uses `--log-level`, then `INGEST_LOG_LEVEL`,
+    /// then this, then `info`. JSON: `"logLevel": "notice"`.
+    package var logLevel: Logger.Level? = nil
 
     package init(host: String = "127.0.0.1", port: Int = 9090, stateDirectory: String = "./ingest-data",
                 limits: Limits = .init(), apps: [AppConfiguration] = []) {

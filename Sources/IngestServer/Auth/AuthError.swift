@@ -1,11 +1,11 @@
-import IngestSupport
-
-/// An authentication or authorization failure, with the HTTP status the
-/// server answers with.
+/// An authentication or authorization failure: a stable code (the
+/// `error_code` clients see) and a message, independent of the front door
+/// that carried the request (Routes/AuthRoutes.swift maps ``kind`` to the
+/// HTTP status).
 ///
 /// ```swift
 /// do { _ = try auth.verifyAccessToken(token, appId: appId) }
-/// catch { response.status = error.httpStatus; response.body = error.code.rawValue }
+/// catch where error.kind == .unauthenticated { print("refresh the token: \(error.message)") }
 /// ```
 package struct AuthError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. Extensible: new codes may be added; clients
@@ -57,24 +57,19 @@ package struct AuthError: Error, Sendable, CustomStringConvertible {
         self.appId = appId
     }
 
-    /// The HTTP status for this error: 400, 401, 403, 404, 409, 429 or 500.
-    package var httpStatus: Int {
+    /// What kind of failure this is, for any front door (the HTTP adapter
+    /// answers 400, 401, 403, 404, 409, 429 or 500).
+    package var kind: ServiceErrorKind {
         switch code {
-        case .badRequest, .passwordPolicy: 400
-        case .invalidToken, .expiredToken, .invalidCredentials: 401
-        case .wrongApp, .providerDisabled, .userDisabled: 403
-        case .unknownApp, .unknownProvider: 404
-        case .alreadyExists: 409
-        case .tooManyRequests: 429
-        default: 500
+        case .badRequest, .passwordPolicy: .invalidRequest
+        case .invalidToken, .expiredToken, .invalidCredentials: .unauthenticated
+        case .wrongApp, .providerDisabled, .userDisabled: .forbidden
+        case .unknownApp, .unknownProvider: .notFound
+        case .alreadyExists: .conflict
+        case .tooManyRequests: .overloaded
+        default: .failed
         }
     }
 
-    /// The JSON error body: `{"error":"<message>","error_code":"<code>"}`,
-    /// the shape the seed's backend used.
-    package var jsonBody: String {
-        JSONValue.object([.init("error", .string(message)), .init("error_code", .string(code.rawValue))]).jsonText
-    }
-
-    package var description: String { "AuthError(\(code.rawValue), HTTP \(httpStatus)): \(message)" }
+    package var description: String { "AuthError(\(code.rawValue), \(kind)): \(message)" }
 }

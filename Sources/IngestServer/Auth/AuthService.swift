@@ -6,9 +6,10 @@ import IngestSupport
 /// session refresh and logout, email/password registration, API key
 /// creation, and access token verification for uploads.
 ///
-/// Library code independent of HTTP: the router passes the app id,
-/// provider name and request body, and maps ``AuthError/httpStatus`` and
-/// ``AuthError/jsonBody`` to the response.
+/// Independent of HTTP: a front door passes the app id, the provider name
+/// and the request body (or a decoded ``LoginRequest``), gets the protocol's
+/// answers (``LoginAnswer``, ``SessionAnswer``) or an ``AuthError`` with its
+/// code and ``AuthError/kind``; Routes/AuthRoutes.swift maps them to HTTP.
 ///
 /// ```swift
 /// let auth = try AuthService(configuration: config)
@@ -100,20 +101,49 @@ package final class AuthService: Sendable {
     // MARK: - Login
 
     /// Logs in with `provider` (the URL segment: `anon-user`, `local-userpass`,
-    /// `api-key`, `custom-token`) and the JSON request `body`:
+    /// `api-key`, `custom-token`) and the JSON request `body` (a
+    /// ``LoginRequest``; an empty body counts as `{}`):
     ///
-    /// - `anon-user`: `{}` (or an empty body);
+    /// - `anon-user`: `{}`;
     /// - `local-userpass`: `{"username": "<email>", "password": "…"}` (`email` is accepted for `username`);
     /// - `api-key`: `{"key": "…"}`;
     /// - `custom-token`: `{"token": "<JWT>"}`.
     ///
     /// Any body may carry `"options": {"device": {"deviceId": "<24 hex>"}}`
     /// to keep a device id across logins; otherwise a new one is generated.
+    /// The body is parsed strictly (duplicate keys are refused) after the app
+    /// and the provider are checked.
     ///
-    /// - Throws: ``AuthError``: 404 unknown app or provider, 403 provider
-    ///   disabled or user disabled, 400 malformed body, 401 bad credentials,
-    ///   429 too many failed password logins for this email (see ``AuthError/retryAfterSeconds``).
-    package func login(appId: String, provider providerName: String, body: [UInt8]) throws(AuthError) -> LoginResponse {
+    /// - Throws: ``AuthError``: `.notFound` unknown app or provider,
+    ///   `.forbidden` provider disabled or user disabled, `.invalidRequest`
+    ///   malformed body, `.unauthenticated` bad credentials, `.overloaded` too
+    ///   many failed password logins for this email (see ``AuthError/retryAfterSeconds``).
+    package func login(appId: String, provider providerName: String, body: [UInt8]) throws(AuthError) -> LoginAnswer {
+        let (app, provider) = try enabledProvider(appId: appId, providerName)
+        let json = try parseBody(body, appId: appId)
+        let request: LoginRequest
+        do {
+            request = try LoginRequest(json: json)
+        } catch {
+            throw AuthError(.badRequest, "the request body must be a JSON object", appId: appId)
+        }
+        return try login(app: app, provider: provider, request: request)
+    }
+
+    /// Logs in with `provider` and an already decoded ``LoginRequest`` (for
+    /// a front door that carries the credentials in its own messages).
+    ///
+    /// ```swift
+    /// let answer = try auth.login(appId: appId, provider: "custom-token", request: LoginRequest(token: jwt))
+    /// ```
+    ///
+    /// - Throws: ``AuthError``, as ``login(appId:provider:body:)``.
+    package func login(appId: String, provider providerName: String, request: LoginRequest) throws(AuthError) -> LoginAnswer {
+        let (app, provider) = try enabledProvider(appId: appId, providerName)
+        return try login(app: app, provider: provider, request: request)
+    }
+
+    private func enabledProvider(appId: String, _ providerName: String) throws(AuthError) -> (AppAuth, AuthProvider) {
         let app = try app(appId)
         guard let provider = AuthProvider(rawValue: providerName) else {
             throw AuthError(.unknownProvider, "unknown auth provider \"\(providerName)\"; use "
@@ -123,7 +153,11 @@ package final class AuthService: Sendable {
             throw AuthError(.providerDisabled, "the \(provider.rawValue) provider is not enabled for app \(appId)",
                             appId: appId)
         }
-        let request = try parseBody(body, appId: appId)
+        return (app, provider)
+    }
+
+    private func login(app: AppAuth, provider: AuthProvider, request: LoginRequest) throws(AuthError) -> LoginAnswer {
+        let appId = app.configuration.id
         let now = self.now
         let user: UserRecord
         switch provider {
@@ -132,17 +166,16 @@ package final class AuthService: Sendable {
                 try store.createUser(appId: appId, provider: .anonymous, identity: nil, passwordHash: nil, now: now)
             }
         case .userPassword:
-            guard let email = (request["username"] ?? request["email"])?.stringValue,
-                  let password = request["password"]?.stringValue
+            guard let email = request.username, let password = request.password
             else { throw AuthError(.badRequest, "send {\"username\": \"<email>\", \"password\": \"…\"}", appId: appId) }
             user = try loginWithPassword(app: app, email: email, password: password)
         case .apiKey:
-            guard let key = request["key"]?.stringValue else {
+            guard let key = request.key else {
                 throw AuthError(.badRequest, "send {\"key\": \"<API key>\"}", appId: appId)
             }
             user = try loginWithAPIKey(app: app, key: key)
         case .customToken:
-            guard let token = request["token"]?.stringValue, let settings = app.configuration.auth.customToken else {
+            guard let token = request.token, let settings = app.configuration.auth.customToken else {
                 throw AuthError(.badRequest, "send {\"token\": \"<JWT>\"}", appId: appId)
             }
             let subject: String
@@ -157,13 +190,12 @@ package final class AuthService: Sendable {
             throw AuthError(.userDisabled, "this user is disabled", appId: appId)
         }
         var deviceId = ObjectId.generate().hex
-        if let requested = request["options"]?["device"]?["deviceId"]?.stringValue,
-           let parsed = try? ObjectId(hex: requested) {
+        if let requested = request.deviceId, let parsed = try? ObjectId(hex: requested) {
             deviceId = parsed.hex
         }
         let refreshToken = try issueRefreshToken(app: app, userId: user.id, deviceId: deviceId, now: now)
-        return LoginResponse(accessToken: app.codec.issue(userId: user.id, deviceId: deviceId, now: now),
-                             refreshToken: refreshToken, userId: user.id, deviceId: deviceId)
+        return LoginAnswer(accessToken: app.codec.issue(userId: user.id, deviceId: deviceId, now: now),
+                           refreshToken: refreshToken, userId: user.id, deviceId: deviceId)
     }
 
     private func loginWithPassword(app: AppAuth, email: String, password: String) throws(AuthError) -> UserRecord {
@@ -244,7 +276,7 @@ package final class AuthService: Sendable {
     ///
     /// - Throws: ``AuthError`` 401 `.invalidToken` (unknown, revoked, app no
     ///   longer configured) or `.expiredToken`; 403 `.userDisabled`.
-    package func refresh(refreshToken: String) throws(AuthError) -> SessionResponse {
+    package func refresh(refreshToken: String) throws(AuthError) -> SessionAnswer {
         let hash = Crypto.sha256(Array(refreshToken.utf8))
         let now = self.now
         let record = try storage(nil) { () throws(StorageError) in try store.refreshToken(hash: hash) }
@@ -262,7 +294,7 @@ package final class AuthService: Sendable {
             throw AuthError(.userDisabled, "this user is disabled", appId: record.appId)
         }
         let accessToken = app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now)
-        guard app.configuration.rotateRefreshTokens else { return SessionResponse(accessToken: accessToken) }
+        guard app.configuration.rotateRefreshTokens else { return SessionAnswer(accessToken: accessToken) }
         let replacement = Self.replacementToken(for: refreshToken, app: app)
         let newRecord = RefreshTokenRecord(tokenHash: Crypto.sha256(Array(replacement.utf8)), appId: record.appId,
                                            userId: record.userId, deviceId: record.deviceId, createdAt: now,
@@ -274,7 +306,7 @@ package final class AuthService: Sendable {
             // A concurrent refresh rotated it first: answer as it did.
             return try refreshWithRotatedToken(refreshToken, record: record, app: app, now: now)
         }
-        return SessionResponse(accessToken: accessToken, refreshToken: replacement)
+        return SessionAnswer(accessToken: accessToken, refreshToken: replacement)
     }
 
     /// The replacement of `refreshToken` when it is rotated: derived from it,
@@ -287,7 +319,7 @@ package final class AuthService: Sendable {
     /// replacement was never used (nor revoked, nor expired); the answer
     /// carries that same replacement.
     private func refreshWithRotatedToken(_ refreshToken: String, record: RefreshTokenRecord, app: AppAuth,
-                                         now: Int64) throws(AuthError) -> SessionResponse {
+                                         now: Int64) throws(AuthError) -> SessionAnswer {
         let refused = AuthError(.invalidToken, "the refresh token is unknown or revoked; log in again", appId: record.appId)
         guard app.configuration.rotateRefreshTokens else { throw refused }
         let replacement = Self.replacementToken(for: refreshToken, app: app)
@@ -298,7 +330,7 @@ package final class AuthService: Sendable {
         guard let user, !user.isDisabled else {
             throw AuthError(.userDisabled, "this user is disabled", appId: record.appId)
         }
-        return SessionResponse(accessToken: app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now),
+        return SessionAnswer(accessToken: app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now),
                                refreshToken: replacement)
     }
 
@@ -397,15 +429,18 @@ package final class AuthService: Sendable {
         }
     }
 
-    /// Registers from a JSON body `{"email": "…", "password": "…"}`.
+    /// Registers from a JSON body (a ``RegisterRequest``: `{"email": "…", "password": "…"}`).
     @discardableResult
     package func register(appId: String, body: [UInt8]) throws(AuthError) -> String {
         _ = try app(appId)
-        let request = try parseBody(body, appId: appId)
-        guard let email = request["email"]?.stringValue, let password = request["password"]?.stringValue else {
+        let json = try parseBody(body, appId: appId)
+        let request: RegisterRequest
+        do {
+            request = try RegisterRequest(json: json)
+        } catch {
             throw AuthError(.badRequest, "send {\"email\": \"…\", \"password\": \"…\"}", appId: appId)
         }
-        return try register(appId: appId, email: email, password: password)
+        return try register(appId: appId, email: request.email, password: request.password)
     }
 
     /// Creates an API key named `name` for `appId` (the admin subcommand
@@ -441,6 +476,8 @@ package final class AuthService: Sendable {
 
     // MARK: - Helpers
 
+    /// The body as a JSON object: empty (or only whitespace) is `{}`; at
+    /// most 64 KiB, nested at most 16 deep, no duplicate keys.
     private func parseBody(_ body: [UInt8], appId: String) throws(AuthError) -> JSONValue {
         if body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return .object([]) }
         guard body.count <= 64 * 1024 else { throw AuthError(.badRequest, "the request body is too large", appId: appId) }

@@ -1,4 +1,5 @@
 import Foundation
+import IngestHTTP
 
 /// The ingest server's metrics, registered once and shared by the HTTP
 /// observer, the upload handler and `/metrics`.

@@ -1,10 +1,12 @@
 import Foundation
 import IngestCore
 import IngestSupport
+import Logging
 
 /// The ingest server's composition: the configuration's apps with their
-/// sinks and schemas, authentication, uploads, metrics and the status page,
-/// wired onto an ``HTTPRouter``.
+/// sinks and schemas, the HTTP-free services (``AuthService``,
+/// ``UploadService``), metrics and the status page, wired onto an
+/// ``HTTPRouter`` by the route adapters (Routes/IngestService+Routes.swift).
 ///
 /// ```swift
 /// let config = try ServerConfiguration(contentsOfFile: "ingest.json")
@@ -30,8 +32,11 @@ package final class IngestService: Sendable {
         /// Seconds between refreshes of the sinks' row counts and health (and,
         /// on shared state, of development schemas other instances learned). Default 5.
         package var sinkRefreshSeconds: Double = 5
-        /// Receives diagnostic messages. Default nil (silent).
-        package var log: (@Sendable (String) -> Void)? = nil
+        /// The server's own log: start-up problems, failed uploads, refused
+        /// schema changes and one line per request (its level from the
+        /// status: info below 400, notice for 4xx, error for 5xx). Default:
+        /// swift-log's bootstrapped handler, label `ingest-server`.
+        package var logger = Logger(label: "ingest-server")
 
         /// Creates the defaults.
         package init() {}
@@ -45,8 +50,10 @@ package final class IngestService: Sendable {
     package let apps: [IngestApp]
     /// The metrics `/metrics` renders.
     package let metrics: IngestMetrics
-    /// The upload endpoint.
-    package let uploads: UploadHandler
+    /// Uploads of sealed segments.
+    package let uploads: UploadService
+    /// The server's own log (``Options/logger``).
+    package let logger: Logger
     /// When the service started (seconds since 1970).
     package let startedAt: Double
     /// Refreshes the sinks' row counts and health in the background.
@@ -113,16 +120,18 @@ package final class IngestService: Sendable {
         self.apps = apps
         let metrics = IngestMetrics()
         self.metrics = metrics
-        var uploadConfiguration = UploadHandler.Configuration()
+        var uploadConfiguration = UploadService.Configuration()
         uploadConfiguration.gzipLimits = GzipLimits(maxOutputBytes: configuration.limits.maxInflatedBytes,
                                                     maxRatio: configuration.limits.maxInflateRatio)
         uploadConfiguration.maxConcurrentUploads = options.maxConcurrentUploads
-        uploads = UploadHandler(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration, log: options.log)
+        logger = options.logger
+        uploads = UploadService(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration,
+                                logger: options.logger)
         startedAt = Date().timeIntervalSince1970
         for app in apps { metrics.register(app: app.id) }
         // What the sinks hold, whoever wrote it: counted before the first
         // request and every few seconds after, never on a request.
-        sinkMonitor = SinkMonitor(apps: apps, interval: options.sinkRefreshSeconds, log: options.log)
+        sinkMonitor = SinkMonitor(apps: apps, interval: options.sinkRefreshSeconds, logger: options.logger)
         sinkMonitor.refresh()
         sinkMonitor.start()
         let readyApps = apps
@@ -141,34 +150,6 @@ package final class IngestService: Sendable {
                 (app.rowCounts?.counts ?? []).map { ([app.id, $0.collection], $0.isEstimate ? 1 : 0) }
             }
         }
-    }
-
-    /// The upload route's pattern.
-    package static let uploadRoute = "/api/client/v2.0/app/{appId}/ingest"
-
-    /// Registers the auth endpoints, the upload endpoint, `GET /metrics`,
-    /// `GET /healthz` and the status page at `GET /`.
-    package func addRoutes(to router: inout HTTPRouter) {
-        router.addAuthRoutes(auth)
-        router.post(Self.uploadRoute, uploads.handle)
-        let metrics = self.metrics
-        router.get("/metrics") { _ in
-            HTTPResponse(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-                         body: Array(metrics.registry.render().utf8))
-        }
-        router.addHealthRoute()
-        router.get("/") { [self] _ in
-            HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
-                         body: Array(StatusPage(service: self).html.utf8))
-        }
-    }
-
-    /// The HTTP settings of the configuration, with the metrics observer installed.
-    package var httpServerConfiguration: HTTPServerConfiguration {
-        var http = configuration.httpServerConfiguration
-        let metrics = self.metrics
-        http.requestObserver = { metrics.observe($0) }
-        return http
     }
 
     /// Stops the sink monitor and closes every sink (call after the HTTP server has stopped).

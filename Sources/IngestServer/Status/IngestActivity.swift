@@ -141,7 +141,7 @@ package final class IngestActivity: Sendable {
     ///   - rejections: the objects refused (validation or their transaction);
     ///   - createdAtMillis: the segment header's creation time (the client's clock).
     func recordStored(key: SegmentKey, claims: AccessClaims?, objects: [SinkObject], duplicates: [Bool],
-                      rejections: [UploadReport.Rejection], createdAtMillis: Int64, writeSeconds: Double) {
+                      rejections: [UploadAnswer.RejectedObject], createdAtMillis: Int64, writeSeconds: Double) {
         let now = clock()
         let lag = now - createdAtMillis
         // Per collection: stored (accepted or duplicate) and accepted. Consecutive
@@ -170,7 +170,7 @@ package final class IngestActivity: Sendable {
         upload.rejected = rejections.count
         upload.lagMilliseconds = lag
         let listed = rejections.suffix(Self.recentCount).map { rejection in
-            Rejection(at: now, collection: rejection.collection, code: rejection.code,
+            Rejection(at: now, collection: rejection.collection, code: rejection.errorCode,
                       reason: String(rejection.reason.prefix(500)), storeId: key.storeId.uuidString,
                       segmentNumber: key.segmentNumber, index: rejection.index)
         }
@@ -185,8 +185,8 @@ package final class IngestActivity: Sendable {
             }
             append(upload, to: &state.uploads)
             for rejection in listed { append(rejection, to: &state.rejections) }
-            for rejection in rejections where state.byCode[rejection.code] != nil || state.byCode.count < Self.maxCodes {
-                state.byCode[rejection.code, default: 0] += 1
+            for rejection in rejections where state.byCode[rejection.errorCode] != nil || state.byCode.count < Self.maxCodes {
+                state.byCode[rejection.errorCode, default: 0] += 1
             }
             state.health.lastSuccess = now
             state.health.lastWriteSeconds = writeSeconds

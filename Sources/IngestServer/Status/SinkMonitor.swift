@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import IngestSupport
+import Logging
 
 /// Refreshes, every few seconds on a thread of its own, what each app's
 /// sink holds: the row counts `ingest_collection_rows` and the status page
@@ -29,22 +30,23 @@ package final class SinkMonitor: Sendable {
     private let stopped = LockedBox(false)
     private let thread = LockedBox<Thread?>(nil)
     private let finished = DispatchSemaphore(value: 0)
-    private let log: (@Sendable (String) -> Void)?
+    private let logger: Logger
 
-    /// Creates the monitor (nothing runs until ``start()``).
-    package init(apps: [IngestApp], interval: Double = 5, log: (@Sendable (String) -> Void)? = nil) {
+    /// Creates the monitor (nothing runs until ``start()``); what it cannot
+    /// read is logged to `logger` as a warning.
+    package init(apps: [IngestApp], interval: Double = 5, logger: Logger = Logger(label: "ingest-server")) {
         self.apps = apps
         self.interval = max(0.05, interval)
-        self.log = log
+        self.logger = logger
     }
 
     /// Refreshes every app once, on the calling thread.
     package func refresh() {
         for app in apps {
             do throws(SinkError) {
-                try app.adoptSharedSchema(log: log)
+                try app.adoptSharedSchema(logger: logger)
             } catch {
-                log?("app \(app.id): cannot read the shared development schema: \(error)")
+                logger.warning("app \(app.id): cannot read the shared development schema: \(error)", metadata: ["app": "\(app.id)"])
             }
             do throws(SinkError) {
                 app.activity.recordRowCounts(try app.sink.collectionCounts())

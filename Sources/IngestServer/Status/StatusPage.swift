@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// The HTML status page at `GET /`, for an operator asking whether data is
 /// flowing and whether anything is wrong. Per app: the sink and its health,
@@ -53,7 +54,7 @@ struct StatusPage {
         out += app.configuration.developmentMode ? " <span class=\"badge\">development mode</span>" : ""
         out += "</h2>\n"
         out += "<p class=\"sink\">Sink <code>\(escape(app.sink.description))</code> &middot; upload URL "
-        out += "<code>/api/client/v2.0/app/\(escape(id))/ingest</code></p>\n"
+        out += "<code>\(escape(ProtocolRoutes.uploadPath(appId: id)))</code></p>\n"
         out += health(app)
 
         // The plot and this instance's totals side by side.

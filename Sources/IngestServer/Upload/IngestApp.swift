@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
 import IngestSupport
+import Logging
 
 /// One app at run time: its configuration, its current schema (which grows
 /// in development mode) and its sink.
@@ -85,15 +86,15 @@ package final class IngestApp: Sendable {
     /// sink, persists the schema, and returns the schema to validate against.
     /// Outside development mode it returns the schema unchanged.
     func schemaForUpload(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
-                         log: (@Sendable (String) -> Void)? = nil) throws(SinkError) -> Schema {
+                         logger: Logger) throws(SinkError) -> Schema {
         guard configuration.developmentMode else { return schema }
         // Quick check without the lock: most uploads need nothing new.
         if SchemaEvolution.grow(schema, records: records, clientSchema: clientSchema) == nil { return schema }
-        if let sharedSchemas { return try learnShared(records: records, clientSchema: clientSchema, in: sharedSchemas, log: log) }
+        if let sharedSchemas { return try learnShared(records: records, clientSchema: clientSchema, in: sharedSchemas, logger: logger) }
         return try evolution.withLock { () throws(SinkError) -> Schema in
             let base = schema
             guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return base }
-            guard try migrateSink(to: grown, log: log) else { return base }
+            guard try migrateSink(to: grown, logger: logger) else { return base }
             if let schemaFile, let data = try? grown.jsonData() {
                 // Best effort: the sink already has the columns; a lost file
                 // means the schema is re-learned from the next upload.
@@ -104,18 +105,18 @@ package final class IngestApp: Sendable {
         }
     }
 
-    /// ``schemaForUpload(records:clientSchema:log:)`` on shared state: under
+    /// ``schemaForUpload(records:clientSchema:logger:)`` on shared state: under
     /// the app's row lock (serialized across every instance), start from the
     /// stored schema, add what `records` need, migrate the sink, store the
     /// grown schema. A change the sink refuses is not stored (its objects are
     /// rejected, as on one server).
     private func learnShared(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
-                             in store: SharedSchemaStore, log: (@Sendable (String) -> Void)?) throws(SinkError) -> Schema {
+                             in store: SharedSchemaStore, logger: Logger) throws(SinkError) -> Schema {
         try evolution.withLock { () throws(SinkError) -> Schema in
             let learned = try store.learn(appId: id) { (stored: Schema?) throws(SinkError) -> (store: Schema?, result: Schema) in
-                let base = try adoptLocked(stored, log: log)
+                let base = try adoptLocked(stored, logger: logger)
                 guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return (nil, base) }
-                guard try migrateSink(to: grown, log: log) else { return (nil, base) }
+                guard try migrateSink(to: grown, logger: logger) else { return (nil, base) }
                 current.withLock { $0 = grown }
                 return (grown, grown)
             }
@@ -128,12 +129,12 @@ package final class IngestApp: Sendable {
     /// since the last look (one cheap query when nothing changed) and
     /// migrates the sink for it. ``SinkMonitor`` calls it every few seconds,
     /// so the row counts and the status page list every learned collection.
-    package func adoptSharedSchema(log: (@Sendable (String) -> Void)? = nil) throws(SinkError) {
+    package func adoptSharedSchema(logger: Logger = Logger(label: "ingest-server")) throws(SinkError) {
         guard let sharedSchemas else { return }
         let known = sharedVersion.withLock { $0 }
         guard let stored = try sharedSchemas.load(appId: id, unlessVersion: known) else { return }
         try evolution.withLock { () throws(SinkError) -> Void in
-            _ = try adoptLocked(stored.schema, log: log)
+            _ = try adoptLocked(stored.schema, logger: logger)
             sharedVersion.withLock { $0 = max($0 ?? 0, stored.version) }
         }
     }
@@ -141,11 +142,11 @@ package final class IngestApp: Sendable {
     /// The current schema with `stored` merged in, the sink migrated for it
     /// (the caller holds `evolution`). A merge the sink refuses is logged
     /// and left out.
-    private func adoptLocked(_ stored: Schema?, log: (@Sendable (String) -> Void)?) throws(SinkError) -> Schema {
+    private func adoptLocked(_ stored: Schema?, logger: Logger) throws(SinkError) -> Schema {
         let base = schema
         guard let stored else { return base }
         let merged = SchemaEvolution.merged(base, with: stored.objectSchemas)
-        guard merged != base, try migrateSink(to: merged, log: log) else { return base }
+        guard merged != base, try migrateSink(to: merged, logger: logger) else { return base }
         current.withLock { $0 = merged }
         return merged
     }
@@ -155,13 +156,14 @@ package final class IngestApp: Sendable {
     /// must not fail uploads forever: it is logged, and validating against
     /// the schema before it rejects the objects that need it, with reasons.
     /// A transient failure is thrown (the upload answers 503).
-    private func migrateSink(to grown: Schema, log: (@Sendable (String) -> Void)?) throws(SinkError) -> Bool {
+    private func migrateSink(to grown: Schema, logger: Logger) throws(SinkError) -> Bool {
         do throws(SinkError) {
             try sink.migrate(to: grown)
             return true
         } catch {
             if error.isTransient { throw error }
-            log?("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)")
+            logger.warning("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)",
+                           metadata: ["app": "\(id)"])
             return false
         }
     }

@@ -43,7 +43,7 @@ struct ParsedSegment {
         } catch let error as SegmentError {
             throw Self.uploadError(error)
         } catch {
-            throw UploadError(.badRequest, code: "malformed_segment", "the segment cannot be read: \(error)")
+            throw UploadError(.invalidRequest, code: "malformed_segment", "the segment cannot be read: \(error)")
         }
         do {
             clientSchema = try Self.clientSchema(header.schema)
@@ -63,7 +63,7 @@ struct ParsedSegment {
         do {
             document = try BSONDocument(bson: bytes)
         } catch {
-            throw UploadError(.badRequest, code: "malformed_schema",
+            throw UploadError(.invalidRequest, code: "malformed_schema",
                               "the segment header's schema is not a valid BSON document (\(error)); \(hint)")
         }
         do {
@@ -71,7 +71,7 @@ struct ParsedSegment {
             try schema.checkStructure(synced: true)
             return schema.objectSchemas.isEmpty ? nil : schema
         } catch {
-            throw UploadError(.badRequest, code: "malformed_schema",
+            throw UploadError(.invalidRequest, code: "malformed_schema",
                               "the segment header's schema cannot be read: \(error.message); \(hint)")
         }
     }
@@ -79,19 +79,19 @@ struct ParsedSegment {
     static func uploadError(_ error: SegmentError) -> UploadError {
         if error.code == .compression {
             if error.gzipCode == .limitExceeded {
-                return UploadError(.contentTooLarge, code: "inflate_limit_exceeded",
+                return UploadError(.tooLarge, code: "inflate_limit_exceeded",
                                    "the segment inflates beyond the server's limits (\(error.message)); "
                                    + "seal smaller segments")
             }
-            return UploadError(.badRequest, code: "malformed_gzip", "the body is not a valid gzip stream: \(error.message)")
+            return UploadError(.invalidRequest, code: "malformed_gzip", "the body is not a valid gzip stream: \(error.message)")
         }
         if error.code == .unsupportedVersion {
-            return UploadError(.badRequest, code: "unsupported_segment_version", error.message)
+            return UploadError(.invalidRequest, code: "unsupported_segment_version", error.message)
         }
         if error.code == .frameTooLarge {
-            return UploadError(.contentTooLarge, code: "frame_too_large", error.message)
+            return UploadError(.tooLarge, code: "frame_too_large", error.message)
         }
-        return UploadError(.badRequest, code: "malformed_segment",
+        return UploadError(.invalidRequest, code: "malformed_segment",
                            "the segment is malformed (\(error.code.rawValue)\(error.offset.map { " at offset \($0)" } ?? "")): \(error.message)")
     }
 }

@@ -1,36 +1,30 @@
-/// Why an upload request failed as a whole (nothing was written), with the
-/// HTTP status, a stable `error_code` and whether to retry.
+/// Why an upload failed as a whole (nothing was written): its kind (what
+/// the client can do), a stable `error_code` (Docs/Protocol.md, "Upload
+/// errors") and, for `overloaded` and `unavailable`, when to retry.
 ///
-/// Per-object problems are not errors: they are reported in the upload
-/// response's `rejected_objects` with a 200 status.
+/// Per-object problems are not errors: they are the ``UploadAnswer``'s
+/// `rejectedObjects`, in a stored upload.
 ///
 /// ```swift
-/// throw UploadError(.badRequest, code: "malformed_gzip", "the body is not gzip: …")
+/// throw UploadError(.invalidRequest, code: "malformed_gzip", "the body is not gzip: …")
 /// ```
 package struct UploadError: Error, Sendable, CustomStringConvertible {
-    /// The HTTP status.
-    package var status: HTTPStatus
-    /// The stable machine-readable code (`error_code` in the JSON body).
+    /// What kind of failure (the HTTP adapter maps it to the status).
+    package var kind: ServiceErrorKind
+    /// The stable machine-readable code (`error_code` in the error body).
     package var code: String
     /// What happened and what to do.
     package var message: String
-    /// Seconds for `Retry-After` (429, 503), nil otherwise.
+    /// Seconds after which a retry can succeed (`overloaded`, `unavailable`); nil otherwise.
     package var retryAfterSeconds: Int?
 
     /// Creates an error.
-    package init(_ status: HTTPStatus, code: String, _ message: String, retryAfterSeconds: Int? = nil) {
-        self.status = status
+    package init(_ kind: ServiceErrorKind, code: String, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.kind = kind
         self.code = code
         self.message = message
         self.retryAfterSeconds = retryAfterSeconds
     }
 
-    /// The response: `{"error": message, "error_code": code}`, plus `Retry-After` when set.
-    package var response: HTTPResponse {
-        var response = HTTPResponse.error(status, code: code, message: message)
-        if let retryAfterSeconds { response.headers.add(name: "Retry-After", value: String(retryAfterSeconds)) }
-        return response
-    }
-
-    package var description: String { "UploadError(\(status.code) \(code)): \(message)" }
+    package var description: String { "UploadError(\(kind) \(code)): \(message)" }
 }

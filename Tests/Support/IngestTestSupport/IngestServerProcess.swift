@@ -26,12 +26,17 @@ package final class IngestServerProcess {
     private var process: Process?
     private var output: LineReader?
 
+    /// The environment the process runs in; nil: the test's.
+    package let environment: [String: String]?
+
     /// Starts the server in `directory` with `--port port` (0: the kernel
-    /// picks one) and `arguments`.
-    package init(in directory: String, arguments: [String], port: UInt16 = 0, logName: String = "server-stderr.log") throws {
+    /// picks one) and `arguments`, in `environment` (nil: the test's).
+    package init(in directory: String, arguments: [String], port: UInt16 = 0, logName: String = "server-stderr.log",
+                 environment: [String: String]? = nil) throws {
         self.directory = directory
         self.arguments = arguments
         self.logPath = directory + "/" + logName
+        self.environment = environment
         try start(port: port)
     }
 
@@ -48,6 +53,7 @@ package final class IngestServerProcess {
         process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
         process.arguments = ["--port", String(requested)] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        if let environment { process.environment = environment }
         let out = Pipe()
         process.standardOutput = out
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
