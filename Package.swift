@@ -45,8 +45,9 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // MARK: Infrastructure shared by the modules below (package access):
-        // locks, gzip, the HTTP/1.1 client, libcrypto, base64
-        .target(name: "IngestSupport", dependencies: ["CCrypto", "CZlib"]),
+        // locks, gzip, the HTTP/1.1 client, libcrypto, base64, the SQLite
+        // layer, the JSON parser
+        .target(name: "IngestSupport", dependencies: ["CCrypto", "CZlib", "CSQLite"]),
 
         // MARK: The formats client and server share: BSON, Extended JSON,
         // ObjectId, Decimal128, schema, the segment file
@@ -57,7 +58,7 @@ let package = Package(
         .target(name: "RealmSync", dependencies: ["IngestCore", "IngestSupport"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
-        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CSQLite", "CZlib", "CLinux"]),
+        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CZlib", "CLinux"]),
 
         // MARK: HTTP/1.1 server: parser, event loop, router, connections
         .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux", .product(name: "Logging", package: "swift-log")]),
@@ -66,7 +67,7 @@ let package = Package(
         .target(
             name: "IngestServer",
             dependencies: [
-                "IngestHTTP", "IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CPostgres",
+                "IngestHTTP", "IngestCore", "IngestSupport", "CCrypto", "CZlib", "CLinux", "CPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
@@ -89,7 +90,7 @@ let package = Package(
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
-            name: "ingest-bench", dependencies: ["IngestCore", "IngestSupport", "DataIngest", "IngestServer", "CSQLite"],
+            name: "ingest-bench", dependencies: ["IngestCore", "IngestSupport", "DataIngest", "IngestServer"],
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
@@ -112,7 +113,7 @@ let package = Package(
         .executableTarget(name: "seed-program", dependencies: ["DataIngest"], path: "Tests/Support/seed-program"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CSQLite", "CCrypto"]),
+            dependencies: ["DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CCrypto"]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server"]),
@@ -126,7 +127,7 @@ let package = Package(
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "CSQLite", "IngestTestSupport"]),
+            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "IngestSupport", "IngestTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -51,6 +51,7 @@ let groups: [(name: String, run: () throws -> [Figure])] = [
     ("sync", syncBenchmarks),
     ("server", serverBenchmarks),
     ("sinks", sinkBenchmarks),
+    ("sqlite", sqliteBenchmarks),
     ("backlog", backlogBenchmarks),
     ("logger", loggerBenchmarks),
     ("forward", forwardBenchmarks),
