@@ -45,8 +45,9 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // MARK: Infrastructure shared by the modules below (package access):
-        // locks, gzip, the HTTP/1.1 client, libcrypto, base64
-        .target(name: "IngestSupport", dependencies: ["CCrypto", "CZlib"]),
+        // locks, gzip, the HTTP/1.1 client, libcrypto, base64, the SQLite
+        // layer, the JSON parser
+        .target(name: "IngestSupport", dependencies: ["CCrypto", "CZlib", "CSQLite"]),
 
         // MARK: The formats client and server share: BSON, Extended JSON,
         // ObjectId, Decimal128, schema, the segment file
@@ -60,7 +61,7 @@ let package = Package(
         .target(
             name: "DataIngest",
             dependencies: [
-                "IngestCore", "IngestSupport", "CSQLite", "CZlib", "CLinux",
+                "IngestCore", "IngestSupport", "CZlib", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
@@ -72,13 +73,13 @@ let package = Package(
         .target(
             name: "IngestServer",
             dependencies: [
-                "IngestHTTP", "IngestCore", "IngestSupport", "CSQLite", "CCrypto", "CZlib", "CPostgres",
+                "IngestHTTP", "IngestCore", "IngestSupport", "CCrypto", "CZlib", "CLinux", "CPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "ingest-server",
             dependencies: [
-                "IngestServer", "IngestHTTP", "IngestCore", "CSQLite",
+                "IngestServer", "IngestHTTP", "IngestCore", "IngestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -113,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "ingest-bench",
             dependencies: [
-                "IngestCore", "IngestSupport", "DataIngest", "IngestServer", "CSQLite", "IngestCommandLine",
+                "IngestCore", "IngestSupport", "DataIngest", "IngestServer", "IngestCommandLine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -146,7 +147,7 @@ let package = Package(
             name: "DataIngestTests",
             dependencies: [
                 "DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program",
-                "log-handler-child", "ingest-server", "CSQLite", "CCrypto",
+                "log-handler-child", "ingest-server", "CCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
@@ -164,7 +165,7 @@ let package = Package(
         .testTarget(
             name: "SamplesTests",
             dependencies: [
-                "ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "CSQLite",
+                "ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "IngestSupport",
                 "IngestTestSupport",
             ]),
     ],

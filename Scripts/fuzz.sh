@@ -153,13 +153,13 @@ if [ "$build" -eq 1 ]; then
         build_module DataIngest "IngestSupport IngestCore Logging CoreMetrics" "${PLAIN[@]}"
     fi
     for target in "${targets[@]}"; do
-        libraries=(-lIngestCore -lIngestSupport -lz -lcrypto)
+        libraries=(-lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
         sources=("Fuzz/$target/main.swift")
         case "$target" in
-            http) libraries=(-lIngestHTTP -lLogging -lIngestSupport -lz -lcrypto) ;;
+            http) libraries=(-lIngestHTTP -lLogging -lIngestSupport -lsqlite3 -lz -lcrypto) ;;
             upload|jwt)
                 libraries=(-lIngestServer -lIngestHTTP -lLogging -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
-            websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lz -lcrypto) ;;
+            websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto) ;;
             syslog)
                 libraries=(-lDataIngest -lLogging -lCoreMetrics -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
                 sources+=(Samples/LogForwarder/LineParser.swift) ;;

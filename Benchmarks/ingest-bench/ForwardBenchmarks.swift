@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
 import Foundation
+import IngestSupport
 
 // `ingest-forward` (Samples/LogForwarder, the release binary built next to
 // this one) forwarding a file of INGEST_BENCH_FORWARD_LINES lines (default
@@ -136,20 +136,12 @@ private func directForwardedLineInserts(_ path: String, expected: Int, batch: In
           "source" TEXT, "offset" INTEGER, "host" TEXT, "receivedAt" INTEGER, "format" TEXT, "message" TEXT,
           "timestamp" INTEGER, "level" TEXT, "fields" TEXT) WITHOUT ROWID
         """)
-    defer { sqlite3_close_v2(db) }
-    func exec(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw ServerBenchError("sqlite: \(String(cString: sqlite3_errmsg(db))) in \(sql)")
-        }
-    }
-    var insert: OpaquePointer?
-    guard sqlite3_prepare_v2(db, """
+    defer { db.close() }
+    func exec(_ sql: String) throws { try db.execute(sql: sql) }
+    let insert = try db.cachedStatement(sql: """
         INSERT INTO "ForwardedLine" ("_id", "_ingested_at", "source", "offset", "host", "receivedAt", "format", "message",
           "timestamp", "level", "fields") VALUES (?, ?, ?, ?, ?, ?, 'plain', ?, NULL, NULL, NULL) ON CONFLICT("_id") DO NOTHING
-        """, -1, &insert, nil) == SQLITE_OK else {
-        throw ServerBenchError("sqlite prepare: \(String(cString: sqlite3_errmsg(db)))")
-    }
-    defer { sqlite3_finalize(insert) }
+        """)
     guard let file = fopen(path, "r") else { throw ServerBenchError("cannot open \(path)") }
     defer { fclose(file) }
     let sourceId = "65a1f0c2e4b0a1b2c3d4e5f6"
@@ -168,17 +160,16 @@ private func directForwardedLineInserts(_ path: String, expected: Int, batch: In
             inTransaction = true
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        sqlite3_bind_text(insert, 1, "\(sourceId):\(offset)", -1, dataingest_sqlite_transient())
-        sqlite3_bind_int64(insert, 2, now)
-        sqlite3_bind_text(insert, 3, path, -1, dataingest_sqlite_transient())
-        sqlite3_bind_int64(insert, 4, Int64(offset))
-        sqlite3_bind_text(insert, 5, "bench-host", -1, dataingest_sqlite_transient())
-        sqlite3_bind_int64(insert, 6, now)
-        sqlite3_bind_text(insert, 7, line, Int32(length - 1), dataingest_sqlite_transient())
-        guard sqlite3_step(insert) == SQLITE_DONE else {
-            throw ServerBenchError("insert: \(String(cString: sqlite3_errmsg(db)))")
-        }
-        sqlite3_reset(insert)
+        try insert.bind("\(sourceId):\(offset)", at: 1)
+        try insert.bind(now, at: 2)
+        try insert.bind(path, at: 3)
+        try insert.bind(Int64(offset), at: 4)
+        try insert.bind("bench-host", at: 5)
+        try insert.bind(now, at: 6)
+        // The line without its newline, borrowed from getline's buffer until the reset.
+        try insert.bind(borrowedText: UnsafeRawBufferPointer(start: line, count: length - 1), at: 7)
+        _ = try insert.step()
+        insert.reset()
         offset += length
         rows += 1
         if rows % batch == 0 {

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
 import Foundation
 import IngestCore
 import IngestSupport
@@ -85,17 +84,9 @@ struct ServerBenchError: Error, CustomStringConvertible {
 
 /// A database for a direct-insert baseline, set up as the server's SQLite sink
 /// is (WAL, synchronous=FULL), with `schema` created. The caller closes it.
-func openBaselineDatabase(_ path: String, creating schema: String) throws -> OpaquePointer {
-    var db: OpaquePointer?
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db else {
-        throw ServerBenchError("cannot open \(path)")
-    }
-    for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", schema]
-    where sqlite3_exec(db, sql, nil, nil, nil) != SQLITE_OK {
-        let message = String(cString: sqlite3_errmsg(db))
-        sqlite3_close_v2(db)
-        throw ServerBenchError("sqlite: \(message) in \(sql)")
-    }
+func openBaselineDatabase(_ path: String, creating schema: String) throws -> SQLiteConnection {
+    let db = try SQLiteConnection(path: path)
+    for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", schema] { try db.execute(sql: sql) }
     return db
 }
 
@@ -150,48 +141,36 @@ struct ServerBenchSegments {
 /// (WITHOUT ROWID, 12-byte blob `_id` primary key, `_ingested_at`, the four
 /// properties; WAL; synchronous=FULL as the sink's default), `batch` rows per
 /// `BEGIN IMMEDIATE … COMMIT`.
-private func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
+func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
     let db = try openBaselineDatabase(path, creating: """
         CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
           "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
         """)
-    defer { sqlite3_close_v2(db) }
-    var insert: OpaquePointer?
-    var begin: OpaquePointer?
-    var commit: OpaquePointer?
-    guard sqlite3_prepare_v2(db, """
+    defer { db.close() }
+    let insert = try db.cachedStatement(sql: """
         INSERT INTO "WeatherSensor" ("_id", "_ingested_at", "deviceId", "temperatureInFahrenheit", "barometricPressureInHg", "windSpeedInMph")
         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT("_id") DO NOTHING
-        """, -1, &insert, nil) == SQLITE_OK,
-          sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, nil) == SQLITE_OK,
-          sqlite3_prepare_v2(db, "COMMIT", -1, &commit, nil) == SQLITE_OK else {
-        throw ServerBenchError("sqlite prepare: \(String(cString: sqlite3_errmsg(db)))")
-    }
-    defer {
-        sqlite3_finalize(insert)
-        sqlite3_finalize(begin)
-        sqlite3_finalize(commit)
-    }
+        """)
+    let begin = try db.cachedStatement(sql: "BEGIN IMMEDIATE")
+    let commit = try db.cachedStatement(sql: "COMMIT")
     let start = nowNanoseconds()
     var position = 0
     while position < objects.count {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        guard sqlite3_step(begin) == SQLITE_DONE else { throw ServerBenchError("BEGIN failed") }
-        sqlite3_reset(begin)
+        _ = try begin.step()
+        begin.reset()
         for object in objects[position..<min(objects.count, position + batch)] {
-            object.id.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 1, $0.baseAddress, 12, dataingest_sqlite_transient()) }
-            sqlite3_bind_int64(insert, 2, now)
-            sqlite3_bind_text(insert, 3, object.deviceId, -1, dataingest_sqlite_transient())
-            sqlite3_bind_double(insert, 4, object.temperature)
-            sqlite3_bind_double(insert, 5, object.pressure)
-            sqlite3_bind_int64(insert, 6, object.wind)
-            guard sqlite3_step(insert) == SQLITE_DONE else {
-                throw ServerBenchError("insert: \(String(cString: sqlite3_errmsg(db)))")
-            }
-            sqlite3_reset(insert)
+            try object.id.withUnsafeBytes { raw in try insert.bind(blob: raw, at: 1) }
+            try insert.bind(now, at: 2)
+            try insert.bind(object.deviceId, at: 3)
+            try insert.bind(object.temperature, at: 4)
+            try insert.bind(object.pressure, at: 5)
+            try insert.bind(object.wind, at: 6)
+            _ = try insert.step()
+            insert.reset()
         }
-        guard sqlite3_step(commit) == SQLITE_DONE else { throw ServerBenchError("COMMIT failed") }
-        sqlite3_reset(commit)
+        _ = try commit.step()
+        commit.reset()
         position += batch
     }
     return Double(objects.count) / (Double(nowNanoseconds() - start) / 1e9)
@@ -471,16 +450,11 @@ final class ServerBenchProcess {
 
     /// Rows of `table` in the app's SQLite database (read-only connection).
     func count(_ table: String) -> Int64 {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(dataPath + "/\(appId).sqlite", &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
-            sqlite3_close(db)
-            return -1
-        }
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT count(*) FROM \"\(table)\"", -1, &statement, nil) == SQLITE_OK else { return -1 }
-        defer { sqlite3_finalize(statement) }
-        return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : -1
+        guard let db = try? SQLiteConnection(path: dataPath + "/\(appId).sqlite", options: .init(access: .readOnly)),
+              let statement = try? db.makeStatement(sql: "SELECT count(*) FROM \"\(table)\""),
+              (try? statement.step()) == true
+        else { return -1 }
+        return statement.int64(at: 0)
     }
 }
 

@@ -1,4 +1,3 @@
-import CSQLite
 import DataIngest
 import Foundation
 import IngestCore
@@ -250,42 +249,28 @@ private func measureStoreIngest(_ path: String, sensor: WeatherSensorBSON, objec
 
 /// Objects/s into a SQLite table used as a queue (WAL, synchronous=NORMAL).
 private func measureSQLiteQueue(_ path: String, sensor: WeatherSensorBSON, objects: Int, perTransaction: Int) throws -> Double {
-    var db: OpaquePointer?
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db else {
-        throw StoreBenchmarkError("sqlite open failed")
-    }
-    defer { sqlite3_close_v2(db) }
-    func exec(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw StoreBenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(db)))") }
-    }
-    try exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-    try exec("CREATE TABLE queue (seq INTEGER PRIMARY KEY, collection TEXT NOT NULL, document BLOB NOT NULL)")
-    var insert: OpaquePointer?
-    var begin: OpaquePointer?
-    var commit: OpaquePointer?
-    sqlite3_prepare_v2(db, "INSERT INTO queue (collection, document) VALUES (?, ?)", -1, &insert, nil)
-    sqlite3_prepare_v2(db, "BEGIN", -1, &begin, nil)
-    sqlite3_prepare_v2(db, "COMMIT", -1, &commit, nil)
-    defer {
-        sqlite3_finalize(insert)
-        sqlite3_finalize(begin)
-        sqlite3_finalize(commit)
-    }
+    let db = try SQLiteConnection(path: path)
+    defer { db.close() }
+    try db.execute(sql: "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+    try db.execute(sql: "CREATE TABLE queue (seq INTEGER PRIMARY KEY, collection TEXT NOT NULL, document BLOB NOT NULL)")
+    let insert = try db.cachedStatement(sql: "INSERT INTO queue (collection, document) VALUES (?, ?)")
+    let begin = try db.cachedStatement(sql: "BEGIN")
+    let commit = try db.cachedStatement(sql: "COMMIT")
     let collection = "WeatherSensor"
     let start = storeBenchNow()
     var written = 0
     while written < objects {
-        sqlite3_step(begin)
-        sqlite3_reset(begin)
+        _ = try begin.step()
+        begin.reset()
         for _ in 0..<perTransaction {
             sensor.next()
-            sqlite3_bind_text(insert, 1, collection, -1, dataingest_sqlite_transient())
-            sensor.bytes.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), dataingest_sqlite_transient()) }
-            guard sqlite3_step(insert) == SQLITE_DONE else { throw StoreBenchmarkError("sqlite insert failed") }
-            sqlite3_reset(insert)
+            try insert.bind(collection, at: 1)
+            try sensor.bytes.withUnsafeBytes { raw in try insert.bind(blob: raw, at: 2) }
+            _ = try insert.step()
+            insert.reset()
         }
-        guard sqlite3_step(commit) == SQLITE_DONE else { throw StoreBenchmarkError("sqlite commit failed") }
-        sqlite3_reset(commit)
+        _ = try commit.step()
+        commit.reset()
         written += perTransaction
     }
     return Double(written) / (Double(storeBenchNow() - start) / 1e9)

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
 import DataIngest
 import Foundation
 import IngestSupport
@@ -58,14 +57,10 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) thr
 extension ServerBenchProcess {
     /// The first column of each row, as Int64.
     func query(_ sql: String) -> [Int64] {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(dataPath + "/\(appId).sqlite", &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return [] }
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { return [] }
-        defer { sqlite3_finalize(statement) }
+        guard let db = try? SQLiteConnection(path: dataPath + "/\(appId).sqlite", options: .init(access: .readOnly)),
+              let statement = try? db.makeStatement(sql: sql) else { return [] }
         var rows: [Int64] = []
-        while sqlite3_step(statement) == SQLITE_ROW { rows.append(sqlite3_column_int64(statement, 0)) }
+        while (try? statement.step()) == true { rows.append(statement.int64(at: 0)) }
         return rows
     }
 }
@@ -73,32 +68,29 @@ extension ServerBenchProcess {
 /// The direct-SQLite baseline: the sink's table shape, one prepared insert,
 /// transactions of `batch` rows, WAL, synchronous=FULL.
 func directSQLiteObjectsPerSecond(count: Int, batch: Int, path: String) throws -> Double {
-    var db: OpaquePointer?
-    guard sqlite3_open(path, &db) == SQLITE_OK else { throw SyncBenchError(description: "open \(path)") }
-    defer { sqlite3_close(db) }
+    let db = try SQLiteConnection(path: path)
+    defer { db.close() }
     for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
                 #"CREATE TABLE WeatherSensor ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL, deviceId TEXT, temperatureInFahrenheit REAL, barometricPressureInHg REAL, windSpeedInMph INTEGER) WITHOUT ROWID"#] {
-        sqlite3_exec(db, sql, nil, nil, nil)
+        try db.execute(sql: sql)
     }
-    var insert: OpaquePointer?
-    sqlite3_prepare_v2(db, "INSERT INTO WeatherSensor VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(\"_id\") DO NOTHING", -1, &insert, nil)
-    defer { sqlite3_finalize(insert) }
+    let insert = try db.cachedStatement(sql: "INSERT INTO WeatherSensor VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(\"_id\") DO NOTHING")
     let start = nowNanoseconds()
     var done = 0
     while done < count {
-        sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
+        try db.begin(.immediate)
         for _ in 0..<min(batch, count - done) {
             let id = ObjectId.generate()
-            id.withBytes { bytes in _ = sqlite3_bind_blob(insert, 1, bytes.baseAddress, 12, dataingest_sqlite_transient()) }
-            sqlite3_bind_int64(insert, 2, Int64(Date().timeIntervalSince1970 * 1000))
-            sqlite3_bind_text(insert, 3, "WX1278UIT", -1, dataingest_sqlite_transient())
-            sqlite3_bind_double(insert, 4, Double(Float(66.7)))
-            sqlite3_bind_double(insert, 5, Double(Float(29.65)))
-            sqlite3_bind_int64(insert, 6, 2)
-            guard sqlite3_step(insert) == SQLITE_DONE else { throw SyncBenchError(description: "insert failed") }
-            sqlite3_reset(insert)
+            try id.withBytes { raw in try insert.bind(blob: raw, at: 1) }
+            try insert.bind(Int64(Date().timeIntervalSince1970 * 1000), at: 2)
+            try insert.bind("WX1278UIT", at: 3)
+            try insert.bind(Double(Float(66.7)), at: 4)
+            try insert.bind(Double(Float(29.65)), at: 5)
+            try insert.bind(Int64(2), at: 6)
+            _ = try insert.step()
+            insert.reset()
         }
-        sqlite3_exec(db, "COMMIT", nil, nil, nil)
+        try db.commit()
         done += batch
     }
     return Double(count) / (Double(nowNanoseconds() - start) / 1e9)

@@ -37,6 +37,7 @@ let groups: [(name: String, run: () throws -> [Figure])] = [
     ("sync", syncBenchmarks),
     ("server", serverBenchmarks),
     ("sinks", sinkBenchmarks),
+    ("sqlite", sqliteBenchmarks),
     ("backlog", backlogBenchmarks),
     ("logger", loggerBenchmarks),
     ("forward", forwardBenchmarks),

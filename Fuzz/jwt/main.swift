@@ -6,8 +6,9 @@
 // "header JSON" NUL "claims JSON", signed here with the harness's HS256 key,
 // so the claim checks after the signature (exp, iat, nbf, aud, lifetime) are
 // reached with hostile claim values; 2 = the rest is a login request body,
-// parsed by StrictJSON as AuthService does (the other JSON parser that
-// unauthenticated clients reach).
+// parsed as AuthService does (IngestSupport's JSON parser with the strict
+// options: the bytes path, which checks UTF-8, rejects duplicate keys and
+// reports lines and columns).
 @testable import IngestServer
 import IngestSupport
 
@@ -37,8 +38,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case 0:
         verify(String(decoding: rest, as: UTF8.self))
     case 2:
-        if let value = try? StrictJSON(parsing: Array(rest), maxDepth: 16) {
-            _ = value.serialized()
+        if let value = try? JSONValue(parsing: Array(rest), options: .strict(maxDepth: 16)) {
+            _ = value.jsonText
             _ = value["token"]?.stringValue
         }
     default:

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import CSQLite
+import IngestSupport
 import Foundation
 import IngestCore
 import IngestHTTP
@@ -166,7 +166,7 @@ struct Serve {
         // Before any database is opened, while the process has one thread:
         // without memory statistics SQLite allocates without taking its
         // global mutex (the server reads none of those statistics).
-        _ = dataingest_sqlite_config_memstatus(0)
+        SQLiteConnection.disableMemoryStatistics()
 
         var configuration: ServerConfiguration
         do {

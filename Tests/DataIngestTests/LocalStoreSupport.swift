@@ -1,46 +1,20 @@
-import CSQLite
 import Foundation
 import Testing
 @testable import DataIngest
+import IngestSupport
 import IngestTestSupport
 
-/// Reads a database file with plain SQLite, to check what was stored.
+/// Reads a database file with its own read-only connection, to check what was stored.
 final class RawSQLite {
-    private var db: OpaquePointer?
+    private let db: SQLiteConnection
 
     init(_ url: URL) throws {
-        guard sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
-            throw LocalStoreError(.openFailed, message: "cannot open \(url.path) for inspection")
-        }
+        db = try SQLiteConnection(path: url.path, options: .init(access: .readOnly))
     }
 
-    deinit { sqlite3_close_v2(db) }
-
-    /// Every row of `sql`, each value as SQLValue.
-    func rows(_ sql: String) throws -> [[SQLValue]] {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw LocalStoreError(.sqlite, message: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
-        }
-        defer { sqlite3_finalize(statement) }
-        var result: [[SQLValue]] = []
-        while sqlite3_step(statement) == SQLITE_ROW {
-            var row: [SQLValue] = []
-            for column in 0..<sqlite3_column_count(statement) {
-                switch sqlite3_column_type(statement, column) {
-                case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, column)))
-                case SQLITE_FLOAT: row.append(.real(sqlite3_column_double(statement, column)))
-                case SQLITE_TEXT: row.append(.text(String(cString: sqlite3_column_text(statement, column))))
-                case SQLITE_BLOB:
-                    let count = Int(sqlite3_column_bytes(statement, column))
-                    let base = sqlite3_column_blob(statement, column)
-                    row.append(.blob(count == 0 || base == nil ? [] : Array(UnsafeRawBufferPointer(start: base, count: count))))
-                default: row.append(.null)
-                }
-            }
-            result.append(row)
-        }
-        return result
+    /// Every row of `sql`, each value in its storage class.
+    func rows(_ sql: String) throws -> [[SQLiteValue]] {
+        try db.rows(sql: sql)
     }
 
     /// `name → declared type` of a table's columns, and its primary key columns.

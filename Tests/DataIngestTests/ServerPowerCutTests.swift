@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import Testing
 @testable import DataIngest
@@ -150,17 +149,11 @@ import IngestTestSupport
 
     /// Rows, distinct `seq` values, min and max `seq` of `SyncReading` in a copy of the sink.
     static func readSink(_ path: String) throws -> [Int64] {
-        var db: OpaquePointer?
-        guard sqlite3_open(path, &db) == SQLITE_OK else { throw TestSupportError("cannot open \(path)") }
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        let sql = "SELECT count(*), count(DISTINCT seq), min(seq), max(seq) FROM SyncReading"
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
-            throw TestSupportError("query failed: \(String(cString: sqlite3_errmsg(db)))")
-        }
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW else { return [] }
-        return (0..<4).map { sqlite3_column_int64(statement, $0) }
+        // Read-write: opening the copy recovers its WAL as the server would.
+        let db = try SQLiteConnection(path: path)
+        let statement = try db.makeStatement(sql: "SELECT count(*), count(DISTINCT seq), min(seq), max(seq) FROM SyncReading")
+        guard try statement.step() else { return [] }
+        return (0..<4).map { statement.int64(at: $0) }
     }
 
     @Test func aServerCutBetweenStoringAndAnsweringStoresEachSegmentOnce() async throws {

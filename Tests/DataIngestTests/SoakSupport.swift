@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
 import Foundation
 import Testing
 @testable import DataIngest
@@ -222,38 +221,23 @@ struct SoakDatabase {
 
     /// Reads the SoakReading table of the SQLite sink at `path`.
     static func read(path: String) throws -> SoakDatabase {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
-            sqlite3_close(db)
-            throw TestSupportError("cannot open the sink \(path)")
-        }
-        defer { sqlite3_close(db) }
-        sqlite3_busy_timeout(db, 10_000)
-        func each(_ sql: String, _ row: (OpaquePointer) -> Void) throws {
-            var statement: OpaquePointer?
-            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-                throw TestSupportError("cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
-            }
-            defer { sqlite3_finalize(statement) }
-            while true {
-                let rc = sqlite3_step(statement)
-                if rc == SQLITE_DONE { return }
-                guard rc == SQLITE_ROW else { throw TestSupportError("step \(sql): \(String(cString: sqlite3_errmsg(db)))") }
-                row(statement)
-            }
+        let db = try SQLiteConnection(path: path, options: .init(access: .readOnly, busyTimeoutMilliseconds: 10_000))
+        func each(_ sql: String, _ row: (SQLiteStatement) -> Void) throws {
+            let statement = try db.makeStatement(sql: sql)
+            while try statement.step() { row(statement) }
         }
         var result = SoakDatabase()
         try each("SELECT count(*), count(DISTINCT seq), count(DISTINCT _id) FROM SoakReading") {
-            result.rows = Int(sqlite3_column_int64($0, 0))
-            result.distinctSeq = Int(sqlite3_column_int64($0, 1))
-            result.distinctIds = Int(sqlite3_column_int64($0, 2))
+            result.rows = Int($0.int64(at: 0))
+            result.distinctSeq = Int($0.int64(at: 1))
+            result.distinctIds = Int($0.int64(at: 2))
         }
         try each("SELECT tx, count(*), min(seq), max(seq), min(n), max(n) FROM SoakReading GROUP BY tx") {
-            let tx = Int(sqlite3_column_int64($0, 0))
+            let tx = Int($0.int64(at: 0))
             result.transactions[tx] = Transaction(
-                rows: Int(sqlite3_column_int64($0, 1)), minSeq: Int(sqlite3_column_int64($0, 2)),
-                maxSeq: Int(sqlite3_column_int64($0, 3)), minN: Int(sqlite3_column_int64($0, 4)),
-                maxN: Int(sqlite3_column_int64($0, 5)))
+                rows: Int($0.int64(at: 1)), minSeq: Int($0.int64(at: 2)),
+                maxSeq: Int($0.int64(at: 3)), minN: Int($0.int64(at: 4)),
+                maxN: Int($0.int64(at: 5)))
         }
         return result
     }

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
 import Foundation
 import Testing
 @testable import DataIngest
@@ -71,25 +70,10 @@ final class SyncTestServer {
 
     /// Runs `sql` against the app's sink and returns the first column of each row as Int64.
     func query(_ app: String, _ sql: String) throws -> [Int64] {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(sinkPath(app), &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
-            sqlite3_close(db)
-            throw TestSupportError("cannot open \(sinkPath(app))")
-        }
-        defer { sqlite3_close(db) }
-        sqlite3_busy_timeout(db, 5000)
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
-            throw TestSupportError("cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
-        }
-        defer { sqlite3_finalize(statement) }
+        let db = try SQLiteConnection(path: sinkPath(app), options: .init(access: .readOnly))
+        let statement = try db.makeStatement(sql: sql)
         var rows: [Int64] = []
-        while true {
-            let rc = sqlite3_step(statement)
-            if rc == SQLITE_DONE { break }
-            guard rc == SQLITE_ROW else { throw TestSupportError("step \(sql): \(String(cString: sqlite3_errmsg(db)))") }
-            rows.append(sqlite3_column_int64(statement, 0))
-        }
+        while try statement.step() { rows.append(statement.int64(at: 0)) }
         return rows
     }
 
@@ -100,21 +84,10 @@ final class SyncTestServer {
 
     /// A text column of each row.
     func queryText(_ app: String, _ sql: String) throws -> [String] {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(sinkPath(app), &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
-            sqlite3_close(db)
-            throw TestSupportError("cannot open \(sinkPath(app))")
-        }
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
-            throw TestSupportError("cannot prepare \(sql)")
-        }
-        defer { sqlite3_finalize(statement) }
+        let db = try SQLiteConnection(path: sinkPath(app), options: .init(access: .readOnly))
+        let statement = try db.makeStatement(sql: sql)
         var rows: [String] = []
-        while sqlite3_step(statement) == SQLITE_ROW {
-            rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
-        }
+        while try statement.step() { rows.append(statement.text(at: 0)) }
         return rows
     }
 
@@ -131,14 +104,11 @@ final class SyncTestServer {
 
 /// Rows in `table` of the SQLite file at `path`, 0 if it cannot be read yet.
 func sinkRowCount(path: String, table: String) -> Int64 {
-    var db: OpaquePointer?
-    defer { sqlite3_close(db) }
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return 0 }
-    sqlite3_busy_timeout(db, 5000)
-    var statement: OpaquePointer?
-    guard sqlite3_prepare_v2(db, "SELECT count(*) FROM \"\(table)\"", -1, &statement, nil) == SQLITE_OK else { return 0 }
-    defer { sqlite3_finalize(statement) }
-    return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : 0
+    guard let db = try? SQLiteConnection(path: path, options: .init(access: .readOnly)),
+          let statement = try? db.makeStatement(sql: "SELECT count(*) FROM \"\(table)\""),
+          (try? statement.step()) == true
+    else { return 0 }
+    return statement.int64(at: 0)
 }
 
 /// An app client for a test server, with fast settings: segments sealed

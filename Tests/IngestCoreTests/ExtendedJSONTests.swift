@@ -158,6 +158,53 @@ import IngestTestSupport
         #expect(value.jsonText == #"{"b":1.50,"a":[-0,1E+3],"b":null}"#)
     }
 
+    /// The wording and byte offsets of Extended JSON's syntax errors (the
+    /// JSON parser is IngestSupport's; Extended JSON keeps its own messages).
+    @Test func syntaxErrorsKeepTheirWordingAndOffsets() {
+        let cases: [(text: String, offset: Int, message: String)] = [
+            ("", 0, "unexpected end of the text; expected a value"),
+            ("{", 1, "expected a string key"),
+            ("[1,]", 3, "unexpected character; expected a value"),
+            (#"{"a" 1}"#, 5, "expected ':' after the key"),
+            (#"{"a":1 "b":2}"#, 7, "expected ',' or '}' in an object"),
+            (#"{"a":1"#, 6, "expected ',' or '}' in an object"),
+            ("[1 2]", 3, "expected ',' or ']' in an array"),
+            ("tru", 0, "unexpected end of the text"),
+            ("trux", 0, "invalid literal; expected 'true'"),
+            ("-a", 1, "a number needs a digit"),
+            ("1.e3", 2, "a fraction needs a digit"),
+            ("1E-x", 3, "an exponent needs a digit"),
+            ("1,5", 1, "unexpected text after the JSON value"),
+            ("\"abc", 4, "unterminated string"),
+            ("\"a\\", 3, "unterminated escape"),
+            (#""a\x""#, 4, "invalid escape in a string"),
+            (#""\u12""#, 3, "a \\u escape needs four hex digits"),
+            (#""\u12g4""#, 5, "a \\u escape needs four hex digits"),
+            (#""\ud800x""#, 7, "unpaired UTF-16 surrogate in a \\u escape"),
+            (#""\ud800\u0041""#, 13, "unpaired UTF-16 surrogate in a \\u escape"),
+            (#""\udc00""#, 7, "unpaired UTF-16 surrogate in a \\u escape"),
+            ("\"a\u{1}b\"", 2, "a control character must be escaped in a string"),
+            ("\u{FEFF}{}", 0, "unexpected character; expected a value"),
+        ]
+        for item in cases {
+            do {
+                _ = try JSONValue(parsing: item.text)
+                Issue.record("parsed \(item.text)")
+            } catch {
+                #expect(error.code == .syntax, "\(item.text)")
+                #expect(error.offset == item.offset, "\(item.text)")
+                #expect(error.message == item.message, "\(item.text)")
+            }
+        }
+        do {
+            _ = try JSONValue(parsing: "[[[]]]", maxDepth: 2)
+            Issue.record("accepted nesting beyond the limit")
+        } catch {
+            #expect(error.code == .depthLimitExceeded && error.offset == 2)
+            #expect(error.message == "objects and arrays are nested deeper than 2")
+        }
+    }
+
     @Test func nestingIsBoundedByTheDepthLimit() throws {
         let limit = ExtendedJSONParsingOptions().maxDepth
         let deep = String(repeating: "[", count: limit) + String(repeating: "]", count: limit)

@@ -8,13 +8,13 @@ import IngestTestSupport
     let secret = Array("0123456789abcdef0123456789abcdef-app-one".utf8)
     let now: Int64 = 1_800_000_000
 
-    func claims(_ extra: [(key: String, value: StrictJSON)] = [], dropping: Set<String> = []) -> StrictJSON {
-        var members: [(key: String, value: StrictJSON)] = [
+    func claims(_ extra: [(key: String, value: JSONValue)] = [], dropping: Set<String> = []) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
             ("iss", .string("dataingest")), ("sub", .string("user-1")), ("aud", .string("app-one")),
             ("did", .string("device-1")), ("typ", .string("access")), ("iat", .integer(now)), ("exp", .integer(now + 1800)),
         ]
         members.removeAll { dropping.contains($0.key) || extra.map(\.key).contains($0.key) }
-        return .object(members + extra)
+        return .object((members + extra).map { .init($0.key, $0.value) })
     }
 
     @Test func issuedTokenVerifies() throws {
@@ -42,7 +42,7 @@ import IngestTestSupport
         let token = codec.issue(userId: "user-1", deviceId: "d", now: now)
         let parts = token.split(separator: ".")
         // Same signature, claims changed to another user.
-        let forgedClaims = Base64URL.encode(Array(claims([("sub", .string("admin"))]).serialized().utf8))
+        let forgedClaims = Base64URL.encode(Array(claims([("sub", .string("admin"))]).jsonText.utf8))
         let forged = "\(parts[0]).\(forgedClaims).\(parts[2])"
         #expect((#expect(throws: AuthError.self) { try codec.verify(forged, now: now) })?.code == .invalidToken)
         // Signed with another secret.
@@ -57,10 +57,10 @@ import IngestTestSupport
     @Test func algNoneAndOtherAlgorithmsAreRejected() throws {
         let codec = AccessTokenCodec(appId: "app-one", secret: secret)
         for alg in ["none", "None", "HS512", "RS256", "hs256"] {
-            let header = StrictJSON.object([("alg", .string(alg)), ("typ", .string("JWT"))])
+            let header = JSONValue.object([.init("alg", .string(alg)), .init("typ", .string("JWT"))])
             // Even with a correct HMAC over the input, only "HS256" is accepted.
-            let input = Base64URL.encode(Array(header.serialized().utf8)) + "."
-                + Base64URL.encode(Array(claims().serialized().utf8))
+            let input = Base64URL.encode(Array(header.jsonText.utf8)) + "."
+                + Base64URL.encode(Array(claims().jsonText.utf8))
             let signed = input + "." + Base64URL.encode(Crypto.hmacSHA256(key: secret, message: Array(input.utf8)))
             #expect((#expect(throws: AuthError.self) { try codec.verify(signed, now: now) })?.code == .invalidToken)
             #expect((#expect(throws: AuthError.self) {
@@ -70,8 +70,8 @@ import IngestTestSupport
     }
 
     @Test func criticalHeaderExtensionsAreRejected() throws {
-        let header = StrictJSON.object([("alg", .string("HS256")), ("crit", .array([.string("b64")])), ("b64", .bool(false))])
-        let input = Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(claims().serialized().utf8))
+        let header = JSONValue.object([.init("alg", .string("HS256")), .init("crit", .array([.string("b64")])), .init("b64", .bool(false))])
+        let input = Base64URL.encode(Array(header.jsonText.utf8)) + "." + Base64URL.encode(Array(claims().jsonText.utf8))
         let token = input + "." + Base64URL.encode(Crypto.hmacSHA256(key: secret, message: Array(input.utf8)))
         let codec = AccessTokenCodec(appId: "app-one", secret: secret)
         #expect((#expect(throws: AuthError.self) { try codec.verify(token, now: now) })?.code == .invalidToken)
@@ -119,13 +119,13 @@ import IngestTestSupport
 
     let issuerSecret = Array("issuer-shared-secret-with-enough-bytes".utf8)
 
-    func customClaims(_ extra: [(key: String, value: StrictJSON)] = [], dropping: Set<String> = []) -> StrictJSON {
-        var members: [(key: String, value: StrictJSON)] = [
+    func customClaims(_ extra: [(key: String, value: JSONValue)] = [], dropping: Set<String> = []) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
             ("iss", .string("https://issuer.example")), ("sub", .string("customer-42")), ("aud", .string("weather")),
             ("iat", .integer(now)), ("exp", .integer(now + 600)),
         ]
         members.removeAll { dropping.contains($0.key) || extra.map(\.key).contains($0.key) }
-        return .object(members + extra)
+        return .object((members + extra).map { .init($0.key, $0.value) })
     }
 
     @Test func customHS256TokenChecksSignatureAudienceIssuerAndExpiry() throws {
@@ -136,7 +136,7 @@ import IngestTestSupport
         let arrayAudience = customClaims([("aud", .array([.string("other"), .string("weather")]))])
         #expect(try verifier.verify(JWT.signHS256(claims: arrayAudience, secret: issuerSecret), now: now) == "customer-42")
 
-        func code(_ claims: StrictJSON, secret: [UInt8]? = nil, at time: Int64? = nil) -> AuthError.Code? {
+        func code(_ claims: JSONValue, secret: [UInt8]? = nil, at time: Int64? = nil) -> AuthError.Code? {
             let token = JWT.signHS256(claims: claims, secret: secret ?? issuerSecret)
             return (#expect(throws: AuthError.self) { try verifier.verify(token, now: time ?? now) })?.code
         }
@@ -149,7 +149,7 @@ import IngestTestSupport
         #expect(code(customClaims(dropping: ["sub"])) == .invalidCredentials)
         #expect(code(customClaims([("nbf", .integer(now + 3600))])) == .expiredToken)
         #expect(code(customClaims([("exp", .integer(now + 30 * 86_400))])) == .invalidCredentials)
-        let none = rawJWT(header: .object([("alg", .string("none"))]), claims: customClaims())
+        let none = rawJWT(header: .object([.init("alg", .string("none"))]), claims: customClaims())
         #expect((#expect(throws: AuthError.self) { try verifier.verify(none, now: now) })?.code == .invalidCredentials)
     }
 
@@ -163,7 +163,7 @@ import IngestTestSupport
 
         // Tampered claims with the original signature.
         let parts = token.split(separator: ".")
-        let tampered = "\(parts[0]).\(Base64URL.encode(Array(customClaims([("sub", .string("admin"))]).serialized().utf8))).\(parts[2])"
+        let tampered = "\(parts[0]).\(Base64URL.encode(Array(customClaims([("sub", .string("admin"))]).jsonText.utf8))).\(parts[2])"
         #expect((#expect(throws: AuthError.self) { try verifier.verify(tampered, now: now) })?.code == .invalidCredentials)
 
         // Algorithm confusion: an HS256 token keyed with the public PEM text is refused,

@@ -41,7 +41,7 @@ import IngestTestSupport
         #expect((#expect(throws: AuthError.self) {
             try auth.verifyAccessToken(first.accessToken, appId: "app-two")
         })?.httpStatus == 403)
-        let json = try StrictJSON(parsing: first.jsonBody)
+        let json = try JSONValue(parsing: first.jsonBody, options: .strict())
         #expect(json["access_token"]?.stringValue == first.accessToken)
         #expect(json["refresh_token"]?.stringValue == first.refreshToken)
         #expect(json["user_id"]?.stringValue == first.userId)
@@ -139,7 +139,7 @@ import IngestTestSupport
         let first = try auth.refresh(refreshToken: login.refreshToken)
         let replacement = try #require(first.refreshToken)
         #expect(replacement != login.refreshToken)
-        #expect((try StrictJSON(parsing: first.jsonBody))["refresh_token"]?.stringValue == replacement)
+        #expect((try JSONValue(parsing: first.jsonBody, options: .strict()))["refresh_token"]?.stringValue == replacement)
         let second = try auth.refresh(refreshToken: replacement)
         #expect(second.refreshToken != nil && second.refreshToken != replacement)
         // Its replacement was used: the first token is refused from now on.
@@ -292,7 +292,7 @@ import IngestTestSupport
         let disabled = #expect(throws: AuthError.self) { try auth.login(appId: "app-two", provider: "api-key", body: body(#"{"key": "x"}"#)) }
         #expect(disabled?.code == .providerDisabled && disabled?.httpStatus == 403)
         #expect((#expect(throws: AuthError.self) { try auth.verifyAccessToken("x.y.z", appId: "nope") })?.httpStatus == 404)
-        let parsed = try StrictJSON(parsing: try #require(disabled).jsonBody)
+        let parsed = try JSONValue(parsing: try #require(disabled).jsonBody, options: .strict())
         #expect(parsed["error_code"]?.stringValue == "provider_disabled")
     }
 
@@ -382,8 +382,8 @@ import IngestTestSupport
         let auth = try makeService(directory, clock: clock, customSecret: secret)
         func token(_ subject: String, audience: String = "app-one") -> String {
             JWT.signHS256(claims: .object([
-                ("sub", .string(subject)), ("aud", .string(audience)),
-                ("iat", .integer(clock.wholeSeconds)), ("exp", .integer(clock.wholeSeconds + 300)),
+                .init("sub", .string(subject)), .init("aud", .string(audience)),
+                .init("iat", .integer(clock.wholeSeconds)), .init("exp", .integer(clock.wholeSeconds + 300)),
             ]), secret: secret)
         }
         let first = try auth.login(appId: "app-one", provider: "custom-token", body: body(#"{"token": "\#(token("alice"))"}"#))

@@ -57,16 +57,16 @@ struct TestRSAKey {
     }
 
     /// An RS256 JWT over `claims`, signed by openssl.
-    func sign(claims: StrictJSON, header: StrictJSON = .object([("alg", .string("RS256")), ("typ", .string("JWT"))]))
+    func sign(claims: JSONValue, header: JSONValue = .object([.init("alg", .string("RS256")), .init("typ", .string("JWT"))]))
         throws -> String {
-        let input = Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(claims.serialized().utf8))
+        let input = Base64URL.encode(Array(header.jsonText.utf8)) + "." + Base64URL.encode(Array(claims.jsonText.utf8))
         let signature = try runOpenSSL(openssl, ["dgst", "-sha256", "-sign", privateKeyPath], input: Array(input.utf8))
         return input + "." + Base64URL.encode(signature)
     }
 }
 
 /// A JWT with an arbitrary header and signature bytes, for forgery tests.
-func rawJWT(header: StrictJSON, claims: StrictJSON, signature: [UInt8] = []) -> String {
-    Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(claims.serialized().utf8)) + "."
+func rawJWT(header: JSONValue, claims: JSONValue, signature: [UInt8] = []) -> String {
+    Base64URL.encode(Array(header.jsonText.utf8)) + "." + Base64URL.encode(Array(claims.jsonText.utf8)) + "."
         + Base64URL.encode(signature)
 }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
 import Foundation
 import IngestCore
+import IngestSupport
 @testable import IngestServer
 import IngestTestSupport
 
@@ -170,32 +170,19 @@ func makeSegment(store: SegmentStoreID, number: UInt64, firstTransaction: UInt64
 }
 
 /// Runs a query on an SQLite file; each row's columns rendered as text
-/// (`hex:` + hex for blobs, `nil` for NULL).
+/// (`hex:` + hex for blobs, `nil` for NULL, SQLite's own text for numbers).
 func sqliteRows(_ path: String, _ sql: String) throws -> [[String]] {
-    var db: OpaquePointer?
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
-        throw TestSupportError("cannot open \(path)")
-    }
-    defer { sqlite3_close_v2(db) }
-    var statement: OpaquePointer?
-    guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-        throw TestSupportError("cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
-    }
-    defer { sqlite3_finalize(statement) }
+    let db = try SQLiteConnection(path: path, options: .init(access: .readOnly))
+    let statement = try db.makeStatement(sql: sql)
     var rows: [[String]] = []
-    while sqlite3_step(statement) == SQLITE_ROW {
-        var row: [String] = []
-        for column in 0..<sqlite3_column_count(statement) {
-            switch sqlite3_column_type(statement, column) {
-            case SQLITE_NULL: row.append("nil")
-            case SQLITE_BLOB:
-                let count = Int(sqlite3_column_bytes(statement, column))
-                let bytes = UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, column), count: count)
-                row.append("hex:" + bytes.map { String(format: "%02x", $0) }.joined())
-            default: row.append(String(cString: sqlite3_column_text(statement, column)))
+    while try statement.step() {
+        rows.append((0..<statement.columnCount).map { column in
+            switch statement.columnType(at: column) {
+            case .null: "nil"
+            case .blob: "hex:" + statement.blob(at: column).map { String(format: "%02x", $0) }.joined()
+            default: statement.text(at: column)
             }
-        }
-        rows.append(row)
+        })
     }
     return rows
 }
@@ -244,25 +231,21 @@ func sensor(_ id: ObjectId = ObjectId.generate(), device: String = "station-1", 
 /// Holds the write lock of an SQLite database (an open `BEGIN IMMEDIATE`)
 /// from the test process until released.
 final class SQLiteLocker {
-    private var db: OpaquePointer?
+    private var db: SQLiteConnection?
 
     init(path: String) throws {
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
-              sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK
-        else {
-            sqlite3_close_v2(db)
-            throw TestSupportError("cannot lock \(path)")
-        }
+        let db = try SQLiteConnection(path: path, options: .init(access: .readWrite))
+        try db.begin(.immediate)
+        self.db = db
     }
 
     deinit { release() }
 
     /// Rolls back and closes (idempotent).
     func release() {
-        guard let db else { return }
-        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-        sqlite3_close_v2(db)
-        self.db = nil
+        db?.rollback()
+        db?.close()
+        db = nil
     }
 }
 

@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSQLite
 import Foundation
+import IngestSupport
 import IngestTestSupport
 
 /// What a finished sample process printed and returned.
@@ -67,25 +67,10 @@ final class SampleServer {
 
     /// The first column of each row of `sql`, as text.
     func query(_ sql: String) throws -> [String] {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(databasePath, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
-            sqlite3_close(db)
-            throw TestSupportError("cannot open \(databasePath)")
-        }
-        defer { sqlite3_close(db) }
-        sqlite3_busy_timeout(db, 5_000)
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
-            throw TestSupportError("cannot prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
-        }
-        defer { sqlite3_finalize(statement) }
+        let db = try SQLiteConnection(path: databasePath, options: .init(access: .readWrite))
+        let statement = try db.makeStatement(sql: sql)
         var rows: [String] = []
-        while true {
-            let rc = sqlite3_step(statement)
-            if rc == SQLITE_DONE { break }
-            guard rc == SQLITE_ROW else { throw TestSupportError("step \(sql): \(String(cString: sqlite3_errmsg(db)))") }
-            rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
-        }
+        while try statement.step() { rows.append(statement.text(at: 0)) }
         return rows
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import IngestCore
 import IngestSupport
 
 /// What the client reads from an access token (a JWT): when it was issued
@@ -10,15 +9,12 @@ struct AccessTokenClaims: Sendable, Hashable {
 
     init(token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
-              let text = String(validating: payload, as: UTF8.self),
-              case .object(let claims)? = try? JSONValue(parsing: text, maxDepth: 8) else { return }
-        func seconds(_ name: String) -> TimeInterval? {
-            guard case .number(let lexeme)? = claims.first(where: { $0.key == name })?.value else { return nil }
-            return TimeInterval(lexeme)
-        }
-        issuedAt = seconds("iat")
-        expiresAt = seconds("exp")
+        guard parts.count == 3 else { return }
+        guard let bytes = Base64URL.decode(parts[1]),
+              let claims = try? JSONValue(parsing: bytes, options: JSONParsingOptions(maxDepth: 16)),
+              case .object = claims else { return }
+        issuedAt = claims["iat"]?.doubleValue
+        expiresAt = claims["exp"]?.doubleValue
     }
 
     /// Whether the token should be refreshed now, `margin` seconds (at most

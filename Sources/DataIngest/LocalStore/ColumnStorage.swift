@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// How one property is stored in its SQLite column. See Docs/LocalRealms.md
 /// for the table; the rule is one typed column per scalar property and a
@@ -81,7 +82,7 @@ indirect enum ColumnStorage: Sendable, Hashable {
 
     /// The column value for a (validated) non-null BSON value; `nil` when the
     /// value is not a form of this storage.
-    func sqlValue(_ value: BSON) -> SQLValue? {
+    func sqlValue(_ value: BSON) -> SQLiteValue? {
         switch (self, value) {
         case (_, .null): return .null
         case (.bool, .bool(let flag)): return .integer(flag ? 1 : 0)
@@ -104,7 +105,7 @@ indirect enum ColumnStorage: Sendable, Hashable {
 
     /// The BSON value of a stored column value for `property`; throws when
     /// the stored value is not of the column's type (a damaged file).
-    func bsonValue(_ value: SQLValue, property: Property, className: String) throws(LocalStoreError) -> BSON {
+    func bsonValue(_ value: SQLiteValue, property: Property, className: String) throws(LocalStoreError) -> BSON {
         switch (self, value) {
         case (.bson, .null):
             switch property.collection {

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 extension LocalStore {
     /// Creates the tables of a new file, or compares an existing file's
@@ -24,7 +25,7 @@ extension LocalStore {
                 try connection.execute("COMMIT")
                 return outcome
             } catch {
-                if connection.inTransaction { try? connection.execute("ROLLBACK") }
+                connection.rollback()
                 throw error
             }
         }
@@ -33,7 +34,7 @@ extension LocalStore {
                                     defaults: [String: BSONDocument]) throws(LocalStoreError) -> Outcome {
             let url = connection.fileURL
             try connection.execute("CREATE TABLE IF NOT EXISTS \"\(metadataTable)\" (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID")
-            var stored: [String: SQLValue] = [:]
+            var stored: [String: SQLiteValue] = [:]
             for row in try connection.rows("SELECT key, value FROM \"\(metadataTable)\"") {
                 if case .text(let key) = row[0] { stored[key] = row[1] }
             }

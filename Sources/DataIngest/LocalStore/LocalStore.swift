@@ -102,7 +102,7 @@ public final class LocalStore: @unchecked Sendable {
         } catch {
             throw LocalStoreError(.invalidProperty, className: error.className, propertyName: error.propertyName, fileURL: fileURL, message: error.message)
         }
-        let writer = try SQLiteConnection(fileURL: fileURL, create: true, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+        let writer = try SQLiteConnection.localRealm(at: fileURL, create: true, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
         do throws(LocalStoreError) {
             try Self.enableWAL(writer)
             try writer.execute("PRAGMA synchronous = \(configuration.fullDurability ? "FULL" : "NORMAL")")
@@ -143,11 +143,12 @@ public final class LocalStore: @unchecked Sendable {
     }
 
     private static func enableWAL(_ connection: SQLiteConnection) throws(LocalStoreError) {
-        let rows = try connection.rows("PRAGMA journal_mode = WAL")
-        guard case .text(let mode)? = rows.first?.first, mode.lowercased() == "wal" else {
+        let wal: (enabled: Bool, journalMode: String?)
+        do { wal = try connection.enableWAL() } catch { throw LocalStoreError(error) }
+        guard wal.enabled else {
             throw LocalStoreError(
                 .walUnavailable, fileURL: connection.fileURL,
-                message: "\(connection.fileURL.path) cannot use write-ahead logging (journal mode is \(rows.first?.first?.summary ?? "unknown")); put the realm on a local file system that supports shared memory")
+                message: "\(connection.fileURL.path) cannot use write-ahead logging (journal mode is \(wal.journalMode.map { "'\($0)'" } ?? "unknown")); put the realm on a local file system that supports shared memory")
         }
     }
 
@@ -219,14 +220,14 @@ public final class LocalStore: @unchecked Sendable {
         do throws(LocalStoreError) {
             try writer.execute("COMMIT")
         } catch {
-            if writer.inTransaction { try? writer.execute("ROLLBACK") }
+            writer.rollback()
             throw error
         }
     }
 
     /// Rolls back and releases the writer.
     func rollbackWriteTransaction() {
-        if writer.inTransaction { try? writer.execute("ROLLBACK") }
+        writer.rollback()
         releaseWriter()
     }
 
@@ -260,7 +261,7 @@ public final class LocalStore: @unchecked Sendable {
         }
         guard let reused else { throw closedError() }
         if let reused { return reused }
-        let connection = try SQLiteConnection(fileURL: fileURL, create: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+        let connection = try SQLiteConnection.localRealm(at: fileURL, create: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
         do throws(LocalStoreError) {
             try connection.execute("PRAGMA query_only = 1")
         } catch {
@@ -271,7 +272,7 @@ public final class LocalStore: @unchecked Sendable {
     }
 
     func checkIn(_ connection: SQLiteConnection) {
-        if connection.inTransaction { try? connection.execute("ROLLBACK") }
+        connection.rollback()
         let keep = state.withLock { state -> Bool in
             guard !state.closed, state.idleReaders.count < configuration.maximumIdleReaders else { return false }
             state.idleReaders.append(connection)

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 
 /// The reads and writes of a ``LocalStore`` on one connection. The public
 /// ``LocalStoreReader`` and ``LocalStoreTransaction`` wrap it.
@@ -73,7 +74,7 @@ struct LocalStoreAccess {
                 ? " ON CONFLICT (\(key.quotedName)) DO NOTHING"
                 : " ON CONFLICT (\(key.quotedName)) DO UPDATE SET \(updates.joined(separator: ", "))"
             sql += " RETURNING rowid"
-            let rows: [[SQLValue]]
+            let rows: [[SQLiteValue]]
             rows = try connection.rows(sql, values)
             if case .integer(let rowID)? = rows.first?.first { return rowID }
             // DO NOTHING on an existing key returns no row: look the row up.
@@ -100,7 +101,7 @@ struct LocalStoreAccess {
         let violations = schema.validate(fields, against: className).filter { $0.code != .missingRequiredField }
         if let first = violations.first { throw invalid(table, first, count: violations.count) }
         var assignments: [String] = []
-        var values: [SQLValue] = []
+        var values: [SQLiteValue] = []
         for field in fields {
             let column = table.column(named: field.key)!
             if column.property.isPrimaryKey {

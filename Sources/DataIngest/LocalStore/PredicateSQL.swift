@@ -1,9 +1,10 @@
 import IngestCore
+import IngestSupport
 
 /// A piece of SQL and the values bound to its `?` parameters, in order.
 struct SQLFragment {
     var sql: String
-    var values: [SQLValue]
+    var values: [SQLiteValue]
 }
 
 extension TableMapping {
@@ -59,7 +60,7 @@ extension TableMapping {
             guard case .array(let elements) = value else {
                 throw LocalStoreError(.invalidPredicate, className: className, propertyName: keyPath, message: "\(path) IN needs a list of values")
             }
-            var values: [SQLValue] = []
+            var values: [SQLiteValue] = []
             var matchesNull = false
             for element in elements {
                 if case .null = element { matchesNull = true; continue }
@@ -123,7 +124,7 @@ extension TableMapping {
     /// The SQL value of a predicate value for `column`, with the numeric
     /// conversions a comparison allows (an integer for a Double property, a
     /// Double for an Int property).
-    func bind(_ value: BSON, to column: Column, path: String) throws(LocalStoreError) -> SQLValue {
+    func bind(_ value: BSON, to column: Column, path: String) throws(LocalStoreError) -> SQLiteValue {
         var storage = column.storage
         if case .link(let key) = storage { storage = key }
         switch (storage, value) {

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 /// How one top-level class is stored: a table named after the class, one
 /// column per property (named after the stored property name), the primary
@@ -81,8 +82,8 @@ struct TableMapping: Sendable {
     // MARK: Rows and documents
 
     /// The column values of `document` (validated), in column order.
-    func values(of document: BSONDocument) throws(LocalStoreError) -> [SQLValue] {
-        var values: [SQLValue] = []
+    func values(of document: BSONDocument) throws(LocalStoreError) -> [SQLiteValue] {
+        var values: [SQLiteValue] = []
         values.reserveCapacity(columns.count)
         for column in columns {
             values.append(try value(document[column.property.name] ?? .null, for: column))
@@ -90,7 +91,7 @@ struct TableMapping: Sendable {
         return values
     }
 
-    func value(_ value: BSON, for column: Column) throws(LocalStoreError) -> SQLValue {
+    func value(_ value: BSON, for column: Column) throws(LocalStoreError) -> SQLiteValue {
         guard let sql = column.storage.sqlValue(value) else {
             throw LocalStoreError(
                 .invalidDocument, className: className, propertyName: column.property.name,
@@ -100,7 +101,7 @@ struct TableMapping: Sendable {
     }
 
     /// The row (`rowid` first, then the columns) as a stored row.
-    func row(from values: [SQLValue]) throws(LocalStoreError) -> LocalStoreRow {
+    func row(from values: [SQLiteValue]) throws(LocalStoreError) -> LocalStoreRow {
         guard values.count == columns.count + 1, case .integer(let rowID) = values[0] else {
             throw LocalStoreError(.corruptValue, className: className, message: "\(className): a row has an unexpected shape; the file was changed outside DataIngest")
         }

@@ -12,7 +12,7 @@ extension BSONDocument {
     /// doc["n"]  // .int32(42)
     /// ```
     public init(extendedJSON text: String, options: ExtendedJSONParsingOptions = ExtendedJSONParsingOptions()) throws(ExtendedJSONError) {
-        let json = try JSONParser.parse(text, maxDepth: options.effectiveMaxDepth)
+        let json = try JSONValue.extendedJSONLayer(text, maxDepth: options.effectiveMaxDepth)
         guard case .object(let members) = json else {
             throw ExtendedJSONError(code: .notADocument, message: "the Extended JSON text is not a JSON object")
         }
@@ -43,7 +43,7 @@ extension BSON {
     /// let list = try BSON(extendedJSON: "[1, 2.5, null]")
     /// ```
     public init(extendedJSON text: String, options: ExtendedJSONParsingOptions = ExtendedJSONParsingOptions()) throws(ExtendedJSONError) {
-        let json = try JSONParser.parse(text, maxDepth: options.effectiveMaxDepth)
+        let json = try JSONValue.extendedJSONLayer(text, maxDepth: options.effectiveMaxDepth)
         self = try ExtendedJSONReader.value(from: json)
     }
 

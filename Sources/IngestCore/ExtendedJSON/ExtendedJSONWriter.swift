@@ -13,7 +13,7 @@ struct ExtendedJSONWriter {
         out.append(UInt8(ascii: "{"))
         for (index, field) in document.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            Self.appendString(field.key, to: &out)
+            JSONValue.appendString(field.key, to: &out)
             out.append(UInt8(ascii: ":"))
             write(field.value)
         }
@@ -29,7 +29,7 @@ struct ExtendedJSONWriter {
     }
 
     private mutating func string(_ text: String) {
-        Self.appendString(text, to: &out)
+        JSONValue.appendString(text, to: &out)
     }
 
     mutating func write(_ value: BSON) {
@@ -163,28 +163,5 @@ struct ExtendedJSONWriter {
     static func appendHexByte(_ byte: UInt8, to out: inout [UInt8]) {
         out.append(hexDigits[Int(byte >> 4)])
         out.append(hexDigits[Int(byte & 0xF)])
-    }
-
-    /// A JSON string: `"` and `\` escaped, control characters as short
-    /// escapes or `\u00XX`, everything else as UTF-8.
-    static func appendString(_ text: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0..<0x20:
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                appendHexByte(byte, to: &out)
-            default:
-                out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import IngestSupport
 
 extension AppConfiguration {
     /// Parses one element of the `apps` array.
-    init(json value: StrictJSON, path: String, context: ParseContext) throws(ConfigError) {
+    init(json value: JSONValue, path: String, context: ParseContext) throws(ConfigError) {
         var reader = try ConfigReader(value, path: path)
         let id = try reader.requiredString("id")
         guard AppConfiguration.isValidId(id) else {

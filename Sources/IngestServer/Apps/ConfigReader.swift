@@ -1,18 +1,20 @@
+import IngestSupport
+
 /// Reads one JSON object of the configuration strictly: every key must be
 /// consumed (unknown keys are errors), required fields are named when
 /// missing, and every error carries the field path.
 struct ConfigReader {
     let path: String
-    private let members: [(key: String, value: StrictJSON)]
+    private let members: [(key: String, value: JSONValue)]
     private var consumed = Set<String>()
 
     /// Wraps `value`, which must be an object.
-    init(_ value: StrictJSON, path: String) throws(ConfigError) {
+    init(_ value: JSONValue, path: String) throws(ConfigError) {
         guard case .object(let members) = value else {
             throw ConfigError(.wrongType, path: path, "expected an object, found \(value.kindDescription)")
         }
         self.path = path
-        self.members = members
+        self.members = members.map { ($0.key, $0.value) }
     }
 
     /// The path of a member, for nested readers and errors.
@@ -23,13 +25,13 @@ struct ConfigReader {
     }
 
     /// All keys of the object, in document order (marks them consumed).
-    mutating func allMembers() -> [(key: String, value: StrictJSON)] {
+    mutating func allMembers() -> [(key: String, value: JSONValue)] {
         for member in members { consumed.insert(member.key) }
         return members
     }
 
     /// The raw value of `key`, or `nil` if absent (JSON null counts as absent).
-    mutating func value(_ key: String) -> StrictJSON? {
+    mutating func value(_ key: String) -> JSONValue? {
         consumed.insert(key)
         guard let found = members.first(where: { $0.key == key })?.value else { return nil }
         if case .null = found { return nil }
@@ -37,7 +39,7 @@ struct ConfigReader {
     }
 
     /// The raw value of `key`; a missing field is an error.
-    mutating func required(_ key: String) throws(ConfigError) -> StrictJSON {
+    mutating func required(_ key: String) throws(ConfigError) -> JSONValue {
         guard let found = value(key) else {
             throw ConfigError(.missingField, path: path(key), "required field is missing")
         }
@@ -92,7 +94,7 @@ struct ConfigReader {
         return number
     }
 
-    mutating func array(_ key: String) throws(ConfigError) -> [StrictJSON]? {
+    mutating func array(_ key: String) throws(ConfigError) -> [JSONValue]? {
         guard let found = value(key) else { return nil }
         guard case .array(let items) = found else {
             throw ConfigError(.wrongType, path: path(key), "expected an array, found \(found.kindDescription)")

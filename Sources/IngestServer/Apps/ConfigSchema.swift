@@ -1,3 +1,5 @@
+import IngestSupport
+
 /// The schema part of an app's configuration: which collections accept data
 /// and what their objects look like.
 ///
@@ -123,7 +125,7 @@ extension ConfigSchema {
     /// A property is a shorthand string (`"double"`, `"double?"`, `"Reading[]"`,
     /// `"string<>"` for a set, `"int{}"` for a map, `"Location?"`) or an object
     /// `{"type": "double", "optional": true, "collection": "list"}`.
-    init(json value: StrictJSON, path: String) throws(ConfigError) {
+    init(json value: JSONValue, path: String) throws(ConfigError) {
         var reader = try ConfigReader(value, path: path)
         var types: [ObjectType] = []
         for (name, typeValue) in reader.allMembers() {
@@ -176,7 +178,7 @@ extension ConfigSchema {
             && (!suspicious || (!name.contains(".") && !name.contains("\0")))
     }
 
-    static func parseProperty(_ name: String, _ value: StrictJSON, path: String) throws(ConfigError) -> Property {
+    static func parseProperty(_ name: String, _ value: JSONValue, path: String) throws(ConfigError) -> Property {
         if case .string(let shorthand) = value {
             var text = Substring(shorthand)
             var collection = Collection.single

@@ -42,9 +42,9 @@ extension ServerConfiguration {
     ///   - environment: where `…Env` fields are looked up.
     package init(json bytes: [UInt8], baseDirectory: String = ".",
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) {
-        let root: StrictJSON
+        let root: JSONValue
         do {
-            root = try StrictJSON(parsing: bytes)
+            root = try JSONValue(parsing: bytes, options: .strict())
         } catch {
             throw ConfigError(.syntax, path: "", error.description)
         }

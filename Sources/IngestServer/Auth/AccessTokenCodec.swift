@@ -1,3 +1,5 @@
+import IngestSupport
+
 /// Issues and verifies the server's own access tokens: HS256 JWTs scoped to
 /// one app, with a short lifetime.
 ///
@@ -31,14 +33,14 @@ package struct AccessTokenCodec: Sendable {
 
     /// Issues a token for `userId` on `deviceId`, valid from `now` for ``lifetimeSeconds``.
     package func issue(userId: String, deviceId: String, now: Int64) -> String {
-        let claims = StrictJSON.object([
-            ("iss", .string(AccessTokenCodec.issuer)),
-            ("sub", .string(userId)),
-            ("aud", .string(appId)),
-            ("did", .string(deviceId)),
-            ("typ", .string("access")),
-            ("iat", .integer(now)),
-            ("exp", .integer(now + lifetimeSeconds)),
+        let claims = JSONValue.object([
+            .init("iss", .string(AccessTokenCodec.issuer)),
+            .init("sub", .string(userId)),
+            .init("aud", .string(appId)),
+            .init("did", .string(deviceId)),
+            .init("typ", .string("access")),
+            .init("iat", .integer(now)),
+            .init("exp", .integer(now + lifetimeSeconds)),
         ])
         return JWT.signHS256(claims: claims, secret: secret)
     }

@@ -481,14 +481,14 @@ package final class AuthService: Sendable {
     private func parseBody(_ body: [UInt8], appId: String) throws(AuthError) -> JSONValue {
         if body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return .object([]) }
         guard body.count <= 64 * 1024 else { throw AuthError(.badRequest, "the request body is too large", appId: appId) }
-        let value: StrictJSON
+        let value: JSONValue
         do {
-            value = try StrictJSON(parsing: body, maxDepth: 16)
+            value = try JSONValue(parsing: body, options: .strict(maxDepth: 16))
         } catch {
             throw AuthError(.badRequest, "the request body is not valid JSON: \(error.description)", appId: appId)
         }
         guard case .object = value else { throw AuthError(.badRequest, "the request body must be a JSON object", appId: appId) }
-        return value.jsonValue
+        return value
     }
 
     private func storage<T>(_ appId: String?, _ body: () throws(StorageError) -> T) throws(AuthError) -> T {

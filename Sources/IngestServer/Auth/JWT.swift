@@ -15,9 +15,9 @@
 import IngestSupport
 package struct JWT: Sendable {
     /// The decoded header (a JSON object).
-    package var header: StrictJSON
+    package var header: JSONValue
     /// The decoded claims (a JSON object).
-    package var claims: StrictJSON
+    package var claims: JSONValue
     /// The `alg` header value, exactly as sent.
     package var algorithm: String
     /// `base64url(header) + "." + base64url(claims)`: the bytes the signature covers.
@@ -43,8 +43,8 @@ package struct JWT: Sendable {
         guard let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
               let signature = Base64URL.decode(parts[2])
         else { throw AuthError(.invalidToken, "the token has a part that is not base64url") }
-        guard let header = try? StrictJSON(parsing: headerBytes, maxDepth: 8), case .object = header,
-              let claims = try? StrictJSON(parsing: claimBytes, maxDepth: 16), case .object = claims
+        guard let header = try? JSONValue(parsing: headerBytes, options: .strict(maxDepth: 8)), case .object = header,
+              let claims = try? JSONValue(parsing: claimBytes, options: .strict(maxDepth: 16)), case .object = claims
         else { throw AuthError(.invalidToken, "the token header or claims are not a JSON object") }
         guard let algorithm = header["alg"]?.stringValue else {
             throw AuthError(.invalidToken, "the token header has no \"alg\"")
@@ -66,11 +66,11 @@ package struct JWT: Sendable {
     ///   - claims: a JSON object of claims.
     ///   - secret: the HMAC key (at least 32 random bytes in practice).
     ///   - keyId: an optional `kid` header.
-    package static func signHS256(claims: StrictJSON, secret: [UInt8], keyId: String? = nil) -> String {
-        var header: [(key: String, value: StrictJSON)] = [("alg", .string("HS256")), ("typ", .string("JWT"))]
-        if let keyId { header.append(("kid", .string(keyId))) }
-        let input = Base64URL.encode(Array(StrictJSON.object(header).serialized().utf8)) + "."
-            + Base64URL.encode(Array(claims.serialized().utf8))
+    package static func signHS256(claims: JSONValue, secret: [UInt8], keyId: String? = nil) -> String {
+        var header: [JSONValue.Member] = [.init("alg", .string("HS256")), .init("typ", .string("JWT"))]
+        if let keyId { header.append(.init("kid", .string(keyId))) }
+        let input = Base64URL.encode(Array(JSONValue.object(header).jsonText.utf8)) + "."
+            + Base64URL.encode(Array(claims.jsonText.utf8))
         let mac = Crypto.hmacSHA256(key: secret, message: Array(input.utf8))
         return input + "." + Base64URL.encode(mac)
     }

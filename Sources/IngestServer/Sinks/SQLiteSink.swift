@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import CSQLite
 import Foundation
 import IngestCore
 import IngestSupport
@@ -45,9 +41,8 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     package var description: String { "sqlite:\(path)" }
 
     private let lock = Lock()
-    private var db: OpaquePointer?
+    private var db: SQLiteConnection?
     private var tables: [String: Table] = [:]
-    private var statements: [String: OpaquePointer] = [:]
 
     /// The name of the receipts table (reserved: no collection may use it).
     package static let receiptsTable = "_dataingest_receipts"
@@ -87,22 +82,19 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         }
         // Created 0600 before SQLite opens it: SQLite gives -wal and -shm its mode.
         try? PrivateFiles.createFile(path)
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-        guard rc == SQLITE_OK, let handle else {
-            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close_v2(handle)
-            throw SinkError(.open, "cannot open the SQLite sink: \(message); check the directory exists and is writable",
-                            databaseCode: rc, location: path)
+        do {
+            db = try SQLiteConnection(path: path, options: .init(access: .readWriteCreate,
+                                                                 busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds))
+        } catch {
+            throw SinkError(error)
         }
-        db = handle
-        sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, configuration.busyTimeoutMilliseconds)
         do throws(SinkError) {
             // journal_mode answers with the mode in effect: WAL may be refused.
-            let mode = try queryText("PRAGMA journal_mode=WAL")
-            guard mode?.lowercased() == "wal" else {
-                throw SinkError(.open, "the SQLite sink could not switch to WAL (journal mode is \(mode ?? "unknown")); "
+            let wal: (enabled: Bool, journalMode: String?)
+            let db = try handle()
+            do { wal = try db.enableWAL() } catch { throw SinkError(error) }
+            guard wal.enabled else {
+                throw SinkError(.open, "the SQLite sink could not switch to WAL (journal mode is \(wal.journalMode ?? "unknown")); "
                                 + "put the database on a local file system", location: path)
             }
             let synchronous = ["OFF", "NORMAL", "FULL", "EXTRA"].contains(configuration.synchronous.uppercased())
@@ -127,9 +119,7 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     }
 
     private func closeLocked() {
-        for statement in statements.values { sqlite3_finalize(statement) }
-        statements.removeAll()
-        if let db { sqlite3_close_v2(db) }
+        db?.close()
         db = nil
     }
 
@@ -161,19 +151,18 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     private func write(_ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
                        response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         try lock.withLock { () throws(SinkError) in
-            try execute("BEGIN IMMEDIATE")
+            let db = try handle()
             var added: [String: Int] = [:]
-            do throws(SinkError) {
+            let result = try db.transaction(.immediate, mapError: { SinkError($0) }) { () throws(SinkError) -> SinkWriteResult in
                 // Checked inside the write transaction: of two racing uploads of
                 // one segment, the second sees the first one's receipt.
                 if let stored = try receiptLocked(key) {
-                    try execute("COMMIT")
                     return .alreadyReceived(response: stored)
                 }
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
                 var duplicates = [Bool](repeating: false, count: objects.count)
                 // Consecutive objects mostly share a collection: look its table up once per run.
-                var current: (name: String, table: Table, statement: OpaquePointer)?
+                var current: (name: String, table: Table, statement: SQLiteStatement)?
                 var run = 0   // objects inserted into `current` since it was looked up
                 for (index, object) in objects.enumerated() {
                     if current?.name != object.collection {
@@ -195,23 +184,24 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                     INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, received_at, object_count, response)
                     VALUES (?, ?, ?, ?, ?)
                     """)
-                defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
-                bindBlob(statement, 1, key.storeId.bytes)
-                sqlite3_bind_int64(statement, 2, Int64(bitPattern: key.segmentNumber))
-                sqlite3_bind_int64(statement, 3, now)
-                sqlite3_bind_int64(statement, 4, Int64(objectCount))
-                body.withUnsafeBytes { raw in
-                    _ = sqlite3_bind_text(statement, 5, raw.baseAddress?.assumingMemoryBound(to: CChar.self),
-                                          Int32(raw.count), dataingest_sqlite_transient())
+                defer { statement.reset() }
+                let stored = body.withUnsafeBytes { raw in
+                    Result { () throws(SQLiteError) in
+                        try statement.bind(blob: key.storeId.bytes, at: 1)
+                        try statement.bind(Int64(bitPattern: key.segmentNumber), at: 2)
+                        try statement.bind(now, at: 3)
+                        try statement.bind(Int64(objectCount), at: 4)
+                        // The response's bytes, borrowed: stepped inside this closure.
+                        try statement.bind(borrowedText: raw, at: 5)
+                        _ = try statement.step()
+                    }
                 }
-                try step(statement, "INSERT INTO receipts")
-                try execute("COMMIT")
-                for (collection, count) in added { tables[collection]?.count += count }
+                do throws(SQLiteError) { try stored.get() } catch { throw SinkError(error, in: "INSERT INTO receipts") }
                 return .written(duplicates: duplicates, response: body)
-            } catch {
-                if let db, sqlite3_get_autocommit(db) == 0 { sqlite3_exec(db, "ROLLBACK", nil, nil, nil) }
-                throw error
             }
+            // Committed: the counts follow.
+            for (collection, count) in added { tables[collection]?.count += count }
+            return result
         }
     }
 
@@ -258,23 +248,19 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         let insertSQL = "INSERT INTO \(quoted(name)) (\(names)) VALUES (\(placeholders)) ON CONFLICT(\"_id\") DO NOTHING"
         let count: Int
         if let known = tables[name]?.count { count = known } else { count = try countRows(name) }
-        if let old = tables[name]?.insertSQL, old != insertSQL, let statement = statements.removeValue(forKey: old) {
-            sqlite3_finalize(statement)
-        }
+        if let old = tables[name]?.insertSQL, old != insertSQL { try handle().forgetStatement(sql: old) }
         tables[name] = Table(name: name, columns: columns, count: count, insertSQL: insertSQL)
     }
 
     private func columnNames(of table: String) throws(SinkError) -> [String] {
         var names: [String] = []
-        try query("PRAGMA table_info(\(quoted(table)))") { statement in
-            if let text = sqlite3_column_text(statement, 1) { names.append(String(cString: text)) }
-        }
+        try query("PRAGMA table_info(\(quoted(table)))") { statement in names.append(statement.text(at: 1)) }
         return names
     }
 
     private func countRows(_ table: String) throws(SinkError) -> Int {
         var count = 0
-        try query("SELECT count(*) FROM \(quoted(table))") { count = Int(sqlite3_column_int64($0, 0)) }
+        try query("SELECT count(*) FROM \(quoted(table))") { count = Int($0.int64(at: 0)) }
         return count
     }
 
@@ -282,9 +268,9 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
 
     /// Inserts one object, bound straight from its BSON bytes; returns false
     /// if its `_id` was already stored.
-    private func insertLocked(_ object: SinkObject, into table: Table, with statement: OpaquePointer,
+    private func insertLocked(_ object: SinkObject, into table: Table, with statement: SQLiteStatement,
                               now: Int64) throws(SinkError) -> Bool {
-        defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
+        defer { statement.reset() }
         let keys = table.keys
         let forms = table.forms
         // Texts and blobs are bound SQLITE_STATIC from the object's bytes: the
@@ -305,139 +291,106 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
             } catch let error as BSONError {
                 return .failure(SinkError(.statement, "an object of \(object.collection) is not a valid BSON document: \(error.message)",
                                           location: path))
+            } catch let error as SQLiteError {
+                return .failure(SinkError(error, in: "INSERT INTO \(table.name)"))
             } catch {
                 return .failure(SinkError(.statement, "an object of \(object.collection) cannot be bound: \(error)", location: path))
             }
-            sqlite3_bind_int64(statement, 2, now)
-            return Result { () throws(SinkError) in try step(statement, "INSERT INTO \(table.name)") }
+            do throws(SQLiteError) {
+                try statement.bind(now, at: 2)
+                _ = try statement.step()
+            } catch {
+                return .failure(SinkError(error, in: "INSERT INTO \(table.name)"))
+            }
+            return .success(())
         }
         try outcome.get()
-        return sqlite3_changes(db) > 0
+        return statement.changes > 0
     }
 
-    /// Binds one element (absent columns stay NULL).
-    private func bind(_ element: BSONElement, form: ColumnForm, to statement: OpaquePointer, at index: Int32) throws(BSONError) {
+    /// Binds one element (absent columns stay NULL). Strings, ObjectIds and
+    /// binaries are bound from the object's bytes (borrowed until the reset).
+    private func bind(_ element: BSONElement, form: ColumnForm, to statement: SQLiteStatement, at index: Int32) throws {
         if form == .json {
-            bindText(statement, index, try element.value().extendedJSON(.relaxed))
+            try statement.bind(try element.value().extendedJSON(.relaxed), at: index)
             return
         }
         switch element.type {
-        case .null, .undefined: sqlite3_bind_null(statement, index)
-        case .bool: sqlite3_bind_int64(statement, index, element.bool == true ? 1 : 0)
-        case .int32, .int64: sqlite3_bind_int64(statement, index, element.integer ?? 0)
-        case .double: sqlite3_bind_double(statement, index, element.double ?? 0)
-        case .datetime: sqlite3_bind_int64(statement, index, element.datetime ?? 0)
-        case .string: bindStatic(statement, index, element.stringBytes, text: true)
-        case .objectId: bindStatic(statement, index, element.objectIdBytes, text: false)
-        case .binary: bindStatic(statement, index, element.binaryPayload, text: false)
-        case .decimal128: bindText(statement, index, element.decimal128?.description ?? "")
-        default: bindText(statement, index, try element.value().extendedJSON(.relaxed))
-        }
-    }
-
-    /// Binds bytes that stay valid until the statement is reset (SQLITE_STATIC).
-    private func bindStatic(_ statement: OpaquePointer, _ index: Int32, _ bytes: UnsafeRawBufferPointer?, text: Bool) {
-        guard let bytes else { return }
-        // SQLite reads a NULL pointer as NULL: an empty value needs a valid address.
-        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
-        if text {
-            sqlite3_bind_text(statement, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
-        } else {
-            sqlite3_bind_blob(statement, index, base, Int32(bytes.count), nil)
-        }
-    }
-
-    private func bindText(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
-        sqlite3_bind_text(statement, index, text, Int32(text.utf8.count), dataingest_sqlite_transient())
-    }
-
-    private func bindBlob(_ statement: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            _ = sqlite3_bind_blob(statement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
-                                  Int32(raw.count), dataingest_sqlite_transient())
+        case .null, .undefined: try statement.bindNull(at: index)
+        case .bool: try statement.bind(Int64(element.bool == true ? 1 : 0), at: index)
+        case .int32, .int64: try statement.bind(element.integer ?? 0, at: index)
+        case .double: try statement.bind(element.double ?? 0, at: index)
+        case .datetime: try statement.bind(element.datetime ?? 0, at: index)
+        case .string: if let bytes = element.stringBytes { try statement.bind(borrowedText: bytes, at: index) }
+        case .objectId: if let bytes = element.objectIdBytes { try statement.bind(borrowedBlob: bytes, at: index) }
+        case .binary: if let bytes = element.binaryPayload { try statement.bind(borrowedBlob: bytes, at: index) }
+        case .decimal128: try statement.bind(element.decimal128?.description ?? "", at: index)
+        default: try statement.bind(try element.value().extendedJSON(.relaxed), at: index)
         }
     }
 
     private func receiptLocked(_ key: SegmentKey) throws(SinkError) -> [UInt8]? {
         let statement = try prepared("SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = ? AND segment_number = ?")
-        defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
-        bindBlob(statement, 1, key.storeId.bytes)
-        sqlite3_bind_int64(statement, 2, Int64(bitPattern: key.segmentNumber))
-        let rc = sqlite3_step(statement)
-        if rc == SQLITE_ROW {
-            let count = Int(sqlite3_column_bytes(statement, 0))
-            guard let text = sqlite3_column_text(statement, 0) else { return [] }
-            return Array(UnsafeRawBufferPointer(start: text, count: count))
+        defer { statement.reset() }
+        do throws(SQLiteError) {
+            try statement.bind(blob: key.storeId.bytes, at: 1)
+            try statement.bind(Int64(bitPattern: key.segmentNumber), at: 2)
+            guard try statement.step() else { return nil }
+            return statement.withUnsafeBytes(at: 0, asText: true) { Array($0) }
+        } catch {
+            throw SinkError(error, in: "SELECT receipt")
         }
-        guard rc == SQLITE_DONE else { throw failure(rc, "SELECT receipt") }
-        return nil
     }
 
     // MARK: - SQLite plumbing
 
-    private func handle() throws(SinkError) -> OpaquePointer {
+    private func handle() throws(SinkError) -> SQLiteConnection {
         guard let db else { throw SinkError(.closed, "the SQLite sink is closed", location: path) }
         return db
     }
 
     private func execute(_ sql: String) throws(SinkError) {
         let db = try handle()
-        let rc = sqlite3_exec(db, sql, nil, nil, nil)
-        guard rc == SQLITE_OK else { throw failure(rc, String(sql.prefix(60))) }
-    }
-
-    private func queryText(_ sql: String) throws(SinkError) -> String? {
-        var result: String?
-        try query(sql) { statement in
-            if let text = sqlite3_column_text(statement, 0) { result = String(cString: text) }
-        }
-        return result
+        do { try db.execute(sql: sql) } catch { throw SinkError(error) }
     }
 
     /// Runs an uncached statement and calls `row` for each result row.
-    private func query(_ sql: String, row: (OpaquePointer) -> Void) throws(SinkError) {
+    private func query(_ sql: String, row: (SQLiteStatement) -> Void) throws(SinkError) {
         let db = try handle()
-        var statement: OpaquePointer?
-        let rc = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
-        guard rc == SQLITE_OK, let statement else { throw failure(rc, String(sql.prefix(60))) }
-        defer { sqlite3_finalize(statement) }
-        while true {
-            let rc = sqlite3_step(statement)
-            if rc == SQLITE_DONE { return }
-            guard rc == SQLITE_ROW else { throw failure(rc, String(sql.prefix(60))) }
-            row(statement)
+        do throws(SQLiteError) {
+            let statement = try db.makeStatement(sql: sql)
+            while try statement.step() { row(statement) }
+        } catch {
+            throw SinkError(error)
         }
     }
 
-    private func prepared(_ sql: String) throws(SinkError) -> OpaquePointer {
-        if let cached = statements[sql] { return cached }
+    private func prepared(_ sql: String) throws(SinkError) -> SQLiteStatement {
         let db = try handle()
-        var statement: OpaquePointer?
-        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
-        guard rc == SQLITE_OK, let statement else { throw failure(rc, String(sql.prefix(60))) }
-        statements[sql] = statement
-        return statement
-    }
-
-    // `what` is an autoclosure: the per-object insert must not build its message unless it fails.
-    private func step(_ statement: OpaquePointer, _ what: @autoclosure () -> String) throws(SinkError) {
-        let rc = sqlite3_step(statement)
-        guard rc == SQLITE_DONE || rc == SQLITE_ROW else { throw failure(rc, what()) }
-    }
-
-    private func failure(_ rc: Int32, _ what: String) -> SinkError {
-        let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
-        let code: SinkError.Code
-        switch rc & 0xFF {
-        case SQLITE_BUSY, SQLITE_LOCKED: code = .busy
-        case SQLITE_FULL: code = .full
-        default: code = .statement
-        }
-        return SinkError(code, "\(message) (in: \(what))", databaseCode: rc, location: path)
+        do { return try db.cachedStatement(sql: sql) } catch { throw SinkError(error) }
     }
 
     private func quoted(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension SinkError {
+    /// The SQLite sink's error for a failure of its connection: busy or
+    /// locked is `.busy` and full is `.full` (both answered 503), anything
+    /// else `.statement`; `what` names the statement (its SQL by default).
+    init(_ error: SQLiteError, in what: String? = nil) {
+        switch error.operation {
+        case .open:
+            self.init(.open, "cannot open the SQLite sink: \(error.message); check the directory exists and is writable",
+                      databaseCode: error.extendedResultCode, location: error.path)
+        case .closed:
+            self.init(.closed, "the SQLite sink is closed", location: error.path)
+        case .prepare, .bind, .step, .execute:
+            let code: Code = error.isBusy ? .busy : error.isFull ? .full : .statement
+            self.init(code, "\(error.message) (in: \(what ?? String(error.sql?.prefix(60) ?? "")))",
+                      databaseCode: error.extendedResultCode, location: error.path)
+        }
     }
 }
 

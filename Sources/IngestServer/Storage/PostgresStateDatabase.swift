@@ -1,4 +1,5 @@
 import Foundation
+import IngestSupport
 
 /// The state store's statements on PostgreSQL, so that several ingest
 /// servers share users, refresh tokens, API keys and app secrets (and,
@@ -73,6 +74,7 @@ final class PostgresStateDatabase: StateDatabase {
             switch value {
             case .null: .null
             case .integer(let number): .text(String(number))
+            case .real(let number): .text(String(number))
             case .text(let text): .text(text)
             case .blob(let bytes): .bytes(bytes)
             }

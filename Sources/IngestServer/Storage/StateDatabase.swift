@@ -1,3 +1,5 @@
+import IngestSupport
+
 /// The SQL connection a ``StateStore`` runs its statements on: SQLite (one
 /// server) or PostgreSQL (state shared by several ingest servers).
 ///
@@ -25,5 +27,3 @@ extension StateDatabase {
     @discardableResult
     func query(_ sql: String) throws(StorageError) -> [[SQLiteValue]] { try query(sql, []) }
 }
-
-extension SQLiteConnection: StateDatabase {}

@@ -1,4 +1,5 @@
 import IngestCore
+import IngestSupport
 
 extension StateStore {
     /// Stores a new API key by its hash, with a user of provider `api-key`

@@ -42,7 +42,7 @@ package final class StateStore: @unchecked Sendable {
         do { try PrivateFiles.createFile(path) } catch {
             throw StorageError(.open, "cannot create the state database: \(error)", path: path)
         }
-        let connection = try SQLiteConnection(path: path)
+        let connection = try SQLiteConnection.stateDatabase(path: path)
         // SQLite gives the -wal and -shm files the database file's mode.
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         let version = try connection.query("PRAGMA user_version").first?.first?.integer ?? 0
