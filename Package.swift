@@ -58,7 +58,13 @@ let package = Package(
         .target(name: "RealmSync", dependencies: ["IngestCore", "IngestSupport"]),
 
         // MARK: Client SDK: object model, realms, segment store, sync
-        .target(name: "DataIngest", dependencies: ["IngestCore", "IngestSupport", "CZlib", "CLinux"]),
+        .target(
+            name: "DataIngest",
+            dependencies: [
+                "IngestCore", "IngestSupport", "CZlib", "CLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]),
 
         // MARK: HTTP/1.1 server: parser, event loop, router, connections
         .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux", .product(name: "Logging", package: "swift-log")]),
@@ -73,24 +79,45 @@ let package = Package(
         .executableTarget(
             name: "ingest-server",
             dependencies: [
-                "IngestServer", "IngestHTTP", "IngestCore", "CSQLite",
+                "IngestServer", "IngestHTTP", "IngestCore", "IngestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // MARK: The project's command-line conventions on swift-argument-parser
+        // (usage errors exit 2, options every ingest client takes)
+        .target(name: "IngestCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
         // MARK: Samples (each folder has a README)
-        .executableTarget(name: "WeatherStation", dependencies: ["DataIngest"], path: "Samples/WeatherStation",
-                         exclude: ["README.md"]),
-        .executableTarget(name: "RetailInvoices", dependencies: ["DataIngest", "CSQLite"], path: "Samples/RetailInvoices",
-                         exclude: ["README.md"]),
-        .executableTarget(name: "ServerLogging", dependencies: ["DataIngest", "IngestHTTP", "IngestSupport"], path: "Samples/ServerLogging",
-                         exclude: ["README.md"]),
-        .executableTarget(name: "ingest-forward", dependencies: ["DataIngest", "IngestSupport"], path: "Samples/LogForwarder",
-                         exclude: ["README.md"]),
+        .executableTarget(
+            name: "WeatherStation",
+            dependencies: ["DataIngest", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/WeatherStation", exclude: ["README.md"]),
+        .executableTarget(
+            name: "RetailInvoices",
+            dependencies: ["DataIngest", "CSQLite", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/RetailInvoices", exclude: ["README.md"]),
+        .executableTarget(
+            name: "ServerLogging",
+            dependencies: [
+                "DataIngest", "IngestHTTP", "IngestCommandLine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/ServerLogging", exclude: ["README.md"]),
+        .executableTarget(
+            name: "ingest-forward",
+            dependencies: ["DataIngest", "IngestSupport", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/LogForwarder", exclude: ["README.md"]),
 
         // MARK: Benchmarks (run in release mode)
         .executableTarget(
-            name: "ingest-bench", dependencies: ["IngestCore", "IngestSupport", "DataIngest", "IngestServer"],
+            name: "ingest-bench",
+            dependencies: [
+                "IngestCore", "IngestSupport", "DataIngest", "IngestServer", "IngestCommandLine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Benchmarks/ingest-bench"),
 
         // MARK: Tests
@@ -101,6 +128,11 @@ let package = Package(
         .executableTarget(
             name: "store-crash-child", dependencies: ["DataIngest"],
             path: "Tests/Support/store-crash-child"),
+        // A server app the swift-log backend's crash test starts and kill -9s.
+        .executableTarget(
+            name: "log-handler-child",
+            dependencies: ["DataIngest", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Support/log-handler-child"),
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport", "IngestTestSupport"]),
         // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
@@ -113,7 +145,12 @@ let package = Package(
         .executableTarget(name: "seed-program", dependencies: ["DataIngest"], path: "Tests/Support/seed-program"),
         .testTarget(
             name: "DataIngestTests",
-            dependencies: ["DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program", "ingest-server", "CCrypto"]),
+            dependencies: [
+                "DataIngest", "IngestSupport", "IngestTestSupport", "store-crash-child", "sync-client-child", "seed-program",
+                "log-handler-child", "ingest-server", "CCrypto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server"]),
@@ -127,7 +164,10 @@ let package = Package(
         // Runs the built sample binaries against a real ingest-server.
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "IngestSupport", "IngestTestSupport"]),
+            dependencies: [
+                "ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "IngestSupport",
+                "IngestTestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

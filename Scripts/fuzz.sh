@@ -15,8 +15,9 @@
 # DataIngest (each only when a target needs it) directly with swiftc,
 # instrumented with `-sanitize=fuzzer,address` (and -enable-testing, for the
 # internal HTTP parser and ParsedSegment), plus swift-log's Logging module
-# (which IngestHTTP and IngestServer import; from the checkout `swift package
-# resolve` makes, not instrumented), then links each harness against them.
+# (which IngestHTTP, IngestServer and DataIngest import) and swift-metrics'
+# CoreMetrics (DataIngest), from the checkouts `swift package resolve` makes,
+# optimized, not instrumented, then links each harness against them.
 # The syslog harness compiles the forwarder
 # sample's Samples/LogForwarder/LineParser.swift into itself: the sample is an
 # executable target, so there is no library of it to link.
@@ -83,6 +84,7 @@ C_MODULES=(-I Sources/CZlib -I Sources/CCrypto -I Sources/CSQLite -I Sources/CLi
 module_sources() {
     case "$1" in
         Logging) echo ".build/checkouts/swift-log/Sources/Logging" ;;
+        CoreMetrics) echo ".build/checkouts/swift-metrics/Sources/CoreMetrics" ;;
         *) echo "Sources/$1" ;;
     esac
 }
@@ -92,6 +94,7 @@ module_sources() {
 module_package() {
     case "$1" in
         Logging) echo "swift_log" ;;
+        CoreMetrics) echo "swift_metrics" ;;
         *) echo "DataIngest" ;;
     esac
 }
@@ -143,7 +146,12 @@ if [ "$build" -eq 1 ]; then
     fi
     if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore IngestHTTP Logging" "${INSTRUMENTED[@]}"; fi
     if needs RealmSync; then build_module RealmSync "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
-    if needs DataIngest; then build_module DataIngest "IngestSupport IngestCore" "${PLAIN[@]}"; fi
+    if needs DataIngest; then
+        [ -d "$(module_sources CoreMetrics)" ] || swift package resolve
+        build_module Logging "" -swift-version 6 -O -wmo
+        build_module CoreMetrics "" -swift-version 6 -O -wmo
+        build_module DataIngest "IngestSupport IngestCore Logging CoreMetrics" "${PLAIN[@]}"
+    fi
     for target in "${targets[@]}"; do
         libraries=(-lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
         sources=("Fuzz/$target/main.swift")
@@ -153,7 +161,7 @@ if [ "$build" -eq 1 ]; then
                 libraries=(-lIngestServer -lIngestHTTP -lLogging -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
             websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto) ;;
             syslog)
-                libraries=(-lDataIngest -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
+                libraries=(-lDataIngest -lLogging -lCoreMetrics -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)
                 sources+=(Samples/LogForwarder/LineParser.swift) ;;
         esac
         echo "== linking fuzz-$target"

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import DataIngest
 import Foundation
+import Logging
 
 // IngestLogger through its public API, as an app uses it: an App logged in
 // to a real `ingest-server` (built next to this binary) on 127.0.0.1, a
@@ -17,7 +18,11 @@ import Foundation
 // 2. The cost of a disabled call (`debug` with the level at `.info`), called
 //    through a non-inlined function so the level check cannot be hoisted out
 //    of the loop; baseline: the same non-inlined function logging nothing.
-// 3. Sustained events/s into the store: INGEST_BENCH_LOGGER_EVENTS events
+// 3. The same call through swift-log's `Logger`: with DataIngest's
+//    `IngestLogHandler` (rounds and flushes as in 1), with swift-log's
+//    `StreamLogHandler` writing to a file (standard output redirected), and
+//    disabled (`debug` below `.info`, through a non-inlined function as in 2).
+// 4. Sustained events/s into the store: INGEST_BENCH_LOGGER_EVENTS events
 //    (default 1,000,000) from one thread, `whenFull = .wait` so none is
 //    dropped, until `flush()` returns (all committed to the segment store);
 //    uploads suspended meanwhile so the figure is the store's. Then the
@@ -42,6 +47,29 @@ private func enabledCall(_ holder: LoggerHolder, _ i: Int) {
 
 @inline(never)
 private func disabledCall(_ holder: LoggerHolder, _ i: Int) {
+    holder.logger.debug("request \(i) handled in \(i % 97) ms", metadata: ["path": "/api/items"])
+}
+
+/// Holds a swift-log `Logger` as an app or a library keeps one.
+private final class SwiftLoggerHolder {
+    let logger: Logging.Logger
+    init(_ logger: Logging.Logger) { self.logger = logger }
+}
+
+@inline(never)
+private func swiftLogEnabledCall(_ holder: SwiftLoggerHolder, _ i: Int) {
+    holder.logger.info("request \(i) handled in \(i % 97) ms", metadata: ["path": "/api/items"])
+}
+
+/// The same call for the StreamLogHandler baseline (a function of its own,
+/// so that callgrind's `--toggle-collect` can tell the two apart).
+@inline(never)
+private func swiftLogStreamCall(_ holder: SwiftLoggerHolder, _ i: Int) {
+    holder.logger.info("request \(i) handled in \(i % 97) ms", metadata: ["path": "/api/items"])
+}
+
+@inline(never)
+private func swiftLogDisabledCall(_ holder: SwiftLoggerHolder, _ i: Int) {
     holder.logger.debug("request \(i) handled in \(i % 97) ms", metadata: ["path": "/api/items"])
 }
 
@@ -159,6 +187,31 @@ func loggerBenchmarks() throws -> [Figure] {
         throw LoggerBenchError("a disabled call was recorded")
     }
 
+    // 3. swift-log's Logger: through IngestLogHandler, through StreamLogHandler to a file, disabled.
+    let swiftHolder = SwiftLoggerHolder(Logging.Logger(label: "com.example.bench", factory: IngestLogHandler.factory(writer)))
+    let beforeSwiftLog = writer.currentStatistics
+    let swiftLogEnabled = try medianPerCall(rounds: rounds, iterations: round, between: {
+        guard writer.flush(timeout: 120) else { throw LoggerBenchError("flush timed out") }
+    }) { swiftLogEnabledCall(swiftHolder, $0) }
+    let afterSwiftLog = writer.currentStatistics
+    guard afterSwiftLog.droppedEvents == 0,
+          afterSwiftLog.committedEvents - beforeSwiftLog.committedEvents == (rounds + 1) * round else {
+        throw LoggerBenchError("swift-log calls: \(afterSwiftLog.committedEvents - beforeSwiftLog.committedEvents) committed, \(afterSwiftLog.droppedEvents) dropped of \((rounds + 1) * round)")
+    }
+    let swiftLogDisabled = try medianPerCall(iterations: 5_000_000) { swiftLogDisabledCall(swiftHolder, $0) }
+    guard writer.currentStatistics.acceptedEvents == afterSwiftLog.acceptedEvents else {
+        throw LoggerBenchError("a disabled swift-log call was recorded")
+    }
+    let streamPath = directory + "/stream-log-handler.log"
+    let streamed = try withStandardOutput(redirectedTo: streamPath) {
+        let streamHolder = SwiftLoggerHolder(Logging.Logger(label: "com.example.bench", factory: { label in StreamLogHandler.standardOutput(label: label) }))
+        return try medianPerCall(rounds: rounds, iterations: round) { swiftLogStreamCall(streamHolder, $0) }
+    }
+    let streamedLines = (try? String(contentsOfFile: streamPath, encoding: .utf8))?.split(separator: "\n").count ?? 0
+    guard streamedLines == (rounds + 1) * round else {
+        throw LoggerBenchError("StreamLogHandler wrote \(streamedLines) lines of \((rounds + 1) * round)")
+    }
+
     // The baselines, per line, same rounds.
     let printPath = directory + "/print.log"
     let fputsPath = directory + "/fputs.log"
@@ -176,7 +229,7 @@ func loggerBenchmarks() throws -> [Figure] {
     }
     try handle.close()
 
-    // 3. Sustained events/s into the store, and the same number of lines
+    // 4. Sustained events/s into the store, and the same number of lines
     // through print and FileHandle.
     let before = writer.currentStatistics
     // The writer thread: the one (besides this) that works during the run;
@@ -236,6 +289,18 @@ func loggerBenchmarks() throws -> [Figure] {
                target: .atMost(5)),
         Figure(group: "logger", name: "  same, thread CPU time", value: disabled.cpu, unit: "ns",
                baseline: ("the same call comparing an Int instead, CPU", empty.cpu), target: .atMost(5)),
+        Figure(group: "logger", name: "swift-log Logger, the same call through IngestLogHandler, caller's wall time",
+               value: swiftLogEnabled.wall, unit: "ns",
+               baseline: ("the same call through StreamLogHandler, stdout to a file", streamed.wall), target: .atMost(400)),
+        Figure(group: "logger", name: "  same, caller's thread CPU time", value: swiftLogEnabled.cpu, unit: "ns",
+               baseline: ("StreamLogHandler, thread CPU time", streamed.cpu), target: nil),
+        Figure(group: "logger", name: "  same, wall", value: swiftLogEnabled.wall, unit: "ns",
+               baseline: ("IngestLogger's call (above)", enabled.wall), target: nil),
+        Figure(group: "logger", name: "swift-log Logger, disabled call (debug below .info) through a non-inlined function, wall",
+               value: swiftLogDisabled.wall, unit: "ns", baseline: ("the same call comparing an Int instead, wall", empty.wall),
+               target: nil),
+        Figure(group: "logger", name: "  same, thread CPU time", value: swiftLogDisabled.cpu, unit: "ns",
+               baseline: ("IngestLogger's disabled call, CPU", disabled.cpu), target: nil),
         Figure(group: "logger", name: "sustained: \(sustained) events from 1 thread committed to the segment store (uploads paused)",
                value: sustainedRate, unit: "events/s", baseline: ("print of the same lines, stdout to a file", printRate),
                target: .atLeast(300_000)),

@@ -1,4 +1,6 @@
+import ArgumentParser
 import Foundation
+import IngestCommandLine
 
 // ingest-bench: DataIngest's measurements, each next to a baseline measured
 // in the same run. Build and run in release mode:
@@ -9,38 +11,22 @@ import Foundation
 //
 // Figures are only meaningful from a release build on an otherwise idle machine.
 
-struct Options {
+/// The command line (swift-argument-parser: `--help` is generated, usage errors exit 2).
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingest-bench",
+        abstract: "DataIngest's measurements, each next to a baseline measured in the same run.",
+        discussion: """
+            Groups, in the order they run: bson, create, store, sync, server, sinks, backlog, logger, forward. \
+            Figures are only meaningful from a release build on an otherwise idle machine.
+            """)
+
+    @Flag(help: "Print the figures as JSON.")
     var json = false
+
+    @Option(help: ArgumentHelp("Run only the groups whose name contains this (e.g. bson).", valueName: "group"),
+            transform: { $0.lowercased() })
     var filter: String?
-
-    static func parse(_ arguments: [String]) -> Options {
-        var options = Options()
-        var iterator = arguments.dropFirst().makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--json": options.json = true
-            case "--filter":
-                guard let value = iterator.next() else { usage(exitCode: 64) }
-                options.filter = value.lowercased()
-            case "-h", "--help": usage(exitCode: 0)
-            default:
-                FileHandle.standardError.write(Data("ingest-bench: unknown argument '\(argument)'\n".utf8))
-                usage(exitCode: 64)
-            }
-        }
-        return options
-    }
-
-    static func usage(exitCode: Int32) -> Never {
-        let text = """
-        usage: ingest-bench [--json] [--filter GROUP]
-          --json          print the figures as JSON
-          --filter GROUP  run only the groups whose name contains GROUP (e.g. bson)
-
-        """
-        (exitCode == 0 ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
-        exit(exitCode)
-    }
 }
 
 /// The benchmark groups, in the order they run.
@@ -57,7 +43,7 @@ let groups: [(name: String, run: () throws -> [Figure])] = [
     ("forward", forwardBenchmarks),
 ]
 
-let options = Options.parse(CommandLine.arguments)
+let options = Options.parseOrExitWithUsageStatus()
 #if DEBUG
 FileHandle.standardError.write(Data("ingest-bench: warning: debug build; measure with `swift run -c release ingest-bench`\n".utf8))
 #endif

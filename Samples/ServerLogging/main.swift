@@ -1,8 +1,9 @@
-// ServerLogging: a small HTTP service that logs every request through
-// IngestLogger, so its access log and application log end up in the ingest
-// server's database (and survive a crash of the service once committed).
+// ServerLogging: a small HTTP service that logs through swift-log's Logger
+// only; one LoggingSystem.bootstrap line sends every event (the access log,
+// the handlers', and those of any library that logs) into the ingest
+// server's database, where it survives a crash of the service once committed.
 //
-//   ServerLogging --app-id ID [--base-url URL] [--port N] [--data-dir DIR]
+//   ServerLogging [--app-id ID] [--base-url URL] [--port N] [--data-dir DIR] [--upload-timeout S] [--console]
 //
 // Routes: GET /hello?name=X, GET /orders/{id}, POST /echo, GET /fail (500).
 // SIGTERM or SIGINT: stops serving, commits the queued log events, waits
@@ -10,57 +11,65 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ArgumentParser
 import DataIngest
 import Foundation
+import IngestCommandLine
 import IngestHTTP
-import IngestSupport
+import Logging
+import Synchronization
 
 func fail(_ message: String, _ status: Int32) -> Never {
     FileHandle.standardError.write(Data("ServerLogging: \(message)\n".utf8))
     exit(status)
 }
 
-let usage = """
-    usage: ServerLogging --app-id ID [--base-url URL] [--port N] [--data-dir DIR] [--upload-timeout S]
+/// The command line (swift-argument-parser: `--help` is generated, usage errors exit 2).
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ServerLogging",
+        abstract: "An HTTP service on 127.0.0.1 whose every log event goes into the ingest server's LogEvent collection.",
+        discussion: """
+            It logs through swift-log's Logger only, bootstrapped with IngestLogHandler. Routes: \
+            GET /hello?name=X, GET /orders/{id}, POST /echo, GET /fail. Stop it with SIGTERM or Ctrl-C: queued \
+            events are committed and uploaded (bounded wait) before it exits.
 
-    An HTTP service on 127.0.0.1 whose every request is logged through IngestLogger into the
-    ingest server's LogEvent collection. Routes: GET /hello?name=X, GET /orders/{id},
-    POST /echo, GET /fail. Stop it with SIGTERM or Ctrl-C: queued events are committed and
-    uploaded (bounded wait) before it exits.
+            Exit status: 0 after a clean stop with everything uploaded, 1 failure, 2 usage error.
+            """)
 
-      --app-id ID         the ingest app id (default: $DATAINGEST_APP_ID)
-      --base-url URL      the ingest server (default: $DATAINGEST_BASE_URL or http://127.0.0.1:9090)
-      --port N            this service's port (default 8080; 0 picks a free one)
-      --data-dir DIR      pending log events and users (default ./server-logging-data)
-      --upload-timeout S  how long to wait for the upload at exit (default 30)
+    /// `--app-id` (or `$DATAINGEST_APP_ID`) and `--base-url`.
+    @OptionGroup var server: ServerOptions
 
-    exit status: 0 after a clean stop with everything uploaded, 1 failure, 2 usage error
-    """
+    @Option(help: ArgumentHelp("This service's port (default 8080; 0 picks a free one).", valueName: "n"), transform: { text in
+        guard let port = Int(text), (0...65_535).contains(port) else { throw ValidationError("--port needs a port number") }
+        return port
+    })
+    var port = 8080
 
-var flags: [String: String] = [:]
-let arguments = Array(CommandLine.arguments.dropFirst())
-var index = 0
-while index < arguments.count {
-    let flag = arguments[index]
-    if flag == "-h" || flag == "--help" {
-        print(usage)
-        exit(0)
-    }
-    let known = ["--app-id", "--base-url", "--port", "--data-dir", "--upload-timeout"]
-    guard known.contains(flag), index + 1 < arguments.count else { fail("unexpected argument '\(flag)'\n\n\(usage)", 2) }
-    flags[String(flag.dropFirst(2))] = arguments[index + 1]
-    index += 2
+    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
+        "Pending log events and users (default ./server-logging-data).", valueName: "dir"))
+    var dataDirectoryOption: String?
+
+    @Option(name: .customLong("upload-timeout"), help: ArgumentHelp(
+        "How long to wait for the upload at exit, in seconds (default 30).", valueName: "s"), transform: { text in
+        guard let seconds = Double(text), seconds > 0 else { throw ValidationError("--upload-timeout needs seconds") }
+        return seconds
+    })
+    var uploadTimeout = 30.0
+
+    @Flag(help: "Also log to standard error (swift-log's StreamLogHandler, multiplexed).")
+    var console = false
+
+    var dataDirectory: String { dataDirectoryOption ?? FileManager.default.currentDirectoryPath + "/server-logging-data" }
 }
-guard let appId = flags["app-id"] ?? ProcessInfo.processInfo.environment["DATAINGEST_APP_ID"] else {
-    fail("no app id: pass --app-id (ingest-server prints it) or set DATAINGEST_APP_ID", 2)
-}
-guard let port = Int(flags["port"] ?? "8080"), (0...65_535).contains(port) else { fail("--port needs a port number", 2) }
-guard let uploadTimeout = Double(flags["upload-timeout"] ?? "30"), uploadTimeout > 0 else { fail("--upload-timeout needs seconds", 2) }
-let baseURL = flags["base-url"].flatMap { URL(string: $0) }
-let dataDirectory = flags["data-dir"] ?? FileManager.default.currentDirectoryPath + "/server-logging-data"
 
-// 1. Log in and create the writer: one per process, shared by every logger.
-let app = App(id: appId, configuration: App.Configuration(baseURL: baseURL, metadataDirectory: dataDirectory))
+let options = Options.parseOrExitWithUsageStatus()
+let port = options.port
+let uploadTimeout = options.uploadTimeout
+let dataDirectory = options.dataDirectory
+
+// 1. Log in, create the writer (one per process) and bootstrap swift-log with it.
+let app = App(id: options.server.appId, configuration: App.Configuration(baseURL: options.server.baseURL, metadataDirectory: dataDirectory))
 let user: User
 let writer: LogWriter
 do {
@@ -71,25 +80,29 @@ do {
 } catch {
     fail("could not start logging to \(app.configuration.baseURL): \(error)", 1)
 }
+if options.console {
+    LoggingSystem.bootstrap(IngestLogHandler.factory(writer, alsoTo: StreamLogHandler.standardError))
+} else {
+    LoggingSystem.bootstrap(IngestLogHandler.factory(writer))
+}
 
 // 2. The app's loggers: one for the access log, one per request in handlers.
-var accessLog = IngestLogger(label: "server-logging.access", writer: writer)
+var accessLog = Logger(label: "server-logging.access")
 accessLog[metadataKey: "service"] = "server-logging"
-let appLog = IngestLogger(label: "server-logging.app", writer: writer)
+let appLog = Logger(label: "server-logging.app")
 
 /// Hands out a logger per request, carrying the request's id in its metadata.
-struct RequestLogging: Sendable {
-    let base: IngestLogger
-    let counter = LockedBox(0)
+final class RequestLogging: Sendable {
+    let base: Logger
+    let counter = Atomic<Int>(0)
 
-    var handled: Int { counter.withLock { $0 } }
+    init(base: Logger) { self.base = base }
 
-    func logger(for request: HTTPRequest) -> IngestLogger {
+    var handled: Int { counter.load(ordering: .relaxed) }
+
+    func logger(for request: HTTPRequest) -> Logger {
         var logger = base
-        let id = counter.withLock { value -> Int in
-            value += 1
-            return value
-        }
+        let id = counter.wrappingAdd(1, ordering: .relaxed).newValue
         logger[metadataKey: "request_id"] = .string(request.headers["x-request-id"] ?? "req-\(id)")
         return logger
     }
@@ -114,7 +127,7 @@ router.get("/orders/{id}") { [requests] request in
     return .json(#"{"order":\#(number),"status":"shipped"}"#)
 }
 router.post("/echo") { [requests] request in
-    requests.logger(for: request).info("echo", metadata: ["bytes": .describing(request.body.count)])
+    requests.logger(for: request).info("echo", metadata: ["bytes": .stringConvertible(request.body.count)])
     return HTTPResponse(status: .ok, body: request.body)
 }
 router.get("/fail") { [requests] request in
@@ -128,12 +141,12 @@ configuration.handleSignals = true
 // The access log: one event per response, from the server's request observer.
 // A log call only queues the event, so it is safe on the event loop.
 configuration.requestObserver = { [accessLog] summary in
-    let level: IngestLogger.Level = summary.status >= 500 ? .error : summary.status >= 400 ? .warning : .info
+    let level: Logger.Level = summary.status >= 500 ? .error : summary.status >= 400 ? .warning : .info
     accessLog.log(level: level, "\(summary.method) \(summary.path) \(summary.status)", metadata: [
         "method": .string(summary.method), "path": .string(summary.path),
-        "route": .string(summary.routePattern ?? "unmatched"), "status": .describing(summary.status),
-        "duration_ms": .describing((summary.durationSeconds * 1_000_000).rounded() / 1_000),
-        "response_bytes": .describing(summary.responseBodyBytes),
+        "route": .string(summary.routePattern ?? "unmatched"), "status": .stringConvertible(summary.status),
+        "duration_ms": .stringConvertible((summary.durationSeconds * 1_000_000).rounded() / 1_000),
+        "response_bytes": .stringConvertible(summary.responseBodyBytes),
     ])
 }
 let server = HTTPServer(configuration: configuration, router: router)
@@ -148,7 +161,7 @@ appLog.notice("service started", metadata: ["url": .string(server.url)])
 do {
     try server.run()
 } catch {
-    appLog.critical("server failed: \(error)")
+    appLog.critical("server failed", error: error)
 }
 
 // 3. Clean exit: commit what is queued, then wait for the upload.

@@ -1,106 +1,70 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import ArgumentParser
 import Foundation
+import IngestCommandLine
 
-/// The command line of `WeatherStation`.
-struct Options {
-    /// The app id the development server printed (`--app-id`, or `$DATAINGEST_APP_ID`).
-    var appId: String?
-    /// The server (`--base-url`); default: `$DATAINGEST_BASE_URL` or `http://127.0.0.1:9090`.
-    var baseURL: URL?
-    /// Readings per second (`--rate`). Default 10.
+/// The command line of `WeatherStation` (swift-argument-parser: `--help` is
+/// generated, usage errors exit 2).
+struct Options: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "WeatherStation",
+        abstract: "Streams simulated weather readings (the seed's WeatherSensor) to an ingest server.",
+        discussion: """
+            Waits until the server has acknowledged every reading, prints a summary and exits 0.
+            Readings not uploaded stay in --data-dir and go out on the next run.
+
+            Exit status: 0 all readings uploaded, 1 failure (login, write, upload timeout), 2 usage error.
+            """)
+
+    /// `--app-id` (or `$DATAINGEST_APP_ID`) and `--base-url` (default:
+    /// `$DATAINGEST_BASE_URL` or `http://127.0.0.1:9090`).
+    @OptionGroup var server: ServerOptions
+
+    /// Readings per second. Default 10.
+    @Option(help: ArgumentHelp("Readings per second (fractions allowed; default 10).", valueName: "n"),
+            transform: ArgumentParsing.positiveNumber("--rate"))
     var rate: Double = 10
-    /// Stop after this many readings (`--count`).
+
+    /// Stop after this many readings.
+    @Option(help: ArgumentHelp("Stop after this many readings.", valueName: "n"),
+            transform: ArgumentParsing.positiveInteger("--count"))
     var count: Int?
-    /// Stop after this many seconds (`--duration`). Default: 10 s when
-    /// neither `--count` nor `--duration` is given.
+
+    /// Stop after this many seconds. Default: 10 s when neither `--count`
+    /// nor `--duration` is given (set by ``validate()``).
+    @Option(help: ArgumentHelp("Stop after this many seconds (default 10 when no --count).", valueName: "s"),
+            transform: ArgumentParsing.positiveNumber("--duration"))
     var duration: Double?
+
     /// Where the station keeps its settings realm and its DataIngest
-    /// metadata (users, tokens, pending segments) (`--data-dir`). Default
-    /// `./weather-station-data`.
-    var dataDirectory = FileManager.default.currentDirectoryPath + "/weather-station-data"
-    /// The device id (`--device-id`); default: the one chosen on the first run.
+    /// metadata (users, tokens, pending segments). Default `./weather-station-data`.
+    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
+        "Settings realm and pending data (default ./weather-station-data).", valueName: "dir"))
+    var dataDirectoryOption: String?
+
+    /// The device id; default: the one chosen on the first run.
+    @Option(name: .customLong("device-id"), help: ArgumentHelp(
+        "The device id (default: chosen on the first run and kept).", valueName: "id"))
     var deviceId: String?
-    /// Seconds to wait for the upload at the end (`--upload-timeout`). Default 60.
+
+    /// Seconds to wait for the upload at the end. Default 60.
+    @Option(name: .customLong("upload-timeout"), help: ArgumentHelp(
+        "How long to wait for the upload at the end, in seconds (default 60).", valueName: "s"),
+            transform: ArgumentParsing.positiveNumber("--upload-timeout"))
     var uploadTimeout: Double = 60
+
+    /// No progress lines.
+    @Flag(help: "No progress lines.")
+    var quiet = false
+
+    /// The app id (validated: never empty).
+    var appId: String? { server.appId }
+    /// The server; `nil` for App.Configuration's default.
+    var baseURL: URL? { server.baseURL }
+    var dataDirectory: String { dataDirectoryOption ?? FileManager.default.currentDirectoryPath + "/weather-station-data" }
     /// Print a progress line every second (`--quiet` turns it off).
-    var progress = true
+    var progress: Bool { !quiet }
 
-    static let usage = """
-        usage: WeatherStation [--app-id ID] [--base-url URL] [--rate N] [--count N | --duration S]
-                              [--data-dir DIR] [--device-id ID] [--upload-timeout S] [--quiet]
-
-        Streams simulated weather readings (the seed's WeatherSensor) to an ingest server,
-        waits until the server has acknowledged all of them, prints a summary and exits 0.
-
-          --app-id ID          the app id (default: $DATAINGEST_APP_ID)
-          --base-url URL       the server (default: $DATAINGEST_BASE_URL or http://127.0.0.1:9090)
-          --rate N             readings per second (default 10; fractions allowed)
-          --count N            stop after N readings
-          --duration S         stop after S seconds (default 10 when no --count)
-          --data-dir DIR       settings realm and pending data (default ./weather-station-data)
-          --device-id ID       the device id (default: chosen on the first run and kept)
-          --upload-timeout S   how long to wait for the upload at the end (default 60)
-          --quiet              no progress lines
-          -h, --help           this text
-
-        Exit status: 0 all readings uploaded, 1 failure (login, write, upload timeout), 2 usage error.
-        """
-
-    /// A usage error: the message names the flag and what is expected.
-    struct UsageError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Parses `arguments` (without the program name). Returns nil for `--help`.
-    static func parse(_ arguments: [String], environment: [String: String]) throws -> Options? {
-        var options = Options()
-        options.appId = environment["DATAINGEST_APP_ID"]
-        var index = 0
-        func value(_ flag: String) throws -> String {
-            index += 1
-            guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
-            return arguments[index]
-        }
-        func number(_ flag: String) throws -> Double {
-            let text = try value(flag)
-            guard let number = Double(text), number.isFinite, number > 0 else {
-                throw UsageError(description: "\(flag) needs a positive number, not '\(text)'")
-            }
-            return number
-        }
-        while index < arguments.count {
-            let argument = arguments[index]
-            switch argument {
-            case "-h", "--help": return nil
-            case "--app-id": options.appId = try value(argument)
-            case "--base-url":
-                let text = try value(argument)
-                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
-                    throw UsageError(description: "--base-url needs an http(s) URL, not '\(text)'")
-                }
-                options.baseURL = url
-            case "--rate": options.rate = try number(argument)
-            case "--count":
-                let text = try value(argument)
-                guard let count = Int(text), count > 0 else {
-                    throw UsageError(description: "--count needs a positive whole number, not '\(text)'")
-                }
-                options.count = count
-            case "--duration": options.duration = try number(argument)
-            case "--data-dir": options.dataDirectory = try value(argument)
-            case "--device-id": options.deviceId = try value(argument)
-            case "--upload-timeout": options.uploadTimeout = try number(argument)
-            case "--quiet": options.progress = false
-            default: throw UsageError(description: "unknown argument '\(argument)'")
-            }
-            index += 1
-        }
-        guard let appId = options.appId, !appId.isEmpty else {
-            throw UsageError(description: "no app id: pass --app-id (ingest-server prints it) or set DATAINGEST_APP_ID")
-        }
-        if options.count == nil && options.duration == nil { options.duration = 10 }
-        return options
+    mutating func validate() throws {
+        if count == nil && duration == nil { duration = 10 }
     }
 }

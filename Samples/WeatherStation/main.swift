@@ -8,23 +8,14 @@ import Glibc
 #endif
 import DataIngest
 import Foundation
+import IngestCommandLine
 
 func fail(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data("WeatherStation: \(message)\n".utf8))
     exit(status)
 }
 
-let options: Options
-do {
-    guard let parsed = try Options.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment) else {
-        print(Options.usage)
-        exit(0)
-    }
-    options = parsed
-} catch {
-    FileHandle.standardError.write(Data("WeatherStation: \(error)\n\n\(Options.usage)\n".utf8))
-    exit(2)
-}
+let options = Options.parseOrExitWithUsageStatus()
 
 /// Prints a line and flushes, so that progress appears at once also through a pipe.
 func say(_ line: String) {

@@ -166,9 +166,9 @@ func pauseAsync(_ seconds: Double) async {
 /// environment, the metadata in the current directory); its standard output
 /// is the returned pipe.
 func startSyncClientChild(_ arguments: [String], in directory: String, server: SyncTestServer,
-                          appId: String) throws -> (Process, Pipe) {
+                          appId: String, executable: String = "sync-client-child") throws -> (Process, Pipe) {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: try builtExecutable("sync-client-child"))
+    process.executableURL = URL(fileURLWithPath: try builtExecutable(executable))
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     var environment = ProcessInfo.processInfo.environment

@@ -34,13 +34,13 @@ import IngestTestSupport
         let station = try builtExecutable("WeatherStation")
         let unknown = try runProcess(station, ["--app-id", "x", "--bogus"], in: directory.path)
         #expect(unknown.status == 2)
-        #expect(unknown.errorOutput.contains("unknown argument '--bogus'"))
+        #expect(unknown.errorOutput.contains("Unknown option '--bogus'"))  // swift-argument-parser's message
         let badRate = try runProcess(station, ["--app-id", "x", "--rate", "fast"], in: directory.path)
         #expect(badRate.status == 2)
         #expect(badRate.errorOutput.contains("--rate needs a positive number"))
         let help = try runProcess(station, ["--help"], in: directory.path)
         #expect(help.status == 0)
-        #expect(help.output.contains("usage: WeatherStation"))
+        #expect(help.output.contains("USAGE: WeatherStation"))  // the generated help
         // Port 1 on 127.0.0.1: nothing listens there. A station that starts
         // offline records all the same (issue 18): its readings stay on disk,
         // and it exits 1 because they are not uploaded within --upload-timeout.

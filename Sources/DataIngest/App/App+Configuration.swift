@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 
 extension App {
@@ -66,6 +67,13 @@ extension App {
         /// configuration.exitUploadGracePeriod = 0   // a CLI that must exit at once
         /// ```
         public var exitUploadGracePeriod: TimeInterval
+        /// The swift-metrics backend that this app's segment stores, sync
+        /// sessions and log writers report to (names and meanings in
+        /// Docs/ClientMetrics.md). Default `nil`: the one bootstrapped with
+        /// `MetricsSystem.bootstrap`; while none is, nothing is reported (no
+        /// metric is even made). A store's own
+        /// ``SegmentStore/Configuration/metricsFactory`` wins over this one.
+        public var metricsFactory: (any MetricsFactory)? = nil
 
         /// A configuration with the defaults above.
         public init(baseURL: URL? = nil, metadataDirectory: String? = nil) {

@@ -206,6 +206,9 @@ extension IngestLogger {
 
         /// A message with `text`.
         public init(_ text: String) { storage = .text(text) }
+
+        /// The empty message.
+        static let empty = Message("")
         public init(stringLiteral value: String) { storage = .text(value) }
         @inlinable
         public init(stringInterpolation: StringInterpolation) { storage = .pieces(stringInterpolation.pieces) }

@@ -2,9 +2,10 @@
 import Glibc
 #endif
 import Foundation
+import Logging
 
 /// A logger shaped like swift-log's `Logger`, whose events go to the ingest
-/// server: each enabled call records a ``LogEvent`` through a ``LogWriter``,
+/// server: each enabled call records an ``IngestLogEvent`` through a ``LogWriter``,
 /// which keeps it on disk until the server has it.
 ///
 /// ```swift
@@ -295,6 +296,35 @@ struct PendingLogEvent: Sendable {
     var source: String?
     var file: String
     var function: String
+    /// A swift-log call (``IngestLogHandler``): its `LogEvent` as swift-log
+    /// made it, and the handler's and provider's metadata, unmerged; `nil`
+    /// for ``IngestLogger``'s calls. Its message, source and metadata are
+    /// read from there on the writer thread (the fields above stay empty).
+    var swiftLog: SwiftLogCall? = nil
+    /// The error a swift-log call passed, as text (made at the call: an
+    /// `Error` need not be `Sendable`).
+    var error: ErrorText? = nil
+
+    /// A swift-log call as the caller had it.
+    struct SwiftLogCall: Sendable {
+        /// The call's event, without its error (kept as ``ErrorText``).
+        /// Its `source` is derived from `file` only when the writer reads it.
+        var event: Logging.LogEvent
+        var handlerMetadata: Logging.Logger.Metadata?
+        var providedMetadata: Logging.Logger.Metadata?
+    }
+
+    /// The message's text (made here, on the writer thread, for IngestLogger's calls).
+    var messageText: String { swiftLog?.event.message.description ?? message.description }
+
+    /// The `source` argument, else the module of `file`.
+    var sourceText: String { swiftLog?.event.source ?? source ?? LogWriter.module(ofFileID: file) }
+
+    /// An error's type and text.
+    struct ErrorText: Sendable, Hashable {
+        var type: String
+        var message: String
+    }
 
     /// The merged metadata (logger, then provider, then call: later wins on
     /// equal keys); on the writer thread. Without anything to merge, the one

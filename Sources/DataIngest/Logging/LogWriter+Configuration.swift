@@ -1,3 +1,4 @@
+import CoreMetrics
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,6 +42,14 @@ extension LogWriter {
         public var appVersion: String
         /// Stored in every event's `host`. Default: the machine's host name.
         public var host: String
+        /// The swift-metrics backend the committed and dropped events are
+        /// counted in (`dataingest_log_events_committed_total`,
+        /// `dataingest_log_events_dropped_total`; Docs/ClientMetrics.md).
+        /// Default `nil`: the user's ``App/Configuration/metricsFactory``
+        /// with ``LogWriter/init(user:configuration:)``, else the one
+        /// bootstrapped with `MetricsSystem.bootstrap`; nothing is reported
+        /// while none is.
+        public var metricsFactory: (any MetricsFactory)? = nil
 
         /// A configuration with the defaults above.
         public init() {

@@ -63,6 +63,8 @@ public final class LogWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var statistics = Statistics()
 
     private let processId = Int(getpid())
+    /// The swift-metrics counters; `nil` without a metrics backend.
+    let metrics: LogWriterMetrics?
     private var thread: Thread?
     private let stopped = DispatchSemaphore(value: 0)
 
@@ -70,15 +72,18 @@ public final class LogWriter: @unchecked Sendable {
     /// by its sync session).
     /// - Throws: ``LoggingError`` `openFailed` when the realm cannot be opened.
     public convenience init(user: User, configuration: Configuration = .init()) throws {
+        var configuration = configuration
+        if configuration.metricsFactory == nil { configuration.metricsFactory = user.app.configuration.metricsFactory }
         try self.init(realmConfiguration: user.flexibleSyncConfiguration(), configuration: configuration)
     }
 
     /// A writer for any synced realm configuration (its `objectTypes` are
-    /// replaced by `[LogEvent.self]`).
+    /// replaced by `[IngestLogEvent.self]`).
     /// - Throws: ``LoggingError`` `openFailed` when the realm cannot be opened.
     public init(realmConfiguration: Realm.Configuration, configuration: Configuration = .init()) throws {
         self.configuration = configuration
         self.realmConfiguration = realmConfiguration
+        self.metrics = LogWriterMetrics.make(configuration.metricsFactory)
         queue.reserveCapacity(min(configuration.queueCapacity, 4_096))
 
         let opened = DispatchSemaphore(value: 0)
@@ -87,7 +92,7 @@ public final class LogWriter: @unchecked Sendable {
             var logRealm: Realm
             do {
                 var logConfiguration = realmConfiguration
-                logConfiguration.objectTypes = [LogEvent.self]
+                logConfiguration.objectTypes = [IngestLogEvent.self]
                 logRealm = try Realm(configuration: logConfiguration)
             } catch {
                 openError.withLock {
@@ -135,12 +140,14 @@ public final class LogWriter: @unchecked Sendable {
         if stopping {
             statistics.droppedAfterShutdown += 1
             monitor.unlock()
+            metrics?.droppedAfterShutdown.increment(by: 1)
             return
         }
         if queue.count >= configuration.queueCapacity {
             guard case .wait(let milliseconds) = configuration.whenFull, waitForRoom(milliseconds: milliseconds) else {
                 statistics.droppedQueueFull += 1
                 monitor.unlock()
+                metrics?.droppedQueueFull.increment(by: 1)
                 return
             }
         }
@@ -285,7 +292,7 @@ public final class LogWriter: @unchecked Sendable {
                 do {
                     try logRealm.write {
                         for index in start..<end {
-                            try logRealm.appendEncoded(LogEvent.self) { encoder in
+                            try logRealm.appendEncoded(IngestLogEvent.self) { encoder in
                                 Self.encode(batch[index], host: host, pid: pid, appVersion: appVersion, into: &encoder)
                             }
                         }
@@ -310,6 +317,7 @@ public final class LogWriter: @unchecked Sendable {
             if let lastError { statistics.lastError = lastError }
             monitor.broadcast(.progress)
             monitor.unlock()
+            metrics?.handled(committed: committed, failed: failed)
         }
         recordRealms.removeAll()
     }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import IngestCore
 import IngestSupport
@@ -99,6 +100,11 @@ extension SegmentStore {
         /// configuration.encryptionKey = keyFromKeychain   // 32 bytes
         /// ```
         public var encryptionKey: Data? = nil
+        /// The swift-metrics backend the store's counters and gauges are
+        /// reported to (names in Docs/ClientMetrics.md). Default `nil`: the
+        /// one bootstrapped with `MetricsSystem.bootstrap`, and nothing at
+        /// all is reported while none is.
+        public var metricsFactory: (any MetricsFactory)? = nil
 
         /// A configuration for `directory` with the defaults above.
         public init(directory: String) {

@@ -68,6 +68,9 @@ public final class SegmentStore: @unchecked Sendable {
     /// ``Configuration/preallocationBytes`` rounded up to whole pages.
     let preallocationStep: Int
     let fullDurability: Bool
+    /// The swift-metrics reporter (the store's counters through ``StoreState``,
+    /// the session's uploads directly); `nil` without a metrics backend.
+    let metrics: StoreMetrics?
     let lockFD: Int32
     let directoryFD: Int32
     var quarantineDirectory: String { directory + "/quarantine" }
@@ -95,6 +98,9 @@ public final class SegmentStore: @unchecked Sendable {
         self.preallocationStep = Self.roundUpToPage(max(configuration.preallocationBytes, 0))
         self.mapsActiveSegments = configuration.preallocationBytes > 0 && encryptionKey == nil
             && Self.preallocationIsReliable(directory: directory)
+        let metrics = StoreMetrics.make(configuration.metricsFactory, storeId: storeId)
+        self.metrics = metrics
+        guarded.withLock { $0.state.metrics = metrics }
     }
 
     /// Opens (or creates) the store in `configuration.directory`, recovering
@@ -136,6 +142,8 @@ public final class SegmentStore: @unchecked Sendable {
                 return existing
             }
             let store = try SegmentStore(configuration: configuration, canonicalDirectory: canonical)
+            // The gauges once at open: what recovery found pending.
+            store.guarded.withLock { $0.state.metrics?.report($0.state.counters) }
             stores[canonical] = store
             return store
         }
@@ -143,15 +151,7 @@ public final class SegmentStore: @unchecked Sendable {
 
     /// The counters; pending values describe the store now, the rest count since open.
     public var counters: StoreCounters {
-        guarded.withLock { held in
-            var c = held.state.countersSinceOpen
-            let active = held.state.active
-            c.pendingSegments = held.state.sealed.count + held.state.sealQueue.count + ((active?.transactionCount ?? 0) > 0 ? 1 : 0)
-            c.pendingObjects = held.state.sealed.recordCount
-                + held.state.sealQueue.reduce(0) { $0 + $1.recordCount } + (active?.recordCount ?? 0)
-            c.pendingBytes = held.state.pendingBytes - held.state.queuedBytes
-            return c
-        }
+        guarded.withLock { $0.state.counters }
     }
 
     /// The last error of the background threads (sealing or interval sync), or

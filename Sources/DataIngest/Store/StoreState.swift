@@ -49,7 +49,21 @@ struct StoreState {
     var nextSegmentNumber: UInt64 = 1
     /// Numbers below this are reserved in `SEQUENCE`.
     var reservedSegmentNumber: UInt64 = 1
-    var countersSinceOpen = StoreCounters()
+    var countersSinceOpen = StoreCounters() {
+        // The one place that owns the counters: every change goes to the metrics backend.
+        didSet { metrics?.report(counters) }
+    }
+    /// The swift-metrics reporter (``StoreMetrics``); `nil` without a metrics backend.
+    var metrics: StoreMetrics?
+
+    /// ``countersSinceOpen`` with the pending values of now.
+    var counters: StoreCounters {
+        var c = countersSinceOpen
+        c.pendingSegments = sealed.count + sealQueue.count + ((active?.transactionCount ?? 0) > 0 ? 1 : 0)
+        c.pendingObjects = sealed.recordCount + sealQueue.reduce(0) { $0 + $1.recordCount } + (active?.recordCount ?? 0)
+        c.pendingBytes = pendingBytes - queuedBytes
+        return c
+    }
 
     /// Bytes on disk not yet acknowledged, with the queued commits.
     var pendingBytes: Int {

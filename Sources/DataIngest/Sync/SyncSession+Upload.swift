@@ -56,6 +56,7 @@ extension SyncSession {
                 token = try await user.validAccessToken()
                 box.withLock { $0.invalidSession = false }
             } catch {
+                store.metrics?.uploadRetried(.auth)
                 await authFailed(error, backoff: &backoff)
                 continue
             }
@@ -81,9 +82,11 @@ extension SyncSession {
                 body: body, timeout: configuration.uploadTimeout)
             box.withLock { if $0.connection == .disconnected { $0.connection = .connecting } }
             let response: TransportResponse
+            let sentAt = StoreMonitor.now()
             do {
                 response = try await app.transport.send(request)
             } catch {
+                store.metrics?.uploadRetried(.network)
                 box.withLock {
                     $0.connection = .disconnected
                     $0.transportFailures += 1
@@ -91,6 +94,7 @@ extension SyncSession {
                 await backOff(backoff.next())
                 continue
             }
+            store.metrics?.uploadAnswered(status: response.status, nanoseconds: StoreMonitor.now() &- sentAt)
             box.withLock { $0.connection = .connected }
             switch response.status {
             case 200:

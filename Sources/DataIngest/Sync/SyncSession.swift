@@ -137,10 +137,12 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     /// The configuration of the user's segment store: the app's
-    /// ``App/Configuration/segmentStore`` in ``storeDirectory``.
+    /// ``App/Configuration/segmentStore`` in ``storeDirectory``, reporting to
+    /// the app's ``App/Configuration/metricsFactory`` unless it has its own.
     var storeConfiguration: SegmentStore.Configuration {
         var configuration = app.configuration.segmentStore
         configuration.directory = storeDirectory
+        if configuration.metricsFactory == nil { configuration.metricsFactory = app.configuration.metricsFactory }
         return configuration
     }
 
