@@ -69,11 +69,11 @@ let package = Package(
         // MARK: HTTP/1.1 server: parser, event loop, router, connections
         .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux", .product(name: "Logging", package: "swift-log")]),
 
-        // MARK: Server: apps, auth, uploads, sinks, route adapters
+        // MARK: Server: apps, auth, uploads, sinks, the Realm sync endpoint, route adapters
         .target(
             name: "IngestServer",
             dependencies: [
-                "IngestHTTP", "IngestCore", "IngestSupport", "CCrypto", "CZlib", "CLinux", "CPostgres",
+                "IngestHTTP", "IngestCore", "RealmSync", "IngestSupport", "CCrypto", "CZlib", "CLinux", "CPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
@@ -136,7 +136,10 @@ let package = Package(
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport", "IngestTestSupport"]),
         // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
-        .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore", "IngestSupport"]),
+        // The replays run against a real ingest-server process (built first).
+        .testTarget(
+            name: "RealmSyncTests",
+            dependencies: ["RealmSync", "IngestCore", "IngestSupport", "IngestTestSupport", "ingest-server", "CZlib"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],

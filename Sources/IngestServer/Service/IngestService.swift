@@ -52,6 +52,8 @@ package final class IngestService: Sendable {
     package let metrics: IngestMetrics
     /// Uploads of sealed segments.
     package let uploads: UploadService
+    /// The Realm sync endpoint's sessions (their objects go through ``uploads``).
+    package let realmSync: RealmSyncService
     /// The server's own log (``Options/logger``).
     package let logger: Logger
     /// When the service started (seconds since 1970).
@@ -127,6 +129,11 @@ package final class IngestService: Sendable {
         logger = options.logger
         uploads = UploadService(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration,
                                 logger: options.logger)
+        var realmConfiguration = RealmSyncService.Configuration()
+        let http = configuration.httpServerConfiguration
+        realmConfiguration.maxConnections = http.maxConnections
+        realmConfiguration.writeTimeoutSeconds = http.writeTimeout
+        realmSync = RealmSyncService(uploads: uploads, auth: auth, configuration: realmConfiguration, logger: options.logger)
         startedAt = Date().timeIntervalSince1970
         for app in apps { metrics.register(app: app.id) }
         // What the sinks hold, whoever wrote it: counted before the first
