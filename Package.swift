@@ -139,7 +139,7 @@ let package = Package(
         // The replays run against a real ingest-server process (built first).
         .testTarget(
             name: "RealmSyncTests",
-            dependencies: ["RealmSync", "IngestCore", "IngestSupport", "IngestTestSupport", "ingest-server", "CZlib"]),
+            dependencies: ["RealmSync", "IngestCore", "IngestSupport", "IngestServer", "IngestTestSupport", "ingest-server"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],
