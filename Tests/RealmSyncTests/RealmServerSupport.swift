@@ -26,13 +26,16 @@ final class RealmTestServer {
     let dataPath: String
     var port: UInt16 { server.port }
 
-    init(postgres: String? = nil) throws {
+    /// - Parameter sharedState: also keep the server's state (users,
+    ///   tokens, client files) in that PostgreSQL database, as several servers do.
+    init(postgres: String? = nil, sharedState: Bool = false) throws {
         directory = try TemporaryDirectory("realm")
         dataPath = directory.path + "/data"
         let sink = postgres.map { #", "sink": { "kind": "postgres", "connection": "\#($0)" }"# } ?? ""
+        let state = sharedState ? postgres.map { #""sharedState": { "kind": "postgres", "connection": "\#($0)" },"# } ?? "" : ""
         let config = """
             {
-              "stateDirectory": "\(dataPath)",
+              "stateDirectory": "\(dataPath)", \(state)
               "apps": [
                 { "id": "\(Self.appId)", "developmentMode": true, "signingSecret": "\(Self.secret)",
                   "auth": { "anon-user": {}, "local-userpass": {} }\(sink) },
