@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "ingest-bench",
             dependencies: [
-                "IngestCore", "IngestSupport", "DataIngest", "IngestServer", "IngestCommandLine",
+                "IngestCore", "IngestSupport", "DataIngest", "IngestServer", "RealmSync", "IngestCommandLine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
