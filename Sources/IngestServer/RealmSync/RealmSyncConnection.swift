@@ -249,11 +249,14 @@ package final class RealmSyncConnection {
         let objects = result.objects.map { (collection: $0.className, document: $0.document) }
         let rejected = result.rejected.map { (collection: $0.className, id: $0.primaryKey.displayText, reason: $0.reason) }
         let all = result.objects.map(\.primaryKey) + result.rejected.map(\.primaryKey)
+        let clientSchema = session.ingestor.schemaMode == .development ? session.ingestor.schema : nil
+        let createdAt = Int64(clamping: changeset.originTimestamp).saturatingAdd(Self.realmEpochMillis)
         do {
-            let stored = try service.uploads.ingestRealmChangeset(
-                appId: appId, claims: claims, key: key, objects: objects, rejected: rejected,
-                clientSchema: session.ingestor.schemaMode == .development ? session.ingestor.schema : nil,
-                createdAtMillis: Int64(clamping: changeset.originTimestamp).saturatingAdd(Self.realmEpochMillis))
+            let stored = try writeWaitingWhileBusy { () throws(UploadError) in
+                try service.uploads.ingestRealmChangeset(
+                    appId: appId, claims: claims, key: key, objects: objects, rejected: rejected,
+                    clientSchema: clientSchema, createdAtMillis: createdAt)
+            }
             let answer = try stored.answer()
             let rejections = answer.rejectedObjects.compactMap { rejected -> JSONErrorBody.RejectedUpdate? in
                 guard rejected.index >= 0 && rejected.index < all.count else { return nil }
@@ -267,6 +270,22 @@ package final class RealmSyncConnection {
             // The receipt's answer does not decode: the sink is broken.
             return .failed(sessionErrorMessage(sessionIdent, .otherSessionError, "the server cannot read its receipt (\(error)); retry later",
                                                tryAgain: true, action: .transient))
+        }
+    }
+
+    /// Runs `write`; while the server is busy (more uploads in flight than
+    /// allowed) waits a little and retries, bounded (2 s), rather than send
+    /// the client away.
+    private func writeWaitingWhileBusy(_ write: () throws(UploadError) -> UploadResult) throws(UploadError) -> UploadResult {
+        var attempts = 0
+        while true {
+            do {
+                return try write()
+            } catch {
+                guard error.kind == .overloaded, attempts < 100 else { throw error }
+                attempts += 1
+                usleep(20_000)
+            }
         }
     }
 

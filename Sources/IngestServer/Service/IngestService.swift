@@ -150,6 +150,11 @@ package final class IngestService: Sendable {
                 (app.rowCounts?.counts ?? []).map { ([app.id, $0.collection], Double($0.count)) }
             }
         }
+        let realm = realmSync
+        metrics.registry.gauge("ingest_realm_sync_connections",
+                               help: "Open Realm sync WebSocket connections on this instance.", labels: []) {
+            [([], Double(realm.openConnections))]
+        }
         metrics.registry.gauge("ingest_collection_rows_estimated",
                                help: "1 when ingest_collection_rows is the database's estimate (a large PostgreSQL table), 0 when exact.",
                                labels: ["app", "collection"]) {
