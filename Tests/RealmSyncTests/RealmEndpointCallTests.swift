@@ -154,6 +154,42 @@ struct RealmEndpointCallTests {
         #expect(code == .messageTooBig)
     }
 
+    @Test("queries, unbind, a message for an unbound session, and a token that expired while connected")
+    func sessionProtocol() throws {
+        let server = try RealmTestServer()
+        defer { server.stop() }
+        let socket = try Self.identifiedSession(server)
+        // An empty subscription set: completed by an empty download of that query version.
+        try socket.send("query 1 1 2", body: Array("{}".utf8))
+        guard case .download(let complete) = try socket.nextMessage() else { throw RealmTestError("no download") }
+        #expect(complete.queryVersion == 1 && complete.batchState == .lastInBatch && complete.body.isEmpty)
+        // Subscriptions: this server holds nothing to download.
+        let query = #"{"Chat":"(TRUEPREDICATE)"}"#
+        try socket.send("query 1 2 \(query.utf8.count)", body: Array(query.utf8))
+        guard case .queryError(let refused) = try socket.nextMessage() else { throw RealmTestError("no query_error") }
+        #expect(refused.code == .badQuery && refused.queryVersion == 2 && refused.message.contains("asymmetric data only"))
+        try socket.send("unbind 1")
+        #expect(try socket.nextMessage() == .unbound(session: 1))
+        // A message for a session that is not bound: a connection error (session 0), then the close frame.
+        try socket.send("mark 1 2")
+        guard case .jsonError(let error) = try socket.nextMessage() else { throw RealmTestError("no json_error") }
+        #expect(error.code == .badSessionIdent && error.session == 0)
+        #expect(try error.body().action == .protocolViolation)
+        guard case .close = try socket.next() else { throw RealmTestError("no close frame") }
+
+        // Within the upgrade's clock-skew leeway, but expired: the session asks the client to refresh.
+        let now = Int64(Date().timeIntervalSince1970)
+        let late = try RealmTestSocket(port: server.port, token: Self.token(
+            app: RealmTestServer.appId, secret: RealmTestServer.secret, issuedAt: now - 600, expiresAt: now - 5))
+        #expect(late.upgrade.status == 101)
+        let data = #"{"schemaVersion":1,"sessionReason":0}"#
+        try late.send("bind 1 \(data.utf8.count) 0 1 0", body: Array(data.utf8))
+        guard case .jsonError(let expired) = try late.nextMessage() else { throw RealmTestError("no json_error") }
+        #expect(expired.code == .tokenExpired && expired.session == 1)
+        let body = try expired.body()
+        #expect(body.action == .refreshUser && body.tryAgain)
+    }
+
     @Test("an object the schema rejects gets Realm's compensating-write error naming it, and is counted, not stored")
     func compensatingWrite() throws {
         let server = try RealmTestServer()

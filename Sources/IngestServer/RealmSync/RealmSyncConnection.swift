@@ -110,8 +110,9 @@ package final class RealmSyncConnection {
             return connectionError(.otherError, "no app with id \"\(appId)\" is configured on this server")
         }
         let now = Int64(Date().timeIntervalSince1970)
-        if now > claims.expiresAt.saturatingAdd(30) {
-            // The token of the upgrade expired while the connection stayed open.
+        if now > claims.expiresAt {
+            // The token of the upgrade expired while the connection stayed open
+            // (the upgrade allowed its clock-skew leeway; a new session does not).
             return sessionError(bind.session, .tokenExpired, "the access token expired; refresh it and reconnect",
                                 tryAgain: true, action: .refreshUser)
         }
