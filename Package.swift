@@ -12,7 +12,6 @@ let package = Package(
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
         .library(name: "IngestHTTP", targets: ["IngestHTTP"]),
-        .library(name: "IngestServer", targets: ["IngestServer"]),
         .library(name: "RealmSync", targets: ["RealmSync"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
