@@ -62,14 +62,19 @@ func realmBenchmarks() throws -> [Figure] {
     }
 
     return [
-        Figure(group: "realm",
-               name: "Realm sync endpoint: \(objectCount) recorded SensorReading objects in changesets of 100, \(clients) WebSockets, until acknowledged",
-               value: Double(objectCount) / realmSeconds, unit: "objects/s",
-               baseline: ("the same documents as sealed segments of 100, \(clients) keep-alive HTTP clients", Double(objectCount) / nativeSeconds),
-               target: .ratioAtLeast(0.5)),
-        Figure(group: "realm", name: "server CPU time per object (user + system), Realm sync endpoint",
-               value: realmCPU * 1e6, unit: "µs",
-               baseline: ("server CPU per object, native segment upload", nativeCPU * 1e6), target: nil),
+        Figure(
+            group: "realm",
+            name:
+                "Realm sync endpoint: \(objectCount) recorded SensorReading objects in changesets of 100, \(clients) WebSockets, until acknowledged",
+            value: Double(objectCount) / realmSeconds, unit: "objects/s",
+            baseline: (
+                "the same documents as sealed segments of 100, \(clients) keep-alive HTTP clients", Double(objectCount) / nativeSeconds
+            ),
+            target: .ratioAtLeast(0.5)),
+        Figure(
+            group: "realm", name: "server CPU time per object (user + system), Realm sync endpoint",
+            value: realmCPU * 1e6, unit: "µs",
+            baseline: ("server CPU per object, native segment upload", nativeCPU * 1e6), target: nil),
     ]
 }
 
@@ -107,7 +112,7 @@ struct RealmBenchLoad {
         var all: [[Instruction]] = []
         for line in text.split(separator: "\n") {
             guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  event["dir"] as? String == "c2s", let head = event["head"] as? String, head.hasPrefix("upload ")
+                event["dir"] as? String == "c2s", let head = event["head"] as? String, head.hasPrefix("upload ")
             else { continue }
             let body = Data(base64Encoded: event["body_b64"] as? String ?? "") ?? Data()
             guard case .upload(let upload) = try ClientMessage(parsing: Array((head + "\n").utf8) + [UInt8](body)) else { continue }
@@ -141,9 +146,10 @@ struct RealmBenchLoad {
         let created = Int64(Date().timeIntervalSince1970 * 1000)
         var perConnection = [[UploadChangeset]](repeating: [], count: clients)
         for connection in 0..<clients {
-            perConnection[connection].append(UploadChangeset(
-                clientVersion: 2, lastIntegratedServerVersion: 0, originTimestamp: 1000, originFileIdent: 0,
-                data: ChangesetEncoder.encode(schema)))
+            perConnection[connection].append(
+                UploadChangeset(
+                    clientVersion: 2, lastIntegratedServerVersion: 0, originTimestamp: 1000, originFileIdent: 0,
+                    data: ChangesetEncoder.encode(schema)))
         }
         for index in 0..<max(1, count) {
             let instructions = Self.rewritingIds(templates[index % templates.count], freshId)
@@ -152,8 +158,9 @@ struct RealmBenchLoad {
             // The baseline's segment: the same documents, one transaction.
             var body: [UInt8] = []
             let writer = try SegmentWriter(
-                header: SegmentHeader(storeId: storeId, segmentNumber: UInt64(index + 1), createdAtMillis: created,
-                                      schema: schemaDocument)
+                header: SegmentHeader(
+                    storeId: storeId, segmentNumber: UInt64(index + 1), createdAtMillis: created,
+                    schema: schemaDocument)
             ) { body.append(contentsOf: $0) }
             for object in objects { try writer.append(collection: object.className, document: object.document.bsonBytes()) }
             try writer.commit(transactionNumber: UInt64(index + 1))
@@ -161,17 +168,19 @@ struct RealmBenchLoad {
             segments.append(body)
             let connection = index % clients
             let version = UInt64(perConnection[connection].count + 2)
-            perConnection[connection].append(UploadChangeset(
-                clientVersion: version, lastIntegratedServerVersion: 0, originTimestamp: 1000, originFileIdent: 0,
-                data: ChangesetEncoder.encode(instructions)))
+            perConnection[connection].append(
+                UploadChangeset(
+                    clientVersion: version, lastIntegratedServerVersion: 0, originTimestamp: 1000, originFileIdent: 0,
+                    data: ChangesetEncoder.encode(instructions)))
         }
         for changesets in perConnection {
             var messages: [[UInt8]] = []
             var start = 0
             while start < changesets.count {
                 let group = Array(changesets[start..<min(changesets.count, start + 5)])
-                let message = UploadMessage(session: 1, changesets: group, progressClientVersion: group.last!.clientVersion,
-                                            progressServerVersion: 0, lockedServerVersion: 0)
+                let message = UploadMessage(
+                    session: 1, changesets: group, progressClientVersion: group.last!.clientVersion,
+                    progressServerVersion: 0, lockedServerVersion: 0)
                 messages.append(ClientMessage.upload(message).encoded())
                 start += 5
             }
@@ -267,7 +276,8 @@ final class RealmBenchConnection {
             close(fd)
             throw RealmBenchError("connect to 127.0.0.1:\(port): errno \(errno)")
         }
-        let head = "GET /api/client/v2.0/app/\(appId)/realm-sync?baas_at=\(token) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        let head =
+            "GET /api/client/v2.0/app/\(appId)/realm-sync?baas_at=\(token) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
             + "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Key: a4onaWwr6ZiatOphr73Qww==\r\nSec-WebSocket-Protocol: com.mongodb.realm-query-sync#14\r\n\r\n"
         try send(Array(head.utf8))

@@ -17,7 +17,7 @@ struct RealmEndpointCallTests {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         #expect(parts.count == 3 && !parts[2].isEmpty)
         guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])),
-              let json = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+            let json = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
         else { throw RealmTestError("not a JWT: \(token.prefix(40))") }
         return json
     }
@@ -42,8 +42,9 @@ struct RealmEndpointCallTests {
         #expect(json["hostname"] as? String == "http://127.0.0.1:\(server.port)")
         #expect(json["ws_hostname"] as? String == "ws://127.0.0.1:\(server.port)")
         #expect(json["deployment_model"] as? String == "GLOBAL" && json["location"] is String)
-        let proxied = try server.call("GET", "/api/client/v2.0/app/\(RealmTestServer.appId)/location",
-                                      headers: ["X-Forwarded-Proto": "https", "X-Forwarded-Host": "ingest.example.com"])
+        let proxied = try server.call(
+            "GET", "/api/client/v2.0/app/\(RealmTestServer.appId)/location",
+            headers: ["X-Forwarded-Proto": "https", "X-Forwarded-Host": "ingest.example.com"])
         #expect(proxied.json?["ws_hostname"] as? String == "wss://ingest.example.com")
         #expect(proxied.json?["hostname"] as? String == "https://ingest.example.com")
         #expect(try server.call("GET", "/api/client/v2.0/app/nope/location").status == 404)
@@ -74,11 +75,12 @@ struct RealmEndpointCallTests {
 
     /// An access token signed with `secret` for `app`, with the given times.
     static func token(app: String, secret: String, issuedAt: Int64, expiresAt: Int64) -> String {
-        JWT.signHS256(claims: .object([
-            .init("iss", .string("dataingest")), .init("sub", .string("000000000000000000000001")), .init("aud", .string(app)),
-            .init("did", .string("000000000000000000000002")), .init("typ", .string("access")),
-            .init("iat", .integer(issuedAt)), .init("exp", .integer(expiresAt)),
-        ]), secret: Array(secret.utf8))
+        JWT.signHS256(
+            claims: .object([
+                .init("iss", .string("dataingest")), .init("sub", .string("000000000000000000000001")), .init("aud", .string(app)),
+                .init("did", .string("000000000000000000000002")), .init("typ", .string("access")),
+                .init("iat", .integer(issuedAt)), .init("exp", .integer(expiresAt)),
+            ]), secret: Array(secret.utf8))
     }
 
     @Test("the upgrade refuses missing, forged, expired and cross-app tokens, unknown apps and old protocols")
@@ -99,12 +101,16 @@ struct RealmEndpointCallTests {
         let crossApp = try RealmTestSocket(port: server.port, token: otherToken).upgrade
         #expect(crossApp.status == 403 && crossApp.text.contains("wrong_app"), "\(crossApp.text)")
         #expect(try RealmTestSocket(port: server.port, app: "nope", token: otherToken).upgrade.status == 404)
-        let old = try RealmTestSocket(port: server.port, token: try server.accessToken(),
-                                      protocols: "com.mongodb.realm-query-sync#13, com.mongodb.realm-query-sync#12").upgrade
+        let old = try RealmTestSocket(
+            port: server.port, token: try server.accessToken(),
+            protocols: "com.mongodb.realm-query-sync#13, com.mongodb.realm-query-sync#12"
+        ).upgrade
         #expect(old.status == 400 && old.text.contains("unsupported_sync_protocol"))
         // A valid token chooses the highest version offered that the server speaks.
-        let good = try RealmTestSocket(port: server.port, token: try server.accessToken(),
-                                       protocols: "com.mongodb.realm-query-sync#15, com.mongodb.realm-query-sync#14").upgrade
+        let good = try RealmTestSocket(
+            port: server.port, token: try server.accessToken(),
+            protocols: "com.mongodb.realm-query-sync#15, com.mongodb.realm-query-sync#14"
+        ).upgrade
         #expect(good.status == 101 && good.header("Sec-WebSocket-Protocol") == "com.mongodb.realm-query-sync#14")
     }
 
@@ -123,8 +129,12 @@ struct RealmEndpointCallTests {
 
     static func upload(_ socket: RealmTestSocket, clientVersion: UInt64, _ instructions: [Instruction]) throws {
         let data = ChangesetEncoder.encode(instructions)
-        let message = UploadMessage(session: 1, changesets: [UploadChangeset(
-            clientVersion: clientVersion, lastIntegratedServerVersion: 0, originTimestamp: 1000, originFileIdent: 0, data: data)],
+        let message = UploadMessage(
+            session: 1,
+            changesets: [
+                UploadChangeset(
+                    clientVersion: clientVersion, lastIntegratedServerVersion: 0, originTimestamp: 1000, originFileIdent: 0, data: data)
+            ],
             progressClientVersion: clientVersion, progressServerVersion: 0, lockedServerVersion: 0)
         try socket.send(ClientMessage.upload(message).encoded())
     }
@@ -136,10 +146,12 @@ struct RealmEndpointCallTests {
         let socket = try Self.identifiedSession(server)
         try socket.send("ping 123 4")
         #expect(try socket.nextMessage() == .pong(timestamp: 123))
-        try Self.upload(socket, clientVersion: 2, [
-            .addTable(AddTable(table: "Chat", type: .topLevel, primaryKey: .init(field: "_id", type: .objectId, isNullable: false))),
-            .createObject(table: "Chat", object: .objectId(ObjectId.generate())),
-        ])
+        try Self.upload(
+            socket, clientVersion: 2,
+            [
+                .addTable(AddTable(table: "Chat", type: .topLevel, primaryKey: .init(field: "_id", type: .objectId, isNullable: false))),
+                .createObject(table: "Chat", object: .objectId(ObjectId.generate())),
+            ])
         guard case .jsonError(let error) = try socket.nextMessage() else { throw RealmTestError("no json_error") }
         let body = try error.body()
         #expect(error.session == 1 && body.message.contains("asymmetric"), "\(body.message)")
@@ -179,8 +191,10 @@ struct RealmEndpointCallTests {
 
         // Within the upgrade's clock-skew leeway, but expired: the session asks the client to refresh.
         let now = Int64(Date().timeIntervalSince1970)
-        let late = try RealmTestSocket(port: server.port, token: Self.token(
-            app: RealmTestServer.appId, secret: RealmTestServer.secret, issuedAt: now - 600, expiresAt: now - 5))
+        let late = try RealmTestSocket(
+            port: server.port,
+            token: Self.token(
+                app: RealmTestServer.appId, secret: RealmTestServer.secret, issuedAt: now - 600, expiresAt: now - 5))
         #expect(late.upgrade.status == 101)
         let data = #"{"schemaVersion":1,"sessionReason":0}"#
         try late.send("bind 1 \(data.utf8.count) 0 1 0", body: Array(data.utf8))
@@ -196,16 +210,21 @@ struct RealmEndpointCallTests {
         defer { server.stop() }
         // Teach the development schema SensorReading from the recording (basic), then send a reading without its required fields.
         let file = RealmEndpointTests.ClientFile()
-        try RealmEndpointTests.replay(Recordings.transcriptFiles("basic")[0], port: { server.port }, file: file,
-                                      token: try server.accessToken())
+        try RealmEndpointTests.replay(
+            Recordings.transcriptFiles("basic")[0], port: { server.port }, file: file,
+            token: try server.accessToken())
         let socket = try Self.identifiedSession(server)
         let id = ObjectId.generate()
-        try Self.upload(socket, clientVersion: 2, [
-            .addTable(AddTable(table: "SensorReading", type: .asymmetric,
-                               primaryKey: .init(field: "_id", type: .objectId, isNullable: false))),
-            .addColumn(AddColumn(table: "SensorReading", field: "deviceId", type: .string, isNullable: false)),
-            .createObject(table: "SensorReading", object: .objectId(id)),
-        ])
+        try Self.upload(
+            socket, clientVersion: 2,
+            [
+                .addTable(
+                    AddTable(
+                        table: "SensorReading", type: .asymmetric,
+                        primaryKey: .init(field: "_id", type: .objectId, isNullable: false))),
+                .addColumn(AddColumn(table: "SensorReading", field: "deviceId", type: .string, isNullable: false)),
+                .createObject(table: "SensorReading", object: .objectId(id)),
+            ])
         var messages: [ServerMessage] = []
         for _ in 0..<2 { messages.append(try socket.nextMessage()) }
         guard case .jsonError(let error) = messages.first else { throw RealmTestError("no json_error: \(messages)") }
@@ -220,6 +239,8 @@ struct RealmEndpointCallTests {
         #expect(body.compensatingWriteServerVersion == ack.downloadServerVersion)
         #expect(try server.sqliteReadings().count == 5)
         let metrics = try server.call("GET", "/metrics").text
-        #expect(metrics.contains(#"ingest_objects_total{app="myapp-abcde",outcome="rejected"} 1"#), "\(metrics.split(separator: "\n").filter { $0.contains("rejected") })")
+        #expect(
+            metrics.contains(#"ingest_objects_total{app="myapp-abcde",outcome="rejected"} 1"#),
+            "\(metrics.split(separator: "\n").filter { $0.contains("rejected") })")
     }
 }

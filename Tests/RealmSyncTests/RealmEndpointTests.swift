@@ -24,8 +24,10 @@ struct RealmEndpointTests {
     /// Replays one transcript; with `dropAfterUpload`, the connection is
     /// dropped right after the first upload is sent (no acknowledgement
     /// awaited), and `afterDrop` runs then (a server restart).
-    static func replay(_ transcript: URL, port: () -> UInt16, file: ClientFile, token: String,
-                       dropAfterUpload: Bool = false) throws {
+    static func replay(
+        _ transcript: URL, port: () -> UInt16, file: ClientFile, token: String,
+        dropAfterUpload: Bool = false
+    ) throws {
         var socket: RealmTestSocket?
         var lastServerVersion: UInt64 = 0
         for event in try Recordings.events(transcript) {
@@ -106,7 +108,9 @@ struct RealmEndpointTests {
         #expect(rows.count == expected.count, "\(scenario): \(rows.count) rows, \(expected.count) expected")
         for (row, document) in zip(rows, expected) {
             for (key, value) in document {
-                #expect(Self.matches(row[key] ?? .null, value), "\(scenario) \(document["_id"] ?? .null).\(key): \(row[key] ?? .null) for \(value)")
+                #expect(
+                    Self.matches(row[key] ?? .null, value),
+                    "\(scenario) \(document["_id"] ?? .null).\(key): \(row[key] ?? .null) for \(value)")
             }
         }
     }

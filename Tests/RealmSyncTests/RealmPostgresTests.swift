@@ -8,9 +8,11 @@ import Testing
 
 /// The replays on the PostgreSQL sink (Scripts/test.sh starts PostgreSQL
 /// and sets INGEST_TEST_POSTGRES_URL): the same documents, once each.
-@Suite("Realm sync replays on the PostgreSQL sink", .serialized,
-       .enabled(if: TestEnvironment.runs(ifAvailable: ProcessInfo.processInfo.environment["INGEST_TEST_POSTGRES_URL"] != nil),
-                "INGEST_TEST_POSTGRES_URL is not set: run Scripts/test.sh, which starts PostgreSQL"))
+@Suite(
+    "Realm sync replays on the PostgreSQL sink", .serialized,
+    .enabled(
+        if: TestEnvironment.runs(ifAvailable: ProcessInfo.processInfo.environment["INGEST_TEST_POSTGRES_URL"] != nil),
+        "INGEST_TEST_POSTGRES_URL is not set: run Scripts/test.sh, which starts PostgreSQL"))
 struct RealmPostgresTests {
     /// A fresh database on the test server, dropped on release.
     final class Database {
@@ -50,8 +52,9 @@ struct RealmPostgresTests {
         #expect(rows == expected)
     }
 
-    @Test("each scenario on PostgreSQL, and a restart between upload and acknowledgement, store each object once",
-          arguments: ["basic", "batch", "reconnect"])
+    @Test(
+        "each scenario on PostgreSQL, and a restart between upload and acknowledgement, store each object once",
+        arguments: ["basic", "batch", "reconnect"])
     func replay(scenario: String) throws {
         let database = try Database()
         let server = try RealmTestServer(postgres: database.url)

@@ -70,9 +70,11 @@ final class RealmTestServer {
 
     /// Logs in as a Realm SDK does (the recorded body); returns the answer's JSON.
     func realmLogin(app: String = RealmTestServer.appId) throws -> [String: Any] {
-        let body = #"{"provider":"anon-user","options":{"device":{"appId":"\#(app)","platform":"Linux","platformVersion":"1","sdk":"experiment","sdkVersion":"1","cpuArch":"x86_64","deviceName":"","deviceVersion":"","frameworkName":"","frameworkVersion":"","coreVersion":"14.14.0","bundleId":""}}}"#
-        let answer = try call("POST", "/api/client/v2.0/app/\(app)/auth/providers/anon-user/login",
-                              headers: ["Content-Type": "application/json;charset=utf-8", "Accept": "application/json"], body: body)
+        let body =
+            #"{"provider":"anon-user","options":{"device":{"appId":"\#(app)","platform":"Linux","platformVersion":"1","sdk":"experiment","sdkVersion":"1","cpuArch":"x86_64","deviceName":"","deviceVersion":"","frameworkName":"","frameworkVersion":"","coreVersion":"14.14.0","bundleId":""}}}"#
+        let answer = try call(
+            "POST", "/api/client/v2.0/app/\(app)/auth/providers/anon-user/login",
+            headers: ["Content-Type": "application/json;charset=utf-8", "Accept": "application/json"], body: body)
         guard answer.status == 200, let json = answer.json else { throw RealmTestError("login: \(answer.status) \(answer.text)") }
         return json
     }
@@ -106,9 +108,11 @@ struct HTTPAnswer {
     var body: [UInt8]
 
     init(parsing bytes: [UInt8]) throws {
-        guard let end = (0..<max(0, bytes.count - 3)).first(where: {
-            bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
-        }) else { throw RealmTestError("no complete response head in \(bytes.count) bytes") }
+        guard
+            let end = (0..<max(0, bytes.count - 3)).first(where: {
+                bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
+            })
+        else { throw RealmTestError("no complete response head in \(bytes.count) bytes") }
         var lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines.removeFirst().split(separator: " ", maxSplits: 2)
         guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw RealmTestError("bad status line") }
@@ -187,11 +191,14 @@ final class RealmTestSocket {
 
     /// Opens the WebSocket; `upgrade.status` is 101 on success (anything
     /// else: the server refused, the connection is done).
-    init(port: UInt16, app: String = RealmTestServer.appId, token: String?,
-         protocols: String = (2...14).reversed().map { "com.mongodb.realm-query-sync#\($0)" }.joined(separator: ", ")) throws {
+    init(
+        port: UInt16, app: String = RealmTestServer.appId, token: String?,
+        protocols: String = (2...14).reversed().map { "com.mongodb.realm-query-sync#\($0)" }.joined(separator: ", ")
+    ) throws {
         socket = try TestSocket(port: port)
         let query = token.map { "?baas_at=\($0)" } ?? ""
-        let head = "GET /api/client/v2.0/app/\(app)/realm-sync\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: Upgrade\r\n"
+        let head =
+            "GET /api/client/v2.0/app/\(app)/realm-sync\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: a4onaWwr6ZiatOphr73Qww==\r\nSec-WebSocket-Protocol: \(protocols)\r\n"
             + "Sec-WebSocket-Version: 13\r\nUpgrade: websocket\r\nUser-Agent: RealmSync/14.14.0 (test replay)\r\n\r\n"
         try socket.send(Array(head.utf8))

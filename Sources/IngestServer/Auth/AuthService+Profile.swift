@@ -21,10 +21,14 @@ package struct UserProfile: Sendable, Hashable {
             .init("user_id", .string(user.id)),
             .init("domain_id", .string(user.appId)),
             .init("type", .string("normal")),
-            .init("identities", .array([.object([
-                .init("id", .string(user.identity ?? user.id)),
-                .init("provider_type", .string(user.provider)),
-            ])])),
+            .init(
+                "identities",
+                .array([
+                    .object([
+                        .init("id", .string(user.identity ?? user.id)),
+                        .init("provider_type", .string(user.provider)),
+                    ])
+                ])),
             .init("data", .object([])),
         ]).jsonText.utf8.map { $0 }
     }
@@ -49,7 +53,7 @@ extension AuthService {
         let claims: AccessClaims
         do {
             claims = try verifyAccessToken(accessToken, appId: appId)
-        } catch where error.code == .unknownApp {
+        } catch  where error.code == .unknownApp {
             throw AuthError(.invalidToken, "the access token is not one this server issued")
         }
         let found: UserRecord?

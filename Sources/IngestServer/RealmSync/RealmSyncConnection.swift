@@ -87,8 +87,9 @@ package final class RealmSyncConnection {
             sessions[session] = nil
             return Reply(messages: [.unbound(session: session)])
         case .jsonError(let error):
-            service.logger.notice("realm client of app \(appId) reported error \(error.code): \(error.bodyText.prefix(500))",
-                                  metadata: ["app": "\(appId)"])
+            service.logger.notice(
+                "realm client of app \(appId) reported error \(error.code): \(error.bodyText.prefix(500))",
+                metadata: ["app": "\(appId)"])
             return Reply()
         }
     }
@@ -100,8 +101,9 @@ package final class RealmSyncConnection {
             return connectionError(.reuseOfSessionIdent, "session \(bind.session) is already bound on this connection")
         }
         guard sessions.count < service.configuration.maxSessionsPerConnection else {
-            return sessionError(bind.session, .tooManySessions,
-                                "at most \(service.configuration.maxSessionsPerConnection) sessions per connection", action: .applicationBug)
+            return sessionError(
+                bind.session, .tooManySessions,
+                "at most \(service.configuration.maxSessionsPerConnection) sessions per connection", action: .applicationBug)
         }
         guard !bind.isSubserver else {
             return sessionError(bind.session, .unsupportedSessionFeature, "subservers are not supported", action: .applicationBug)
@@ -113,22 +115,29 @@ package final class RealmSyncConnection {
         if now > claims.expiresAt {
             // The token of the upgrade expired while the connection stayed open
             // (the upgrade allowed its clock-skew leeway; a new session does not).
-            return sessionError(bind.session, .tokenExpired, "the access token expired; refresh it and reconnect",
-                                tryAgain: true, action: .refreshUser)
+            return sessionError(
+                bind.session, .tokenExpired, "the access token expired; refresh it and reconnect",
+                tryAgain: true, action: .refreshUser)
         }
-        var session = Session(ingestor: ChangesetIngestor(
-            schema: app.schema, schemaMode: app.configuration.developmentMode ? .development : .fixed))
+        var session = Session(
+            ingestor: ChangesetIngestor(
+                schema: app.schema, schemaMode: app.configuration.developmentMode ? .development : .fixed))
         var reply = Reply()
         if bind.needsFileIdent {
             do {
                 let file = try service.auth.store.allocateRealmClientFile(appId: appId, userId: claims.userId, now: now)
-                reply.messages.append(.ident(ServerIdentMessage(session: bind.session, fileIdent: file.fileIdent,
-                                                                fileIdentSalt: file.salt)))
+                reply.messages.append(
+                    .ident(
+                        ServerIdentMessage(
+                            session: bind.session, fileIdent: file.fileIdent,
+                            fileIdentSalt: file.salt)))
             } catch {
-                service.logger.error("realm sync: cannot allocate a client file for app \(appId): \(error.message)",
-                                     metadata: ["app": "\(appId)"])
-                return sessionError(bind.session, .otherSessionError, "the server cannot allocate a client file now; retry later",
-                                    tryAgain: true, action: .transient)
+                service.logger.error(
+                    "realm sync: cannot allocate a client file for app \(appId): \(error.message)",
+                    metadata: ["app": "\(appId)"])
+                return sessionError(
+                    bind.session, .otherSessionError, "the server cannot allocate a client file now; retry later",
+                    tryAgain: true, action: .transient)
             }
         }
         sessions[bind.session] = session
@@ -144,14 +153,16 @@ package final class RealmSyncConnection {
         do {
             file = try service.auth.store.realmClientFile(ident.fileIdent)
         } catch {
-            return sessionError(ident.session, .otherSessionError, "the server cannot read its client files now; retry later",
-                                tryAgain: true, action: .transient)
+            return sessionError(
+                ident.session, .otherSessionError, "the server cannot read its client files now; retry later",
+                tryAgain: true, action: .transient)
         }
         guard let file, file.appId == appId, file.salt == ident.fileIdentSalt else {
-            return sessionError(ident.session, .badClientFileIdent,
-                                "client file \(ident.fileIdent) is not one this server issued for app \(appId) "
-                                + "(was the server's state directory replaced?); delete the local realm file to start over",
-                                action: .applicationBug)
+            return sessionError(
+                ident.session, .badClientFileIdent,
+                "client file \(ident.fileIdent) is not one this server issued for app \(appId) "
+                    + "(was the server's state directory replaced?); delete the local realm file to start over",
+                action: .applicationBug)
         }
         session.fileIdent = file.fileIdent
         session.salt = file.salt
@@ -199,8 +210,10 @@ package final class RealmSyncConnection {
             switch ingest(changeset, fileIdent: fileIdent, session: &session, sessionIdent: upload.session) {
             case .stored(let rejections):
                 if !rejections.isEmpty {
-                    reply.messages.append(compensatingWrite(rejections, changeset: changeset, session: session,
-                                                            sessionIdent: upload.session))
+                    reply.messages.append(
+                        compensatingWrite(
+                            rejections, changeset: changeset, session: session,
+                            sessionIdent: upload.session))
                 }
                 last = changeset
             case .failed(let error):
@@ -215,7 +228,8 @@ package final class RealmSyncConnection {
         // The compensating-write errors name the server version of the acknowledgement that follows them.
         reply.messages = reply.messages.map { message in
             guard case .jsonError(var error) = message, error.code == .compensatingWrite,
-                  var body = try? error.body() else { return message }
+                var body = try? error.body()
+            else { return message }
             body.compensatingWriteServerVersion = session.serverVersion
             error = JSONErrorMessage(code: error.code, session: error.session, body: body)
             return .jsonError(error)
@@ -233,15 +247,18 @@ package final class RealmSyncConnection {
         case failed(ServerMessage)
     }
 
-    private func ingest(_ changeset: UploadChangeset, fileIdent: UInt64, session: inout Session,
-                        sessionIdent: UInt64) -> ChangesetOutcome {
+    private func ingest(
+        _ changeset: UploadChangeset, fileIdent: UInt64, session: inout Session,
+        sessionIdent: UInt64
+    ) -> ChangesetOutcome {
         let result: ChangesetIngestResult
         do {
             result = try session.ingestor.ingest(changeset.data)
         } catch {
             let action: SyncErrorAction = error.code == .notAsymmetric ? .applicationBug : .protocolViolation
-            service.logger.notice("realm sync: app \(appId) client file \(fileIdent) version \(changeset.clientVersion): \(error.message)",
-                                  metadata: ["app": "\(appId)"])
+            service.logger.notice(
+                "realm sync: app \(appId) client file \(fileIdent) version \(changeset.clientVersion): \(error.message)",
+                metadata: ["app": "\(appId)"])
             return .failed(sessionErrorMessage(sessionIdent, error.syncCode, error.message, action: action))
         }
         // A changeset with no objects (the schema) writes nothing.
@@ -261,16 +278,19 @@ package final class RealmSyncConnection {
             let answer = try stored.answer()
             let rejections = answer.rejectedObjects.compactMap { rejected -> JSONErrorBody.RejectedUpdate? in
                 guard rejected.index >= 0 && rejected.index < all.count else { return nil }
-                return JSONErrorBody.RejectedUpdate(table: rejected.collection, primaryKey: all[rejected.index],
-                                                    reason: "\(rejected.errorCode): \(rejected.reason)")
+                return JSONErrorBody.RejectedUpdate(
+                    table: rejected.collection, primaryKey: all[rejected.index],
+                    reason: "\(rejected.errorCode): \(rejected.reason)")
             }
             return .stored(rejections)
         } catch let error as UploadError {
             return .failed(uploadFailure(error, sessionIdent: sessionIdent))
         } catch {
             // The receipt's answer does not decode: the sink is broken.
-            return .failed(sessionErrorMessage(sessionIdent, .otherSessionError, "the server cannot read its receipt (\(error)); retry later",
-                                               tryAgain: true, action: .transient))
+            return .failed(
+                sessionErrorMessage(
+                    sessionIdent, .otherSessionError, "the server cannot read its receipt (\(error)); retry later",
+                    tryAgain: true, action: .transient))
         }
     }
 
@@ -329,8 +349,10 @@ package final class RealmSyncConnection {
             batchState: complete ? .lastInBatch : .steadyState)
     }
 
-    private func compensatingWrite(_ rejections: [JSONErrorBody.RejectedUpdate], changeset: UploadChangeset,
-                                   session: Session, sessionIdent: UInt64) -> ServerMessage {
+    private func compensatingWrite(
+        _ rejections: [JSONErrorBody.RejectedUpdate], changeset: UploadChangeset,
+        session: Session, sessionIdent: UInt64
+    ) -> ServerMessage {
         let names = rejections.prefix(3).map { "\($0.table) \($0.primaryKey.displayText): \($0.reason)" }.joined(separator: "; ")
         var body = JSONErrorBody(
             message: "\(rejections.count) object(s) of client version \(changeset.clientVersion) were rejected and not stored: \(names)",
@@ -348,11 +370,12 @@ package final class RealmSyncConnection {
         let text = query.body.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.isEmpty || text == "{}" { return nil }
         if case .object(let members)? = try? JSONValue(parsing: text, maxDepth: 16), members.isEmpty { return nil }
-        return .queryError(QueryErrorMessage(
-            code: .badQuery,
-            message: "this server accepts asymmetric data only: subscriptions (\(text.prefix(200))) cannot be served; "
-                + "remove them, or use AsymmetricObject types only",
-            session: session, queryVersion: query.version))
+        return .queryError(
+            QueryErrorMessage(
+                code: .badQuery,
+                message: "this server accepts asymmetric data only: subscriptions (\(text.prefix(200))) cannot be served; "
+                    + "remove them, or use AsymmetricObject types only",
+                session: session, queryVersion: query.version))
     }
 
     // MARK: - Errors
@@ -367,15 +390,21 @@ package final class RealmSyncConnection {
         return Reply(messages: [.jsonError(JSONErrorMessage(code: code, session: 0, body: body))], close: true)
     }
 
-    private func sessionError(_ session: UInt64, _ code: SyncErrorCode, _ message: String, tryAgain: Bool = false,
-                              action: SyncErrorAction) -> Reply {
+    private func sessionError(
+        _ session: UInt64, _ code: SyncErrorCode, _ message: String, tryAgain: Bool = false,
+        action: SyncErrorAction
+    ) -> Reply {
         Reply(messages: [sessionErrorMessage(session, code, message, tryAgain: tryAgain, action: action)])
     }
 
-    private func sessionErrorMessage(_ session: UInt64, _ code: SyncErrorCode, _ message: String, tryAgain: Bool = false,
-                                     action: SyncErrorAction) -> ServerMessage {
-        .jsonError(JSONErrorMessage(code: code, session: session,
-                                    body: JSONErrorBody(message: message, tryAgain: tryAgain, action: action)))
+    private func sessionErrorMessage(
+        _ session: UInt64, _ code: SyncErrorCode, _ message: String, tryAgain: Bool = false,
+        action: SyncErrorAction
+    ) -> ServerMessage {
+        .jsonError(
+            JSONErrorMessage(
+                code: code, session: session,
+                body: JSONErrorBody(message: message, tryAgain: tryAgain, action: action)))
     }
 }
 

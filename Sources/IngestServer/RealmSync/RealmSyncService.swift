@@ -51,8 +51,10 @@ package final class RealmSyncService: Sendable {
     private let open = LockedBox(0)
 
     /// Creates the service.
-    package init(uploads: UploadService, auth: AuthService, configuration: Configuration = Configuration(),
-                 logger: Logger = Logger(label: "ingest-server.realm-sync")) {
+    package init(
+        uploads: UploadService, auth: AuthService, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "ingest-server.realm-sync")
+    ) {
         self.uploads = uploads
         self.auth = auth
         self.configuration = configuration
@@ -87,7 +89,8 @@ package final class RealmSyncService: Sendable {
     package var openConnections: Int { open.withLock { $0 } }
 
     /// A new connection's protocol state.
-    package func connection(appId: String, claims: AccessClaims, protocolVersion: Int = SyncProtocolVersion.current) -> RealmSyncConnection {
+    package func connection(appId: String, claims: AccessClaims, protocolVersion: Int = SyncProtocolVersion.current) -> RealmSyncConnection
+    {
         RealmSyncConnection(service: self, appId: appId, claims: claims, protocolVersion: protocolVersion)
     }
 }

@@ -38,7 +38,8 @@ extension RealmSyncService {
         router.get(RealmRoutes.locationPattern) { [self] request in
             let appId = request.pathParameters["appId"] ?? ""
             guard hasApp(appId) else { return Self.unknownApp(appId) }
-            let host = request.headers["x-forwarded-host"]?.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) }
+            let host =
+                request.headers["x-forwarded-host"]?.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) }
                 ?? request.headers["host"] ?? "127.0.0.1"
             let secure = request.headers["x-forwarded-proto"]?.lowercased().hasPrefix("https") == true
             let body = JSONValue.object([
@@ -61,8 +62,9 @@ extension RealmSyncService {
     }
 
     static func unknownApp(_ appId: String) -> HTTPResponse {
-        ServiceErrorKind.notFound.httpResponse(code: "unknown_app", message: "no app with id \"\(appId)\" is configured on this server",
-                                               retryAfterSeconds: nil)
+        ServiceErrorKind.notFound.httpResponse(
+            code: "unknown_app", message: "no app with id \"\(appId)\" is configured on this server",
+            retryAfterSeconds: nil)
     }
 
     /// Decides an upgrade: the app, the WebSocket handshake, a subprotocol
@@ -75,17 +77,20 @@ extension RealmSyncService {
         do {
             handshake = try WebSocketUpgradeRequest(method: request.method, headers: request.headers.map { ($0.name, $0.value) })
         } catch {
-            var response = ServiceErrorKind.invalidRequest.httpResponse(code: "bad_websocket_handshake", message: error.message,
-                                                                       retryAfterSeconds: nil)
+            var response = ServiceErrorKind.invalidRequest.httpResponse(
+                code: "bad_websocket_handshake", message: error.message,
+                retryAfterSeconds: nil)
             if error.code == .unsupportedVersion { response.headers.add(name: "Sec-WebSocket-Version", value: "13") }
             return .refuse(response)
         }
         guard let chosen = SyncProtocolVersion.choose(offered: handshake.subprotocols) else {
             let supported = SyncProtocolVersion.supported.map { SyncProtocolVersion.subprotocol(version: $0) }.joined(separator: ", ")
-            return .refuse(ServiceErrorKind.invalidRequest.httpResponse(
-                code: "unsupported_sync_protocol",
-                message: "this server speaks \(supported); the client offered \(handshake.subprotocols.isEmpty ? "none" : handshake.subprotocols.joined(separator: ", ")) (update the Realm SDK)",
-                retryAfterSeconds: nil))
+            return .refuse(
+                ServiceErrorKind.invalidRequest.httpResponse(
+                    code: "unsupported_sync_protocol",
+                    message:
+                        "this server speaks \(supported); the client offered \(handshake.subprotocols.isEmpty ? "none" : handshake.subprotocols.joined(separator: ", ")) (update the Realm SDK)",
+                    retryAfterSeconds: nil))
         }
         let claims: AccessClaims
         do {
@@ -93,14 +98,16 @@ extension RealmSyncService {
         } catch {
             return .refuse(error.httpResponse)
         }
-        let headers = HTTPHeaders(WebSocketHandshake.responseHeaders(for: handshake, subprotocol: chosen.name)
-            .filter { $0.name != "Connection" }.map { ($0.name, $0.value) })
+        let headers = HTTPHeaders(
+            WebSocketHandshake.responseHeaders(for: handshake, subprotocol: chosen.name)
+                .filter { $0.name != "Connection" }.map { ($0.name, $0.value) })
         let version = chosen.version
         return .accept(headers: headers) { [self] upgraded in
             // Counted here, where it is sure to be counted out.
             guard admitConnection() else {
-                try? upgraded.write(WebSocketFrameEncoder.closeFrame(
-                    code: .tryAgainLater, reason: "\(configuration.maxConnections) sync connections are open; retry later"))
+                try? upgraded.write(
+                    WebSocketFrameEncoder.closeFrame(
+                        code: .tryAgainLater, reason: "\(configuration.maxConnections) sync connections are open; retry later"))
                 return
             }
             defer { connectionClosed() }

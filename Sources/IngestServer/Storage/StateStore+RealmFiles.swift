@@ -34,8 +34,9 @@ extension StateStore {
         // Positive and below 2^53, as realm-core's own server makes them.
         let salt = Int64(random.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } & ((1 << 53) - 1)) | 1
         let rows = try withConnection { db in
-            try db.query("INSERT INTO realm_client_files (app_id, salt, user_id, created_at) VALUES (?, ?, ?, ?) RETURNING file_ident",
-                         [.text(appId), .integer(salt), .text(userId), .integer(now)])
+            try db.query(
+                "INSERT INTO realm_client_files (app_id, salt, user_id, created_at) VALUES (?, ?, ?, ?) RETURNING file_ident",
+                [.text(appId), .integer(salt), .text(userId), .integer(now)])
         }
         guard let ident = rows.first?.first?.integer, ident > 0 else {
             throw StorageError(.statement, "the state database returned no file identifier", path: path)
@@ -47,10 +48,13 @@ extension StateStore {
     package func realmClientFile(_ fileIdent: UInt64) throws(StorageError) -> RealmClientFileRecord? {
         guard fileIdent <= UInt64(Int64.max) else { return nil }
         return try withConnection { db in
-            try db.query("SELECT file_ident, app_id, salt, user_id, created_at FROM realm_client_files WHERE file_ident = ?",
-                         [.integer(Int64(fileIdent))]).first.map { row in
-                RealmClientFileRecord(fileIdent: UInt64(row[0].integer ?? 0), appId: row[1].text ?? "", salt: row[2].integer ?? 0,
-                                      userId: row[3].text ?? "", createdAt: row[4].integer ?? 0)
+            try db.query(
+                "SELECT file_ident, app_id, salt, user_id, created_at FROM realm_client_files WHERE file_ident = ?",
+                [.integer(Int64(fileIdent))]
+            ).first.map { row in
+                RealmClientFileRecord(
+                    fileIdent: UInt64(row[0].integer ?? 0), appId: row[1].text ?? "", salt: row[2].integer ?? 0,
+                    userId: row[3].text ?? "", createdAt: row[4].integer ?? 0)
             }
         }
     }

@@ -31,10 +31,12 @@ extension UploadService {
     ///   - clientSchema: the schema the client's changesets declared
     ///     (development mode learns the exact types from it).
     /// - Throws: ``UploadError`` as ``upload(appId:token:body:)`` (nothing was written).
-    package func ingestRealmChangeset(appId: String, claims: AccessClaims, key: SegmentKey,
-                                      objects: [(collection: String, document: BSONDocument)],
-                                      rejected: [(collection: String, id: String, reason: String)] = [],
-                                      clientSchema: Schema?, createdAtMillis: Int64) throws(UploadError) -> UploadResult {
+    package func ingestRealmChangeset(
+        appId: String, claims: AccessClaims, key: SegmentKey,
+        objects: [(collection: String, document: BSONDocument)],
+        rejected: [(collection: String, id: String, reason: String)] = [],
+        clientSchema: Schema?, createdAtMillis: Int64
+    ) throws(UploadError) -> UploadResult {
         try reportingFailures(appId: appId) { () throws(UploadError) -> UploadResult in
             guard let app = apps[appId] else {
                 throw UploadError(.notFound, code: "unknown_app", "no app with id \"\(appId)\" is configured on this server")
@@ -54,11 +56,13 @@ extension UploadService {
                 records.append(SegmentRecord(index: index, collection: object.collection, document: encoded))
             }
             metrics.uploadBytes.increment([appId, "inflated"], by: Double(bytes))
-            var batch = IngestBatch(records: records, transactionNumbers: Array(repeating: key.segmentNumber, count: records.count),
-                                    transactionCount: 1, clientSchema: clientSchema, createdAtMillis: createdAtMillis)
+            var batch = IngestBatch(
+                records: records, transactionNumbers: Array(repeating: key.segmentNumber, count: records.count),
+                transactionCount: 1, clientSchema: clientSchema, createdAtMillis: createdAtMillis)
             batch.rejectedBefore = rejected.enumerated().map { offset, object in
-                UploadAnswer.RejectedObject(index: objects.count + offset, transaction: key.segmentNumber, collection: object.collection,
-                                            id: object.id, errorCode: "invalidObject", reason: object.reason)
+                UploadAnswer.RejectedObject(
+                    index: objects.count + offset, transaction: key.segmentNumber, collection: object.collection,
+                    id: object.id, errorCode: "invalidObject", reason: object.reason)
             }
             return try ingest(batch, key: key, into: app, claims: claims)
         }
