@@ -141,6 +141,37 @@ struct RealmEndpointTests {
         try Self.expectSinkHoldsExactly("reconnect", server: server)
     }
 
+    @Test("a schema changeset acknowledged on its own is learned: objects in a later session, after a restart, are stored")
+    func schemaAcknowledgedAlone() throws {
+        let server = try RealmTestServer()
+        defer { server.stop() }
+        let changesets = try #require(try Recordings.uploads("basic").first).changesets()
+        let token = try server.accessToken()
+        func session(_ part: ArraySlice<UploadChangeset>, file: (UInt64, Int64)?) throws -> (UInt64, Int64) {
+            let socket = try RealmTestSocket(port: server.port, token: token)
+            let data = #"{"schemaVersion":1,"sessionReason":0}"#
+            try socket.send("bind 1 \(data.utf8.count) 0 \(file == nil ? 1 : 0) 0", body: Array(data.utf8))
+            var ident = file
+            if ident == nil {
+                guard case .ident(let given) = try socket.nextMessage() else { throw RealmTestError("no ident") }
+                ident = (given.fileIdent, given.fileIdentSalt)
+            }
+            try socket.send("ident 1 \(ident!.0) \(ident!.1) 0 0 0 0 0 2", body: Array("{}".utf8))
+            let upload = UploadMessage(
+                session: 1, changesets: Array(part), progressClientVersion: part.last!.clientVersion,
+                progressServerVersion: 0, lockedServerVersion: 0)
+            try socket.send(ClientMessage.upload(upload).encoded())
+            guard case .download(let ack) = try socket.nextMessage() else { throw RealmTestError("no acknowledgement") }
+            #expect(ack.downloadClientVersion == part.last!.clientVersion)
+            return ident!
+        }
+        let file = try session(changesets[..<1], file: nil)
+        server.server.kill9()
+        try server.server.restart()
+        _ = try session(changesets[1...], file: file)
+        try Self.expectSinkHoldsExactly("basic", server: server)
+    }
+
     @Test("a server killed between the upload and its acknowledgement: the client's resend after the restart is stored once")
     func restartBetweenUploadAndAck() throws {
         let server = try RealmTestServer()

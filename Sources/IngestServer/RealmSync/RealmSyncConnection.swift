@@ -261,6 +261,18 @@ package final class RealmSyncConnection {
                 metadata: ["app": "\(appId)"])
             return .failed(sessionErrorMessage(sessionIdent, error.syncCode, error.message, action: action))
         }
+        if result.schemaChanged, session.ingestor.schemaMode == .development, let app = service.uploads.apps[appId] {
+            // The client's schema changeset is acknowledged on its own and never
+            // sent again: the app learns it now, for later sessions and instances.
+            do {
+                _ = try app.learnDeclared(session.ingestor.schema, logger: service.logger)
+            } catch {
+                return .failed(
+                    sessionErrorMessage(
+                        sessionIdent, .otherSessionError, "the server cannot store the schema now (\(error.message)); retry later",
+                        tryAgain: true, action: .transient))
+            }
+        }
         // A changeset with no objects (the schema) writes nothing.
         guard !result.objects.isEmpty || !result.rejected.isEmpty else { return .stored([]) }
         let key = SegmentKey.realm(fileIdent: fileIdent, clientVersion: changeset.clientVersion)
