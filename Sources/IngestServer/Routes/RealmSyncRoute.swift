@@ -190,8 +190,8 @@ struct WebSocketSession {
                         guard send(WebSocketFrameEncoder.frame(.pong, payload: payload)) else { return }
                     case .pong:
                         continue
-                    case .close(let code, _):
-                        close(code == nil ? .normalClosure : .normalClosure, "")
+                    case .close:
+                        close(.normalClosure, "")
                         return
                     }
                 }
