@@ -95,7 +95,13 @@ let package = Package(
             path: "Samples/WeatherStation", exclude: ["README.md"]),
         .executableTarget(
             name: "RetailInvoices",
-            dependencies: ["DataIngest", "CSQLite", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                // Recording: DataIngest's public API only. verify and export read
+                // the sink's database through the project's own SQLite layer
+                // (IngestSupport) and libpq connection (IngestServer).
+                "DataIngest", "IngestSupport", "IngestServer", "IngestCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Samples/RetailInvoices", exclude: ["README.md"]),
         .executableTarget(
             name: "ServerLogging",
