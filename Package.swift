@@ -172,7 +172,7 @@ let package = Package(
             name: "SamplesTests",
             dependencies: [
                 "ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "IngestSupport",
-                "IngestTestSupport",
+                "IngestTestSupport", "IngestServer",
             ]),
     ],
     swiftLanguageModes: [.v6]

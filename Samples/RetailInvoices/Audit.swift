@@ -61,7 +61,8 @@ enum Audit {
             if number < expected {
                 broken(number, "a second invoice with this number (_id \(row.id)): a row was inserted")
             } else if number > expected {
-                broken(expected, "missing: the database goes from #\(expected - 1) to #\(number); a row was deleted or renumbered")
+                broken(expected, (expected == 1 ? "missing: the till's invoices in the database start at #\(number)"
+                                  : "missing: the database goes from #\(expected - 1) to #\(number)") + "; a row was deleted or renumbered")
             } else if row.id != record.id {
                 broken(number, "its _id is \(row.id), not \(record.id): the row was renumbered or moved")
             } else if let problem = arithmetic(record) {

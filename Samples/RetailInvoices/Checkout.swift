@@ -7,6 +7,7 @@ struct Checkout {
     static let catalogue: [(sku: String, cents: Int)] = [
         ("COFFEE-250G", 7_49), ("MILK-1L", 1_19), ("BREAD", 2_35), ("APPLES-1KG", 3_99),
         ("CHEESE-200G", 4_15), ("WATER-6X1.5L", 3_30), ("CHOCOLATE", 1_89), ("NEWSPAPER", 2_50),
+        ("MUG \"I ♥ NY\", 0.3L", 5_95), // a comma, quotes and UTF-8: what the CSV and the canonical bytes must carry
     ]
     static let taxBasisPoints = 825
 
