@@ -6,7 +6,7 @@ struct TillAudit {
     var invoices = 0
     /// The sum of the rows' totals, in cents.
     var totalCents = 0
-    /// The last row's number and hash (the chain's head), if any row.
+    /// The last row's number and hash (the chain's head when intact), if any row.
     var head: (number: Int, hash: String)?
     /// The till's journal, when `verify` was given the data directory.
     var journal: TillJournal?
@@ -56,6 +56,7 @@ enum Audit {
                 continue
             }
             audit.totalCents += record.totalCents
+            audit.head = (record.number, record.hash)
             guard audit.brokenLink == nil else { continue }
             let number = record.number
             if number < expected {
@@ -75,7 +76,6 @@ enum Audit {
             }
             previousHash = record.hash
             expected = number + 1
-            audit.head = (number, previousHash)
         }
         guard withJournals, audit.brokenLink == nil else { return }
         let last = audit.head?.number ?? 0

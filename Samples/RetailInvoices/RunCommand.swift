@@ -45,6 +45,7 @@ struct RunCommand: AsyncParsableCommand {
         let dataDirectory = data.dataDirectory
         do {
             try FileManager.default.createDirectory(atPath: TillJournal.directory(dataDirectory), withIntermediateDirectories: true)
+            try TillLock.acquire(dataDirectory)
             var configuration = App.Configuration(baseURL: server.baseURL, metadataDirectory: dataDirectory + "/dataingest")
             configuration.segmentStore.durability = .full // a recorded invoice survives power loss
             let app = App(id: server.appId, configuration: configuration)

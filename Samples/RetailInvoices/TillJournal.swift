@@ -80,6 +80,23 @@ struct TillJournal: Codable, Equatable {
     }
 }
 
+/// One `run` at a time per data directory: two would issue the same
+/// numbers with different contents, forking the chains. An exclusive
+/// `flock` on `tills/.lock`, held until the process exits (the kernel
+/// releases it on any exit, `kill -9` included).
+enum TillLock {
+    static func acquire(_ dataDirectory: String) throws {
+        let path = TillJournal.directory(dataDirectory) + "/.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw RetailError.posix("open", path) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw RetailError("another RetailInvoices run is using \(dataDirectory) (it holds \(path)); wait for it to finish")
+        }
+        // Kept open on purpose: the lock lives as long as the process.
+    }
+}
+
 /// Atomic, durable replacement of small files.
 enum DurableFile {
     /// `bytes` to `path` through `path.tmp`; `beforeRename` runs once the
