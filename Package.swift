@@ -98,8 +98,9 @@ let package = Package(
             dependencies: [
                 // Recording: DataIngest's public API only. verify and export read
                 // the sink's database through the project's own SQLite layer
-                // (IngestSupport) and libpq connection (IngestServer).
-                "DataIngest", "IngestSupport", "IngestServer", "IngestCommandLine",
+                // (IngestSupport) and libpq connection (IngestServer), and
+                // format dates with IngestCore's ISODate.
+                "DataIngest", "IngestCore", "IngestSupport", "IngestServer", "IngestCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/RetailInvoices", exclude: ["README.md"]),
