@@ -62,17 +62,22 @@ enum Audit {
             if number < expected {
                 broken(number, "a second invoice with this number (_id \(row.id)): a row was inserted")
             } else if number > expected {
-                broken(expected, (expected == 1 ? "missing: the till's invoices in the database start at #\(number)"
-                                  : "missing: the database goes from #\(expected - 1) to #\(number)") + "; a row was deleted or renumbered")
+                broken(
+                    expected,
+                    (expected == 1
+                        ? "missing: the till's invoices in the database start at #\(number)"
+                        : "missing: the database goes from #\(expected - 1) to #\(number)") + "; a row was deleted or renumbered")
             } else if row.id != record.id {
                 broken(number, "its _id is \(row.id), not \(record.id): the row was renumbered or moved")
             } else if let problem = arithmetic(record) {
                 broken(number, problem)
             } else if record.previousHash != previousHash {
-                broken(number, number == 1
-                       ? "previousHash \(short(record.previousHash)) is not the genesis value (64 zeros): the row was altered"
-                       : "previousHash \(short(record.previousHash)) is not the hash of #\(number - 1) (\(short(previousHash))): "
-                         + "#\(number - 1) was altered, or this link was")
+                broken(
+                    number,
+                    number == 1
+                        ? "previousHash \(short(record.previousHash)) is not the genesis value (64 zeros): the row was altered"
+                        : "previousHash \(short(record.previousHash)) is not the hash of #\(number - 1) (\(short(previousHash))): "
+                            + "#\(number - 1) was altered, or this link was")
             }
             previousHash = record.hash
             expected = number + 1
@@ -84,8 +89,10 @@ enum Audit {
             return
         }
         if journal.issued > last {
-            broken(last + 1, "missing: the till issued #\(journal.issued) but the database ends at "
-                   + (last == 0 ? "nothing" : "#\(last)") + "; rows were deleted, or are not uploaded yet (run again)")
+            broken(
+                last + 1,
+                "missing: the till issued #\(journal.issued) but the database ends at "
+                    + (last == 0 ? "nothing" : "#\(last)") + "; rows were deleted, or are not uploaded yet (run again)")
         } else if journal.issued < last {
             broken(journal.issued + 1, "not issued by this till (its journal ends at #\(journal.issued)): a row was inserted")
         } else if let head = audit.head, let mine = journal.last, head.hash != mine.hash {

@@ -16,17 +16,21 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Option(help: ArgumentHelp("The store (S01).", valueName: "store"))
     var store: String
-    @Option(help: ArgumentHelp("The day, UTC (2026-12-01).", valueName: "yyyy-mm-dd"), transform: { text in
-        guard let start = UTCTime.dayStart(text) else { throw ValidationError("--date needs a day such as 2026-12-01, not '\(text)'") }
-        return start
-    })
+    @Option(
+        help: ArgumentHelp("The day, UTC (2026-12-01).", valueName: "yyyy-mm-dd"),
+        transform: { text in
+            guard let start = UTCTime.dayStart(text) else { throw ValidationError("--date needs a day such as 2026-12-01, not '\(text)'") }
+            return start
+        })
     var date: Int64
     @Option(help: ArgumentHelp("Write the CSV to this file (default: standard output).", valueName: "path"), completion: .file())
     var output: String?
 
-    static let header = ["store", "till", "number", "invoice_id", "issued_at", "currency", "line", "sku", "quantity",
-                         "unit_price", "line_amount", "invoice_subtotal", "invoice_tax", "invoice_total",
-                         "previous_hash", "invoice_hash"]
+    static let header = [
+        "store", "till", "number", "invoice_id", "issued_at", "currency", "line", "sku", "quantity",
+        "unit_price", "line_amount", "invoice_subtotal", "invoice_tax", "invoice_total",
+        "previous_hash", "invoice_hash",
+    ]
 
     func run() throws {
         do {

@@ -15,7 +15,9 @@ struct StoredInvoice {
     var problem: String?
 
     /// The columns, in the order both readers select them.
-    static let columns = ["_id", "storeId", "tillId", "number", "issuedAt", "currency", "lines", "subtotal", "tax", "total", "previousHash"]
+    static let columns = [
+        "_id", "storeId", "tillId", "number", "issuedAt", "currency", "lines", "subtotal", "tax", "total", "previousHash",
+    ]
 
     /// Builds the row from its columns as text (`issuedAt` in milliseconds
     /// since 1970, `lines` the sink's relaxed Extended JSON).
@@ -36,10 +38,11 @@ struct StoredInvoice {
                 }
                 return cents
             }
-            record = InvoiceRecord(store: store, till: till, number: number, issuedAtMillis: millis,
-                                   currency: column("currency") ?? "", lines: try Self.lines(column("lines")),
-                                   subtotalCents: try money("subtotal"), taxCents: try money("tax"),
-                                   totalCents: try money("total"), previousHash: column("previousHash") ?? "")
+            record = InvoiceRecord(
+                store: store, till: till, number: number, issuedAtMillis: millis,
+                currency: column("currency") ?? "", lines: try Self.lines(column("lines")),
+                subtotalCents: try money("subtotal"), taxCents: try money("tax"),
+                totalCents: try money("total"), previousHash: column("previousHash") ?? "")
         } catch {
             problem = "\(error)"
         }
@@ -53,16 +56,19 @@ struct StoredInvoice {
         return try elements.enumerated().map { index, element in
             func money(_ name: String) throws -> Int {
                 guard let text = element[name]?["$numberDecimal"]?.stringValue ?? element[name]?.stringValue,
-                      let cents = Cents.parse(text) else {
+                    let cents = Cents.parse(text)
+                else {
                     throw RetailError("line \(index + 1): \(name) is not a whole number of cents")
                 }
                 return cents
             }
             guard let sku = element["sku"]?.stringValue else { throw RetailError("line \(index + 1) has no sku") }
-            guard let quantity = element["quantity"]?.integerValue ?? element["quantity"]?["$numberLong"]?.stringValue.flatMap({ Int64($0) })
+            guard
+                let quantity = element["quantity"]?.integerValue ?? element["quantity"]?["$numberLong"]?.stringValue.flatMap({ Int64($0) })
             else { throw RetailError("line \(index + 1): quantity is not a whole number") }
-            return InvoiceRecord.Line(sku: sku, quantity: Int(quantity), unitPriceCents: try money("unitPrice"),
-                                      amountCents: try money("amount"))
+            return InvoiceRecord.Line(
+                sku: sku, quantity: Int(quantity), unitPriceCents: try money("unitPrice"),
+                amountCents: try money("amount"))
         }
     }
 }
@@ -89,18 +95,20 @@ enum InvoiceDatabase {
             defer { db.close() }
             do {
                 rows = try db.rows(sql: "SELECT \(quoted.joined(separator: ", ")) FROM \"Invoice\"").map { row in
-                    StoredInvoice(row.map { value in
-                        switch value {
-                        case .null: nil
-                        case .integer(let n): String(n)
-                        case .real(let d): String(d)
-                        case .text(let s): s
-                        case .blob(let b): String(decoding: b, as: UTF8.self)
-                        }
-                    })
+                    StoredInvoice(
+                        row.map { value in
+                            switch value {
+                            case .null: nil
+                            case .integer(let n): String(n)
+                            case .real(let d): String(d)
+                            case .text(let s): s
+                            case .blob(let b): String(decoding: b, as: UTF8.self)
+                            }
+                        })
                 }
             } catch {
-                throw RetailError("cannot read invoices from \(path): \(error) (no invoice uploaded yet, or a database from before the hash chain?)")
+                throw RetailError(
+                    "cannot read invoices from \(path): \(error) (no invoice uploaded yet, or a database from before the hash chain?)")
             }
         case .postgres(let url):
             // issuedAt is timestamptz: its milliseconds since 1970, exactly;

@@ -25,19 +25,26 @@ struct RunCommand: AsyncParsableCommand {
     var stores = 3
     @Option(help: ArgumentHelp("Tills per store (default 2).", valueName: "n"), transform: ArgumentParsing.positiveInteger("--tills"))
     var tills = 2
-    @Option(help: ArgumentHelp("Checkouts per till (default 50).", valueName: "n"), transform: ArgumentParsing.positiveInteger("--checkouts"))
+    @Option(
+        help: ArgumentHelp("Checkouts per till (default 50).", valueName: "n"), transform: ArgumentParsing.positiveInteger("--checkouts"))
     var checkouts = 50
-    @Option(name: .customLong("retry-every"), help: ArgumentHelp("Record every K-th invoice twice, as a retry would (default 10).", valueName: "k"),
-            transform: ArgumentParsing.positiveInteger("--retry-every"))
+    @Option(
+        name: .customLong("retry-every"),
+        help: ArgumentHelp("Record every K-th invoice twice, as a retry would (default 10).", valueName: "k"),
+        transform: ArgumentParsing.positiveInteger("--retry-every"))
     var retryEvery = 10
-    @Option(name: .customLong("upload-timeout"), help: ArgumentHelp("How long to wait for the upload, in whole seconds (default 60).", valueName: "s"),
-            transform: ArgumentParsing.positiveInteger("--upload-timeout"))
+    @Option(
+        name: .customLong("upload-timeout"),
+        help: ArgumentHelp("How long to wait for the upload, in whole seconds (default 60).", valueName: "s"),
+        transform: ArgumentParsing.positiveInteger("--upload-timeout"))
     var uploadTimeout = 60
     @Option(help: ArgumentHelp("Baskets from this seed, the same on every run (default: random).", valueName: "n"))
     var seed: UInt64?
-    @Option(name: .customLong("simulated-time"), help: ArgumentHelp(
-        "Issue the invoices at simulated times, this one (UTC, 2026-12-01T09:00:00Z) and then one second apart, not the clock's.",
-        valueName: "time"), transform: UTCTime.parseOption)
+    @Option(
+        name: .customLong("simulated-time"),
+        help: ArgumentHelp(
+            "Issue the invoices at simulated times, this one (UTC, 2026-12-01T09:00:00Z) and then one second apart, not the clock's.",
+            valueName: "time"), transform: UTCTime.parseOption)
     var simulatedTime: Int64?
 
     /// Runs the checkouts; returns (exit status 0) once uploaded, exits 1 on a failure.
@@ -47,7 +54,7 @@ struct RunCommand: AsyncParsableCommand {
             try FileManager.default.createDirectory(atPath: TillJournal.directory(dataDirectory), withIntermediateDirectories: true)
             try TillLock.acquire(dataDirectory)
             var configuration = App.Configuration(baseURL: server.baseURL, metadataDirectory: dataDirectory + "/dataingest")
-            configuration.segmentStore.durability = .full // a recorded invoice survives power loss
+            configuration.segmentStore.durability = .full  // a recorded invoice survives power loss
             let app = App(id: server.appId, configuration: configuration)
             let user = try await app.login(credentials: .anonymous)
             let writer = try LogWriter(user: user)
@@ -65,7 +72,8 @@ struct RunCommand: AsyncParsableCommand {
                 say("re-recorded the last journaled invoice of \(journals.values.filter { $0.last != nil }.count) tills")
             }
 
-            var random: any RandomNumberGenerator = seed.map { SeededGenerator(state: $0) as any RandomNumberGenerator }
+            var random: any RandomNumberGenerator =
+                seed.map { SeededGenerator(state: $0) as any RandomNumberGenerator }
                 ?? SystemRandomNumberGenerator()
             var added: [String: (invoices: Int, cents: Int)] = [:]
             var retries = 0
@@ -80,8 +88,9 @@ struct RunCommand: AsyncParsableCommand {
                         let journal = try journals[key] ?? TillJournal.load(dataDirectory, store: store, till: till)
                         let (number, previousHash) = journal.next
                         let millis = simulatedTime.map { $0 + Int64(issued) * 1000 } ?? Int64(Date().timeIntervalSince1970 * 1000)
-                        let invoice = Checkout.invoice(store: store, till: till, number: number, issuedAtMillis: millis,
-                                                       previousHash: previousHash, generator: &random)
+                        let invoice = Checkout.invoice(
+                            store: store, till: till, number: number, issuedAtMillis: millis,
+                            previousHash: previousHash, generator: &random)
                         issued += 1
                         CrashPoint.issuing()
                         // 1. The till's journal, durably: invoice N is fixed before any copy of it exists.
@@ -102,8 +111,10 @@ struct RunCommand: AsyncParsableCommand {
                     }
                 }
             }
-            say(String(format: "recorded %d invoices (%d recorded twice as retries) in %.1f s; waiting for the upload",
-                       issued, retries, Date().timeIntervalSince(start)))
+            say(
+                String(
+                    format: "recorded %d invoices (%d recorded twice as retries) in %.1f s; waiting for the upload",
+                    issued, retries, Date().timeIntervalSince(start)))
             writer.shutdown()
             try await user.session.wait(for: .upload, timeout: Double(uploadTimeout))
             for store in added.keys.sorted() {

@@ -170,6 +170,8 @@ struct RetailError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 
     static func posix(_ call: String, _ path: String) -> RetailError {
-        RetailError("\(call) \(path) failed: \(String(cString: strerror(errno))) (errno \(errno)); check the data directory's permissions and free space")
+        RetailError(
+            "\(call) \(path) failed: \(String(cString: strerror(errno))) (errno \(errno)); check the data directory's permissions and free space"
+        )
     }
 }

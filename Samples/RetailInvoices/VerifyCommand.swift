@@ -35,8 +35,9 @@ struct VerifyCommand: ParsableCommand {
             for audit in tills {
                 let head = audit.head.map { "#\($0.number) \(Audit.short($0.hash))" } ?? "-"
                 let issued = audit.journal.map { Cents.text($0.totalCents) } ?? "-"
-                say("\(store)  \(audit.till)  \(audit.invoices)  \(Cents.text(audit.totalCents))  \(issued)  \(head)  "
-                    + (audit.brokenLink == nil ? "OK" : "BROKEN"))
+                say(
+                    "\(store)  \(audit.till)  \(audit.invoices)  \(Cents.text(audit.totalCents))  \(issued)  \(head)  "
+                        + (audit.brokenLink == nil ? "OK" : "BROKEN"))
             }
             let total = tills.reduce(0) { $0 + $1.totalCents }
             let issued = tills.allSatisfy { $0.journal != nil } ? Cents.text(tills.reduce(0) { $0 + ($1.journal?.totalCents ?? 0) }) : "-"
@@ -44,11 +45,13 @@ struct VerifyCommand: ParsableCommand {
         }
         let broken = audits.compactMap(\.brokenLink)
         if broken.isEmpty {
-            say("OK: \(audits.count) tills in \(Set(audits.map(\.store)).count) stores: numbering without gaps, "
-                + "every hash chain unbroken, totals match to the cent")
+            say(
+                "OK: \(audits.count) tills in \(Set(audits.map(\.store)).count) stores: numbering without gaps, "
+                    + "every hash chain unbroken, totals match to the cent")
             if journals.isEmpty {
-                say("note: no till journals in \(TillJournal.directory(data.dataDirectory)): the database alone was checked, "
-                    + "so deleted last invoices of a till would not show")
+                say(
+                    "note: no till journals in \(TillJournal.directory(data.dataDirectory)): the database alone was checked, "
+                        + "so deleted last invoices of a till would not show")
             }
             return
         }
@@ -60,8 +63,9 @@ struct VerifyCommand: ParsableCommand {
 
 /// Where the invoices are: `--database` (SQLite) or `--postgres`.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A SQLite sink's file: the development server's <data dir>/<app id>.sqlite.", valueName: "path"),
-            completion: .file())
+    @Option(
+        help: ArgumentHelp("A SQLite sink's file: the development server's <data dir>/<app id>.sqlite.", valueName: "path"),
+        completion: .file())
     var database: String?
     @Option(help: ArgumentHelp("A PostgreSQL sink's connection string (postgresql://user@host/db).", valueName: "url"))
     var postgres: String?

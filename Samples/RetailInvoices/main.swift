@@ -33,8 +33,10 @@ struct RetailInvoices: ParsableCommand {
 /// `--data-dir`, of `run` and `verify`.
 struct DataOptions: ParsableArguments {
     /// The tills' journals and pending data. Default `./retail-data`.
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
-        "The tills' journals (tills/) and pending data (default ./retail-data).", valueName: "dir"))
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp(
+            "The tills' journals (tills/) and pending data (default ./retail-data).", valueName: "dir"))
     var dataDirectoryOption: String?
 
     var dataDirectory: String { dataDirectoryOption ?? FileManager.default.currentDirectoryPath + "/retail-data" }
