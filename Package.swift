@@ -95,7 +95,14 @@ let package = Package(
             path: "Samples/WeatherStation", exclude: ["README.md"]),
         .executableTarget(
             name: "RetailInvoices",
-            dependencies: ["DataIngest", "CSQLite", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                // Recording: DataIngest's public API only. verify and export read
+                // the sink's database through the project's own SQLite layer
+                // (IngestSupport) and libpq connection (IngestServer), and
+                // format dates with IngestCore's ISODate.
+                "DataIngest", "IngestCore", "IngestSupport", "IngestServer", "IngestCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Samples/RetailInvoices", exclude: ["README.md"]),
         .executableTarget(
             name: "ServerLogging",
@@ -169,7 +176,7 @@ let package = Package(
             name: "SamplesTests",
             dependencies: [
                 "ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "IngestSupport",
-                "IngestTestSupport",
+                "IngestTestSupport", "IngestServer",
             ]),
     ],
     swiftLanguageModes: [.v6]
