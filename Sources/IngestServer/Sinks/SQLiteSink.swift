@@ -148,6 +148,27 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         try write([], receipt: key, objectCount: objectCount) { _ in response }
     }
 
+    /// Stores the receipts in one `BEGIN IMMEDIATE … COMMIT` (one sync).
+    package func storeReceipts(_ receipts: [PendingReceipt]) throws(SinkError) -> [SinkWriteResult] {
+        try lock.withLock { () throws(SinkError) in
+            let db = try handle()
+            return try db.transaction(.immediate, mapError: { SinkError($0) }) { () throws(SinkError) -> [SinkWriteResult] in
+                let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+                var results: [SinkWriteResult] = []
+                results.reserveCapacity(receipts.count)
+                for receipt in receipts {
+                    if let stored = try receiptLocked(receipt.key) {
+                        results.append(.alreadyReceived(response: stored))
+                    } else {
+                        try insertReceiptLocked(receipt.key, objectCount: receipt.objectCount, response: receipt.response, now: now)
+                        results.append(.written(duplicates: [], response: receipt.response))
+                    }
+                }
+                return results
+            }
+        }
+    }
+
     private func write(_ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
                        response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         try lock.withLock { () throws(SinkError) in
@@ -180,23 +201,7 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                 }
                 if let current { added[current.name, default: 0] += run }
                 let body = response(duplicates)
-                let statement = try prepared("""
-                    INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, received_at, object_count, response)
-                    VALUES (?, ?, ?, ?, ?)
-                    """)
-                defer { statement.reset() }
-                let stored = body.withUnsafeBytes { raw in
-                    Result { () throws(SQLiteError) in
-                        try statement.bind(blob: key.storeId.bytes, at: 1)
-                        try statement.bind(Int64(bitPattern: key.segmentNumber), at: 2)
-                        try statement.bind(now, at: 3)
-                        try statement.bind(Int64(objectCount), at: 4)
-                        // The response's bytes, borrowed: stepped inside this closure.
-                        try statement.bind(borrowedText: raw, at: 5)
-                        _ = try statement.step()
-                    }
-                }
-                do throws(SQLiteError) { try stored.get() } catch { throw SinkError(error, in: "INSERT INTO receipts") }
+                try insertReceiptLocked(key, objectCount: objectCount, response: body, now: now)
                 return .written(duplicates: duplicates, response: body)
             }
             // Committed: the counts follow.
@@ -327,6 +332,27 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         case .decimal128: try statement.bind(element.decimal128?.description ?? "", at: index)
         default: try statement.bind(try element.value().extendedJSON(.relaxed), at: index)
         }
+    }
+
+    /// Inserts a receipt (inside the caller's transaction).
+    private func insertReceiptLocked(_ key: SegmentKey, objectCount: Int, response body: [UInt8], now: Int64) throws(SinkError) {
+        let statement = try prepared("""
+            INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, received_at, object_count, response)
+            VALUES (?, ?, ?, ?, ?)
+            """)
+        defer { statement.reset() }
+        let stored = body.withUnsafeBytes { raw in
+            Result { () throws(SQLiteError) in
+                try statement.bind(blob: key.storeId.bytes, at: 1)
+                try statement.bind(Int64(bitPattern: key.segmentNumber), at: 2)
+                try statement.bind(now, at: 3)
+                try statement.bind(Int64(objectCount), at: 4)
+                // The response's bytes, borrowed: stepped inside this closure.
+                try statement.bind(borrowedText: raw, at: 5)
+                _ = try statement.step()
+            }
+        }
+        do throws(SQLiteError) { try stored.get() } catch { throw SinkError(error, in: "INSERT INTO receipts") }
     }
 
     private func receiptLocked(_ key: SegmentKey) throws(SinkError) -> [UInt8]? {
