@@ -110,16 +110,9 @@ enum ClickHouseRowBinary {
     static func appendRow(_ raw: UnsafeRawBufferPointer, to group: inout ClickHouseSink.Group, slots: inout [BSONElement?],
                           object index: Int) throws(ClickHouseError) {
         let columns = group.table.columns
-        let keys = group.table.keys
         let collection = group.table.name
-        for slot in slots.indices { slots[slot] = nil }
         do {
-            var position = 0
-            try BSONDocument.forEachElement(in: raw) { element in
-                defer { position += 1 }
-                guard let offset = keys.index(of: element, hint: position), slots[offset] == nil else { return }
-                slots[offset] = element
-            }
+            try group.table.keys.collect(raw, into: &slots)
         } catch let error as BSONError {
             throw ClickHouseError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
         } catch {

@@ -379,7 +379,6 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
                     groups.append(Group(table: table))
                     current = groups.count - 1
                 }
-                slots = Array(repeating: nil, count: groups[current].table.columns.count)
             }
             try object.bson.withUnsafeBytes { raw in
                 Result { () throws(ClickHouseError) in
