@@ -152,13 +152,13 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
 
         /// Deposits receipt `slot` and returns its outcome once the batch is stored.
         func store(_ receipt: PendingReceipt, slot: Int, in store: any ReceiptStore) throws(SinkError) -> SinkWriteResult {
-            let last: Bool = lock.withLock {
+            let all: [PendingReceipt]? = lock.withLock {
                 entries[slot] = receipt
                 arrived += 1
-                return arrived == entries.count
+                return arrived == entries.count ? entries.map { $0! } : nil
             }
-            if last {
-                let outcome = Result { () throws(SinkError) in try store.storeReceipts(entries.map { $0! }) }
+            if let all {
+                let outcome = Result { () throws(SinkError) in try store.storeReceipts(all) }
                 lock.withLock { results = outcome }
                 for _ in 1..<entries.count { stored.signal() }
             } else {
