@@ -20,6 +20,8 @@ import IngestSupport
 //   per insert (one per segment) into a `ReplacingMergeTree` table of the
 //   sink's shape, one keep-alive connection.
 //
+// The target (issue 19) is at least 1.0× these baselines for both sinks.
+//
 // Two informative baselines (no target): the same batches from as many
 // connections in parallel as the server has clients, and every row in one
 // statement (the fastest load the database offers).
@@ -176,7 +178,7 @@ private func postgresSinkFigures(url: String, segments: ServerBenchSegments, cli
                name: "PostgreSQL: \(segments.bodies.count) segments × \(perSegment) WeatherSensor through ingest-server, \(clients) clients",
                value: server.rate, unit: "objects/s",
                baseline: ("bare COPY text, same rows, \(perSegment) per COPY/txn, 1 connection", perSegmentRate),
-               target: .ratioAtLeast(0.7)),
+               target: .ratioAtLeast(1.0)),
         Figure(group: "sinks", name: "PostgreSQL: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
                unit: "µs", baseline: nil, target: nil),
         Figure(group: "sinks", name: "PostgreSQL: bare COPY, \(perSegment) per COPY/txn, \(clients) connections in parallel (for scale)",
@@ -279,7 +281,7 @@ private func clickHouseSinkFigures(url: String, segments: ServerBenchSegments, c
                name: "ClickHouse: \(segments.bodies.count) segments × \(perSegment) WeatherSensor through ingest-server, \(clients) clients",
                value: server.rate, unit: "objects/s",
                baseline: ("bare INSERT FORMAT JSONEachRow over HTTP, same rows, \(perSegment) per insert", perSegmentRate),
-               target: .ratioAtLeast(0.7)),
+               target: .ratioAtLeast(1.0)),
         Figure(group: "sinks", name: "ClickHouse: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
                unit: "µs", baseline: nil, target: nil),
         Figure(group: "sinks", name: "ClickHouse: bare JSONEachRow, \(perSegment) per insert, \(clients) connections in parallel (for scale)",

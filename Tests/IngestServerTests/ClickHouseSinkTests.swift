@@ -167,5 +167,8 @@ struct ClickHouseSinkTests {
             #expect(String(decoding: result.response, as: UTF8.self) == (number == 10 ? "[false, false, false]" : "[true, true, true]"))
         }
         #expect(try database.rows("SELECT count() FROM \(database.name).ByInt") == [["1"]])
+        // The UUID's bytes in RowBinary's order: the text reads back as the bytes were.
+        #expect(try database.rows("SELECT toString(_id) FROM \(database.name).ByUUID") == [["00010203-0405-0607-0809-0a0b0c0d0e0f"]])
+        #expect(try database.rows("SELECT _id FROM \(database.name).ByText") == [["a\\tb"]])
     }
 }

@@ -318,6 +318,34 @@ public struct BSONKeyTable: Sendable {
         }
     }
 
+    /// Validates the document in `raw` (as ``BSONDocument/forEachElement(in:options:_:)``)
+    /// and puts in `slots[i]` the first element whose key is key `i`, nil
+    /// where the document has none; other elements are skipped. `slots`
+    /// gets ``count`` entries; the elements point into `raw` and are valid
+    /// as long as its memory is.
+    ///
+    /// ```swift
+    /// var slots: [BSONElement?] = []
+    /// try keys.collect(raw, into: &slots)
+    /// let temperature = slots[2]?.double
+    /// ```
+    /// - Throws: ``BSONError`` for invalid input.
+    public func collect(_ raw: UnsafeRawBufferPointer, into slots: inout [BSONElement?]) throws {
+        let count = starts.count - 1
+        if slots.count != count {
+            slots = Array(repeating: nil, count: count)
+        } else {
+            for index in 0..<count { slots[index] = nil }
+        }
+        var position = 0
+        try BSONDocument.forEachElement(in: raw) { element in
+            defer { position += 1 }
+            // Clients write fields in schema order: the same position is tried first.
+            guard let index = index(of: element, hint: position), slots[index] == nil else { return }
+            slots[index] = element
+        }
+    }
+
     @inline(__always)
     private func key(_ index: Int, in raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: raw[starts[index]..<starts[index + 1]])

@@ -13,6 +13,9 @@
 ///     }
 /// }
 /// ```
+#if canImport(Glibc)
+import Glibc
+#endif
 import IngestSupport
 package final class SegmentReader {
     /// Bounds on what a reader accepts.
@@ -35,33 +38,37 @@ package final class SegmentReader {
     /// stop at any frame boundary (an active segment file).
     package let requiresEnd: Bool
     /// Records read so far.
-    package private(set) var recordCount = 0
+    @exclusivity(unchecked) package private(set) var recordCount = 0
     /// Committed transactions read so far.
-    package private(set) var transactionCount = 0
+    @exclusivity(unchecked) package private(set) var transactionCount = 0
     /// Records read since the last commit frame.
-    package private(set) var uncommittedRecordCount = 0
+    @exclusivity(unchecked) package private(set) var uncommittedRecordCount = 0
     /// Stream offset just after the last complete frame.
-    package private(set) var offset = 0
+    @exclusivity(unchecked) package private(set) var offset = 0
     /// Stream offset just after the last commit frame (or the header): where a
     /// torn active segment is cut back to.
-    package private(set) var offsetAfterLastCommit = 0
+    @exclusivity(unchecked) package private(set) var offsetAfterLastCommit = 0
     /// The last transaction number seen in a commit frame.
-    package private(set) var lastTransactionNumber: UInt64?
+    @exclusivity(unchecked) package private(set) var lastTransactionNumber: UInt64?
     /// Whether the end frame has been read.
-    package private(set) var sawEnd = false
+    @exclusivity(unchecked) package private(set) var sawEnd = false
     /// Whether an active stream (`requiresEnd == false`) ended at a zero byte
     /// where a frame type was expected: the client store's preallocated, still
     /// unwritten space (Docs/SegmentFormat.md). `offset` is where it starts.
-    package private(set) var endedAtUnwrittenSpace = false
+    @exclusivity(unchecked) package private(set) var endedAtUnwrittenSpace = false
 
+    // `@exclusivity(unchecked)` on the stored variables: a reader is used by
+    // one thread at a time and none of its methods re-enters another, so
+    // every access is exclusive by construction; the run-time checks were
+    // about a tenth of an upload's instructions (Benchmarks/README.md).
     private let source: SegmentByteSource
     private let limits: Limits
-    private var buffer: UnsafeMutableRawBufferPointer
-    private var start = 0
-    private var end = 0
-    private var sourceDone = false
-    private var lastNameBytes: [UInt8] = []
-    private var lastName = ""
+    @exclusivity(unchecked) private var buffer: UnsafeMutableRawBufferPointer
+    @exclusivity(unchecked) private var start = 0
+    @exclusivity(unchecked) private var end = 0
+    @exclusivity(unchecked) private var sourceDone = false
+    @exclusivity(unchecked) private var lastNameBytes: [UInt8] = []
+    @exclusivity(unchecked) private var lastName = ""
 
     /// Reads the magic and the header from `source`.
     /// - Parameter requiresEnd: `true` for sealed segments (default).
@@ -223,7 +230,10 @@ package final class SegmentReader {
         guard nameCount >= 1, nameCount <= SegmentFormat.maxCollectionNameBytes, 2 + nameCount + 5 <= payload.count else { throw malformed("a record's collection name length \(nameCount) does not fit") }
         let nameBytes = UnsafeRawBufferPointer(rebasing: payload[2..<(2 + nameCount)])
         let name: String
-        if nameBytes.elementsEqual(lastNameBytes) {
+        let sameName = nameBytes.count == lastNameBytes.count && lastNameBytes.withUnsafeBytes { last in
+            memcmp(last.baseAddress!, nameBytes.baseAddress!, nameCount) == 0
+        }
+        if sameName {
             name = lastName  // consecutive records usually share a collection
         } else {
             guard let decoded = String(validating: nameBytes, as: UTF8.self) else {

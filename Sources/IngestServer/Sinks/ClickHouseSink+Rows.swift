@@ -40,68 +40,167 @@ enum ClickHouseColumnForm: String, Equatable, Sendable {
     }
 }
 
-/// Encodes rows in ClickHouse's TabSeparated format: `\N` for NULL, backslash
-/// escapes for backslash, tab, newline, CR and NUL; other bytes as they are
-/// (so FixedString and String columns take raw bytes).
-enum ClickHouseTSV {
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+/// One object's `_id` as the duplicate check compares it: ObjectIds and
+/// integers by value, string keys by their UTF-8 bytes, UUID keys by their
+/// text (what `toString(_id)` prints), all without building Strings.
+enum ClickHouseKey: Hashable {
+    case objectId(UInt64, UInt32)
+    case integer(Int64)
+    case bytes([UInt8])
 
-    /// Appends one field of `property` (nil: the schema's `_id` or a property
-    /// with no schema entry, encoded by `form`).
-    static func append(_ value: BSON?, form: ClickHouseColumnForm, json: Bool, to out: inout [UInt8]) throws(ClickHouseError) {
-        guard let value else { out.append(contentsOf: [0x5C, 0x4E]); return }
-        switch value {
-        case .null, .undefined:
-            out.append(contentsOf: [0x5C, 0x4E])
-            return
-        default: break
-        }
-        if json {
-            appendEscaped(Array(value.extendedJSON(.relaxed).utf8), to: &out)
-            return
-        }
-        switch (form, value) {
-        case (.uint8, .bool(let flag)): out.append(flag ? 0x31 : 0x30)
-        case (.int64, .int32(let number)): out.append(contentsOf: String(number).utf8)
-        case (.int64, .int64(let number)): out.append(contentsOf: String(number).utf8)
-        case (.int64, .datetime(let millis)): out.append(contentsOf: String(millis).utf8)
-        case (.float32, .double(let number)), (.float64, .double(let number)):
-            if number.isNaN { out.append(contentsOf: "nan".utf8) }
-            else if number.isInfinite { out.append(contentsOf: (number < 0 ? "-inf" : "inf").utf8) }
-            else { out.append(contentsOf: number.description.utf8) }
-        case (.float32, .int32(let number)), (.float64, .int32(let number)): out.append(contentsOf: String(number).utf8)
-        case (.float32, .int64(let number)), (.float64, .int64(let number)): out.append(contentsOf: String(number).utf8)
-        case (.string, .string(let text)): appendEscaped(Array(text.utf8), to: &out)
-        case (.string, .decimal128(let decimal)): out.append(contentsOf: decimal.description.utf8)
-        case (.string, .binary(let binary)): appendEscaped(binary.bytes, to: &out)
-        case (.objectId, .objectId(let id)): appendEscaped(id.bytes, to: &out)
-        case (.uuid, .binary(let binary)) where binary.bytes.count == 16:
-            for (index, byte) in binary.bytes.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { out.append(0x2D) }
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0xF)])
-            }
+    /// The key a line of the duplicate check's answer names (the answer of
+    /// ``ClickHouseRowBinary/keyOutput(_:)``), or nil if it cannot be read.
+    init?(answer line: ArraySlice<UInt8>, form: ClickHouseColumnForm) {
+        switch form {
+        case .objectId:
+            guard line.count == 24, let bytes = Self.unhex(line) else { return nil }
+            var high: UInt64 = 0
+            for byte in bytes[0..<8] { high = high << 8 | UInt64(byte) }
+            var low: UInt32 = 0
+            for byte in bytes[8..<12] { low = low << 8 | UInt32(byte) }
+            self = .objectId(high, low)
+        case .int64:
+            guard let number = Int64(String(decoding: line, as: UTF8.self)) else { return nil }
+            self = .integer(number)
+        case .string:
+            guard let bytes = Self.unhex(line) else { return nil }
+            self = .bytes(bytes)
         default:
-            throw ClickHouseError(.usage, "a \(value.typeName) value cannot be stored in a \(form.rawValue) column")
+            self = .bytes(Array(line))
         }
     }
 
-    /// The `_id` as one TabSeparated field of the duplicate check's external
-    /// table (its column type is ``keyType(_:)``): the escaped bytes for
-    /// FixedString and String keys, the text of Int64 and UUID keys.
-    static func keyField(_ value: BSON?, form: ClickHouseColumnForm) -> [UInt8]? {
+    private static func unhex(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        guard text.count % 2 == 0 else { return nil }
+        func nibble(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case 0x30...0x39: byte - 0x30
+            case 0x41...0x46: byte - 0x41 + 10
+            case 0x61...0x66: byte - 0x61 + 10
+            default: nil
+            }
+        }
         var out: [UInt8] = []
-        switch (form, value) {
-        case (.objectId, .objectId(let id)?): appendEscaped(id.bytes, to: &out)
-        case (.string, .string(let text)?): appendEscaped(Array(text.utf8), to: &out)
-        case (.int64, .int32(let number)?): out.append(contentsOf: String(number).utf8)
-        case (.int64, .int64(let number)?): out.append(contentsOf: String(number).utf8)
-        case (.uuid, .binary(let binary)?) where binary.bytes.count == 16:
-            // 18.16 refuses toUUID(…) in IN: the sink compares toString(_id) for UUID keys.
-            try? append(.binary(binary), form: .uuid, json: false, to: &out)
-        default: return nil
+        out.reserveCapacity(text.count / 2)
+        var index = text.startIndex
+        while index < text.endIndex {
+            guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
         }
         return out
+    }
+}
+
+/// Encodes rows in ClickHouse's RowBinary format straight from the objects'
+/// BSON bytes (no document is built): per column in the table's order,
+/// `Nullable` columns a flag byte (1: NULL) before the value; integers and
+/// floats little-endian; `String` a LEB128 length and the bytes;
+/// `FixedString(12)` the 12 bytes; `UUID` the 16 bytes as ClickHouse 18.16
+/// reads them: two little-endian 64-bit halves, the first eight bytes first
+/// (pinned by `ClickHouseSinkTests.lostReceipt`, which reads the text back).
+enum ClickHouseRowBinary {
+    /// Appends the row of upload object `index`, whose BSON is `raw`, to
+    /// `group`: the row, its end, the index, its `_id`'s key and the key's
+    /// TabSeparated line. `slots` is scratch space (one per column), reused
+    /// across calls.
+    ///
+    /// Of equal keys the first field wins (as `document[name]` finds it);
+    /// fields that are not columns are ignored; missing columns are NULL.
+    static func appendRow(_ raw: UnsafeRawBufferPointer, to group: inout ClickHouseSink.Group, slots: inout [BSONElement?],
+                          object index: Int) throws(ClickHouseError) {
+        let columns = group.table.columns
+        let collection = group.table.name
+        do {
+            try group.table.keys.collect(raw, into: &slots)
+        } catch let error as BSONError {
+            throw ClickHouseError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
+        } catch {
+            throw ClickHouseError(.usage, "object \(index) of \(collection) cannot be read: \(error)")
+        }
+        for (position, column) in columns.enumerated() {
+            do throws(ClickHouseError) {
+                try append(slots[position], form: column.form, json: column.json, nullable: position > 0, to: &group.rows)
+            } catch {
+                throw ClickHouseError(.usage, "object \(index) of \(collection), property \(column.name): \(error.message)")
+            }
+        }
+        group.rowEnds.append(group.rows.count)
+        group.indices.append(index)
+        group.keys.append(appendKey(slots[0], form: columns[0].form, to: &group.keyRows))
+    }
+
+    /// Appends one field. `nil`, BSON null and undefined are NULL (refused
+    /// for the non-nullable `_id`).
+    static func append(_ element: BSONElement?, form: ClickHouseColumnForm, json: Bool, nullable: Bool,
+                       to out: inout [UInt8]) throws(ClickHouseError) {
+        guard let element, element.type != .null, element.type != .undefined else {
+            guard nullable else { throw ClickHouseError(.usage, "the primary key has no value") }
+            out.append(1)
+            return
+        }
+        if nullable { out.append(0) }
+        if json {
+            let text: String
+            do { text = try element.value().extendedJSON(.relaxed) } catch {
+                throw ClickHouseError(.usage, "the value cannot be read: \(error.message)")
+            }
+            appendString(text.utf8, to: &out)
+            return
+        }
+        switch (form, element.type) {
+        case (.uint8, .bool): out.append(element.bool == true ? 1 : 0)
+        case (.int64, .int32), (.int64, .int64): appendInteger(element.integer ?? 0, to: &out)
+        case (.int64, .datetime): appendInteger(element.datetime ?? 0, to: &out)
+        case (.float32, .double): appendInteger(Float(element.double ?? 0).bitPattern, to: &out)
+        case (.float32, .int32), (.float32, .int64): appendInteger(Float(element.integer ?? 0).bitPattern, to: &out)
+        case (.float64, .double): appendInteger((element.double ?? 0).bitPattern, to: &out)
+        case (.float64, .int32), (.float64, .int64): appendInteger(Double(element.integer ?? 0).bitPattern, to: &out)
+        case (.string, .string): appendString(element.stringBytes ?? UnsafeRawBufferPointer(start: nil, count: 0), to: &out)
+        case (.string, .decimal128): appendString((element.decimal128?.description ?? "").utf8, to: &out)
+        case (.string, .binary): appendString(element.binaryPayload ?? UnsafeRawBufferPointer(start: nil, count: 0), to: &out)
+        case (.objectId, .objectId): out.append(contentsOf: element.objectIdBytes ?? UnsafeRawBufferPointer(start: nil, count: 0))
+        case (.uuid, .binary) where element.binaryPayload?.count == 16:
+            let bytes = element.binaryPayload!
+            for offset in (0..<8).reversed() { out.append(bytes[offset]) }
+            for offset in (8..<16).reversed() { out.append(bytes[offset]) }
+        default:
+            let name = (try? element.value().typeName) ?? "\(element.type)"
+            throw ClickHouseError(.usage, "a \(name) value cannot be stored in a \(form.rawValue) column")
+        }
+    }
+
+    /// The duplicate check's key of an `_id`, with its TabSeparated line (the
+    /// external table's column is ``keyType(_:)``) appended to `keyRows`:
+    /// the escaped bytes for FixedString and String keys, the text of Int64
+    /// and UUID keys. Nil (and nothing appended) for an `_id` of another type.
+    static func appendKey(_ element: BSONElement?, form: ClickHouseColumnForm, to keyRows: inout [UInt8]) -> ClickHouseKey? {
+        guard let element else { return nil }
+        let key: ClickHouseKey
+        switch (form, element.type) {
+        case (.objectId, .objectId):
+            guard let bytes = element.objectIdBytes else { return nil }
+            appendEscaped(bytes, to: &keyRows)
+            let id = bytes.loadUnaligned(as: UInt64.self)
+            let tail = bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+            key = .objectId(UInt64(bigEndian: id), UInt32(bigEndian: tail))
+        case (.string, .string):
+            guard let bytes = element.stringBytes else { return nil }
+            appendEscaped(bytes, to: &keyRows)
+            key = .bytes(Array(bytes))
+        case (.int64, .int32), (.int64, .int64):
+            let number = element.integer ?? 0
+            keyRows.append(contentsOf: String(number).utf8)
+            key = .integer(number)
+        case (.uuid, .binary) where element.binaryPayload?.count == 16:
+            let text = uuidText(element.binaryPayload!)
+            keyRows.append(contentsOf: text)
+            key = .bytes(text)
+        default:
+            return nil
+        }
+        keyRows.append(0x0A)
+        return key
     }
 
     /// The external table's column type for keys of `form`.
@@ -113,29 +212,52 @@ enum ClickHouseTSV {
         }
     }
 
-    /// The `_id` as the duplicate check prints it: upper-case hex of the
-    /// stored bytes (`hex(_id)` for FixedString, String) or of the text form
-    /// (`hex(toString(_id))` for Int64, UUID).
-    static func keyHex(_ value: BSON?, form: ClickHouseColumnForm) -> String? {
-        let bytes: [UInt8]
-        switch (form, value) {
-        case (.objectId, .objectId(let id)?): bytes = id.bytes
-        case (.string, .string(let text)?): bytes = Array(text.utf8)
-        case (.int64, .int32(let number)?): bytes = Array(String(number).utf8)
-        case (.int64, .int64(let number)?): bytes = Array(String(number).utf8)
-        case (.uuid, .binary(let binary)?) where binary.bytes.count == 16:
-            var text: [UInt8] = []
-            try? append(.binary(binary), form: .uuid, json: false, to: &text)
-            bytes = text
-        default: return nil
-        }
-        let upper = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for byte in bytes { out.append(upper[Int(byte >> 4)]); out.append(upper[Int(byte & 0xF)]) }
-        return String(decoding: out, as: UTF8.self)
+    /// What the duplicate check selects for keys of `form`, read back by
+    /// ``ClickHouseKey/init(answer:form:)``: upper-case hex of the bytes of
+    /// FixedString and String keys (`toString` would cut a FixedString's
+    /// trailing zero bytes, and strings may hold tabs and newlines), the text
+    /// of Int64 and UUID keys.
+    static func keyOutput(_ form: ClickHouseColumnForm, column: String) -> String {
+        form == .objectId || form == .string ? "hex(\(column))" : "toString(\(column))"
     }
 
-    private static func appendEscaped(_ bytes: [UInt8], to out: inout [UInt8]) {
+    /// How the duplicate check compares `column` with the external table's keys
+    /// (18.16 refuses toUUID(…) in IN: UUID keys compare as text).
+    static func keyExpression(_ form: ClickHouseColumnForm, column: String) -> String {
+        form == .uuid ? "toString(\(column))" : column
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, lower case, as ClickHouse prints a UUID.
+    static func uuidText(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { out.append(0x2D) }
+            out.append(hexDigits[Int(byte >> 4)])
+            out.append(hexDigits[Int(byte & 0xF)])
+        }
+        return out
+    }
+
+    @inline(__always)
+    private static func appendInteger<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    private static func appendString<Bytes: Collection>(_ bytes: Bytes, to out: inout [UInt8]) where Bytes.Element == UInt8 {
+        var length = UInt64(bytes.count)
+        while length >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: length) | 0x80)
+            length >>= 7
+        }
+        out.append(UInt8(length))
+        out.append(contentsOf: bytes)
+    }
+
+    /// TabSeparated escapes: backslash, tab, newline, CR and NUL.
+    private static func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         for byte in bytes {
             switch byte {
             case 0x5C: out.append(0x5C); out.append(0x5C)

@@ -61,8 +61,10 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
 
     /// Settings of the ClickHouse sink, each with a documented default.
     package struct Configuration: Sendable {
-        /// How long the first upload of a batch waits for others to join
-        /// it (ClickHouse prefers few large inserts). Default 20 ms.
+        /// How long a batch waits for uploads that are still encoding their
+        /// rows to join it (ClickHouse prefers few large inserts). A batch
+        /// never waits when no upload is encoding; uploads that arrive while
+        /// a batch is being inserted form the next one. Default 20 ms.
         package var lingerMilliseconds = 20
         /// A batch is sent at once when it holds this many objects. Default 100 000.
         package var maxBatchObjects = 100_000
@@ -95,18 +97,75 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     struct Table {
         var name: String
         var columns: [Column]
+        /// The column names, matched against BSON keys without Strings.
+        var keys: BSONKeyTable
+
+        init(name: String, columns: [Column]) {
+            self.name = name
+            self.columns = columns
+            keys = BSONKeyTable(columns.map(\.name))
+        }
+    }
+
+    /// One upload's objects of one collection, encoded.
+    struct Group {
+        var table: Table
+        /// The rows in RowBinary, back to back; row `i` ends at `rowEnds[i]`.
+        var rows: [UInt8] = []
+        var rowEnds: [Int] = []
+        /// The upload's index of each row's object.
+        var indices: [Int] = []
+        /// Each row's duplicate-check key (nil: not checked).
+        var keys: [ClickHouseKey?] = []
+        /// The keys as TabSeparated lines of the duplicate check's external table.
+        var keyRows: [UInt8] = []
     }
 
     /// One upload waiting in a batch.
-    final class Job: @unchecked Sendable {   // result is written before `done` is signalled, read after
-        let groups: [String: (rows: [[UInt8]], indices: [Int], keys: [String?], keyFields: [[UInt8]?])]
+    final class Job: @unchecked Sendable {   // results are written before a semaphore is signalled, read after
+        let groups: [Group]
         let objectCount: Int
+        /// Signalled when the batch's inserts are confirmed (or failed).
         let done = DispatchSemaphore(value: 0)
         var duplicates: [Bool] = []
         var error: ClickHouseError?
-        init(groups: [String: (rows: [[UInt8]], indices: [Int], keys: [String?], keyFields: [[UInt8]?])], objectCount: Int) {
+        /// The batch's receipts, stored together once every job of it has its response.
+        var receipts: ReceiptBatch?
+        var receiptSlot: Int?
+        init(groups: [Group], objectCount: Int) {
             self.groups = groups
             self.objectCount = objectCount
+        }
+    }
+
+    /// The receipts of one batch's uploads: each job deposits its receipt;
+    /// the last one stores them all in one transaction of the receipts
+    /// store (one sync instead of one per upload) and wakes the others.
+    final class ReceiptBatch: @unchecked Sendable {   // state only under `lock`; results read after `stored` is signalled
+        private let lock = Lock()
+        private var entries: [PendingReceipt?]
+        private var arrived = 0
+        private var results: Result<[SinkWriteResult], SinkError>?
+        private let stored = DispatchSemaphore(value: 0)
+
+        init(count: Int) { entries = Array(repeating: nil, count: count) }
+
+        /// Deposits receipt `slot` and returns its outcome once the batch is stored.
+        func store(_ receipt: PendingReceipt, slot: Int, in store: any ReceiptStore) throws(SinkError) -> SinkWriteResult {
+            let all: [PendingReceipt]? = lock.withLock {
+                entries[slot] = receipt
+                arrived += 1
+                return arrived == entries.count ? entries.map { $0! } : nil
+            }
+            if let all {
+                let outcome = Result { () throws(SinkError) in try store.storeReceipts(all) }
+                lock.withLock { results = outcome }
+                for _ in 1..<entries.count { stored.signal() }
+            } else {
+                stored.wait()
+            }
+            let outcome = lock.withLock { results! }
+            return try outcome.get()[slot]
         }
     }
 
@@ -114,7 +173,11 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     private var tables: [String: Table] = [:]
     private var pending: [Job] = []
     private var pendingObjects = 0
-    private var flushScheduled = false
+    /// A flush is queued or running: the next batch waits for it.
+    private var flushing = false
+    /// Uploads encoding their rows: a batch waits for them (up to the linger time) before it is sent.
+    private var encoding = 0
+    private var lingerTimerArmed = false
     private let flushQueue = DispatchQueue(label: "dataingest.clickhouse.flush")
     private let shardClients: [ClickHouseClient]
 
@@ -171,23 +234,29 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         // A replay is answered from the receipt before anything is sent.
         if let stored = try receipts.receipt(for: key) { return .alreadyReceived(response: stored) }
-        var duplicates: [Bool] = []
-        if !objects.isEmpty {
-            let job: Job
-            do throws(ClickHouseError) {
-                job = try makeJob(objects)
-            } catch {
-                throw sinkError(error, .statement)
-            }
-            enqueue(job)
-            job.done.wait()
-            if let error = job.error { throw sinkError(error, .statement) }
-            duplicates = job.duplicates
+        guard !objects.isEmpty else {
+            return try receipts.storeReceipt(for: key, objectCount: 0, response: response([]))
         }
-        // ClickHouse has confirmed the objects: now the receipt. If a racing
-        // upload of the same segment stored one first, its answer wins (its
-        // rows and ours collapse by _id).
-        return try receipts.storeReceipt(for: key, objectCount: objects.count, response: response(duplicates))
+        lock.withLock { encoding += 1 }
+        let job: Job
+        do throws(ClickHouseError) {
+            job = try makeJob(objects)
+        } catch {
+            let start = lock.withLock { encoding -= 1; return startFlushIfDueLocked() }
+            if start { flushQueue.async { self.flush() } }
+            throw sinkError(error, .statement)
+        }
+        enqueue(job)
+        job.done.wait()
+        if let error = job.error { throw sinkError(error, .statement) }
+        // ClickHouse has confirmed the objects: now the receipt, with those of
+        // the batch's other uploads. If a racing upload of the same segment
+        // stored one first, its answer wins (its rows and ours collapse by _id).
+        let receipt = PendingReceipt(key: key, objectCount: objects.count, response: response(job.duplicates))
+        guard let batch = job.receipts, let slot = job.receiptSlot else {
+            return try receipts.storeReceipt(for: key, objectCount: objects.count, response: receipt.response)
+        }
+        return try batch.store(receipt, slot: slot, in: receipts)
     }
 
     /// Rows per collection as ClickHouse holds them, whoever inserted them:
@@ -248,7 +317,8 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         } else {
             try ensureTable(client, database, name, body, engine, columns, definition)
         }
-        lock.withLock { tables[name] = Table(name: name, columns: columns) }
+        let table = Table(name: name, columns: columns)
+        lock.withLock { tables[name] = table }
     }
 
     /// Creates `database.name` if missing, then adds the columns it lacks
@@ -294,109 +364,138 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
 
     private func makeJob(_ objects: [SinkObject]) throws(ClickHouseError) -> Job {
         let known = lock.withLock { tables }
-        var groups: [String: (rows: [[UInt8]], indices: [Int], keys: [String?], keyFields: [[UInt8]?])] = [:]
+        var groups: [Group] = []
+        var slots: [BSONElement?] = []
+        // Consecutive objects mostly share a collection: find its group once per run.
+        var current = -1
         for (index, object) in objects.enumerated() {
-            guard let table = known[object.collection] else {
-                throw ClickHouseError(.usage, "no table for collection \(object.collection); the schema was not migrated")
-            }
-            let document: BSONDocument
-            do {
-                document = try object.document
-            } catch {
-                throw ClickHouseError(.usage, "object \(index) of \(object.collection) is not a valid BSON document: \(error.message)")
-            }
-            var row: [UInt8] = []
-            for (position, column) in table.columns.enumerated() {
-                if position > 0 { row.append(0x09) }
-                do throws(ClickHouseError) {
-                    try ClickHouseTSV.append(document[column.name], form: column.form, json: column.json, to: &row)
-                } catch {
-                    throw ClickHouseError(.usage, "object \(index) of \(object.collection), property \(column.name): \(error.message)")
+            if current < 0 || groups[current].table.name != object.collection {
+                if let existing = groups.firstIndex(where: { $0.table.name == object.collection }) {
+                    current = existing
+                } else {
+                    guard let table = known[object.collection] else {
+                        throw ClickHouseError(.usage, "no table for collection \(object.collection); the schema was not migrated")
+                    }
+                    groups.append(Group(table: table))
+                    current = groups.count - 1
                 }
             }
-            row.append(0x0A)
-            let id = document["_id"]
-            groups[object.collection, default: ([], [], [], [])].rows.append(row)
-            groups[object.collection]!.indices.append(index)
-            groups[object.collection]!.keys.append(ClickHouseTSV.keyHex(id, form: table.columns[0].form))
-            groups[object.collection]!.keyFields.append(ClickHouseTSV.keyField(id, form: table.columns[0].form))
+            try object.bson.withUnsafeBytes { raw in
+                Result { () throws(ClickHouseError) in
+                    try ClickHouseRowBinary.appendRow(raw, to: &groups[current], slots: &slots, object: index)
+                }
+            }.get()
         }
         return Job(groups: groups, objectCount: objects.count)
     }
 
     private func enqueue(_ job: Job) {
-        let action: (schedule: Bool, now: Bool) = lock.withLock {
+        let start: Bool = lock.withLock {
+            encoding -= 1
             pending.append(job)
             pendingObjects += job.objectCount
-            let full = pendingObjects >= configuration.maxBatchObjects
-            if flushScheduled && !full { return (false, false) }
-            flushScheduled = true
-            return (true, full)
+            return startFlushIfDueLocked()
         }
-        guard action.schedule else { return }
-        if action.now {
-            flushQueue.async { self.flush() }
-        } else {
-            flushQueue.asyncAfter(deadline: .now() + .milliseconds(configuration.lingerMilliseconds)) { self.flush() }
+        if start { flushQueue.async { self.flush() } }
+    }
+
+    /// Whether a batch is to be sent now (the caller then queues ``flush()``):
+    /// nothing is being inserted, and either no upload is still encoding,
+    /// the batch is full or the linger time has passed. Otherwise a linger
+    /// timer is armed that sends whatever is pending when it fires.
+    private func startFlushIfDueLocked(lingerOver: Bool = false) -> Bool {
+        guard !flushing, !pending.isEmpty else { return false }
+        if encoding == 0 || lingerOver || pendingObjects >= configuration.maxBatchObjects {
+            flushing = true
+            return true
         }
+        if !lingerTimerArmed {
+            lingerTimerArmed = true
+            flushQueue.asyncAfter(deadline: .now() + .milliseconds(configuration.lingerMilliseconds)) {
+                let start = self.lock.withLock {
+                    self.lingerTimerArmed = false
+                    return self.startFlushIfDueLocked(lingerOver: true)
+                }
+                if start { self.flush() }
+            }
+        }
+        return false
     }
 
     /// Sends every pending job: per collection one duplicate check and one
-    /// insert, then wakes the jobs with their duplicate flags or the error.
+    /// insert, then wakes the jobs with their duplicate flags or the error,
+    /// and sends the next batch if one is due.
     private func flush() {
         let jobs: [Job] = lock.withLock {
-            defer { pending.removeAll(); pendingObjects = 0; flushScheduled = false }
+            defer { pending.removeAll(); pendingObjects = 0 }
             return pending
         }
-        guard !jobs.isEmpty else { return }
+        if !jobs.isEmpty { send(jobs) }
+        let again = lock.withLock {
+            flushing = false
+            return startFlushIfDueLocked()
+        }
+        if again { flush() }
+    }
+
+    private func send(_ jobs: [Job]) {
         for job in jobs { job.duplicates = [Bool](repeating: true, count: job.objectCount) }
         do throws(ClickHouseError) {
-            let collections = Set(jobs.flatMap { $0.groups.keys }).sorted()
-            for collection in collections {
+            var collections: [String] = []
+            for job in jobs { for group in job.groups where !collections.contains(group.table.name) { collections.append(group.table.name) } }
+            for collection in collections.sorted() {
+                let members = jobs.compactMap { job in job.groups.first { $0.table.name == collection }.map { (job, $0) } }
+                let table = lock.withLock { tables[collection] } ?? members[0].1.table
+                let keyForm = table.columns[0].form
+                let idColumn = Self.quoted("_id")
                 // Already stored (visible in any part, merged or not). The batch's
                 // ids go as an external table: ClickHouse parses TabSeparated
                 // rows far faster than thousands of literals in `IN (…)`.
                 var keyRows: [UInt8] = []
-                for job in jobs {
-                    guard let group = job.groups[collection] else { continue }
-                    for field in group.keyFields { if let field { keyRows += field; keyRows.append(0x0A) } }
-                }
-                var stored = Set<String>()
-                let keyForm = lock.withLock { tables[collection]?.columns.first?.form }
-                let keyExpression = keyForm == .uuid ? "toString(\(Self.quoted("_id")))" : Self.quoted("_id")
-                // hex() of the bytes for FixedString/String (toString would cut a
-                // FixedString's trailing zero bytes), of the text for Int64/UUID.
-                let keyOutput = keyForm == .objectId || keyForm == .string
-                    ? "hex(\(Self.quoted("_id")))" : "hex(toString(\(Self.quoted("_id"))))"
-                if !keyRows.isEmpty, let keyForm {
-                    let ids = ClickHouseClient.ExternalTable(name: "_dataingest_ids", structure: "key \(ClickHouseTSV.keyType(keyForm))",
-                                                             rows: keyRows)
-                    let answer = try client.execute(
-                        "SELECT \(keyOutput) FROM \(qualified(collection)) WHERE \(keyExpression) IN _dataingest_ids", external: ids)
-                    for line in answer.split(separator: 0x0A) { stored.insert(String(decoding: line, as: UTF8.self)) }
+                for (_, group) in members { keyRows += group.keyRows }
+                var stored = Set<ClickHouseKey>()
+                if !keyRows.isEmpty {
+                    let ids = ClickHouseClient.ExternalTable(name: "_dataingest_ids",
+                                                             structure: "key \(ClickHouseRowBinary.keyType(keyForm))", rows: keyRows)
+                    let answer = try client.execute("""
+                        SELECT \(ClickHouseRowBinary.keyOutput(keyForm, column: idColumn)) FROM \(qualified(collection)) \
+                        WHERE \(ClickHouseRowBinary.keyExpression(keyForm, column: idColumn)) IN _dataingest_ids
+                        """, external: ids)
+                    for line in answer.split(separator: 0x0A) {
+                        if let key = ClickHouseKey(answer: line, form: keyForm) { stored.insert(key) }
+                    }
                 }
                 // The first of equal new _ids in the batch is inserted, the rest are duplicates.
                 var body: [UInt8] = []
                 var rows = 0
-                for job in jobs {
-                    guard let group = job.groups[collection] else { continue }
+                for (job, group) in members {
+                    // Runs of new rows are copied whole; a duplicate ends a run.
+                    var start = 0
                     for (offset, index) in group.indices.enumerated() {
-                        if let key = group.keys[offset] {
-                            if stored.contains(key) { continue }
-                            stored.insert(key)
+                        if let key = group.keys[offset], !stored.insert(key).inserted {
+                            body.append(contentsOf: group.rows[start..<(offset == 0 ? 0 : group.rowEnds[offset - 1])])
+                            start = group.rowEnds[offset]
+                            continue
                         }
                         job.duplicates[index] = false
-                        body.append(contentsOf: group.rows[offset])
                         rows += 1
                     }
+                    body.append(contentsOf: group.rows[start...])
                 }
                 guard rows > 0 else { continue }
-                let columns = (lock.withLock { tables[collection]?.columns } ?? []).map { Self.quoted($0.name) }.joined(separator: ", ")
-                try client.execute("INSERT INTO \(qualified(collection)) (\(columns)) FORMAT TabSeparated", body: body,
+                let columns = table.columns.map { Self.quoted($0.name) }.joined(separator: ", ")
+                try client.execute("INSERT INTO \(qualified(collection)) (\(columns)) FORMAT RowBinary", body: body,
                                    settings: configuration.cluster == nil ? [] : [("insert_distributed_sync", "1")])
             }
         } catch {
             for job in jobs { job.error = error }
+        }
+        if jobs.first?.error == nil {
+            let batch = ReceiptBatch(count: jobs.count)
+            for (slot, job) in jobs.enumerated() {
+                job.receipts = batch
+                job.receiptSlot = slot
+            }
         }
         for job in jobs { job.done.signal() }
     }

@@ -98,6 +98,58 @@ enum PostgresCopyText {
         }
     }
 
+    /// Appends the COPY row (columns tab-separated, then a newline) of the
+    /// object whose BSON is `raw`, read straight from the bytes: the first
+    /// field of each column's name (`keys` holds the column names in order),
+    /// `\N` for a missing one. `slots` is scratch space reused across calls.
+    static func appendRow(_ raw: UnsafeRawBufferPointer, columns: [(name: String, form: PostgresColumnForm)], keys: BSONKeyTable,
+                          slots: inout [BSONElement?], to out: inout [UInt8], object index: Int,
+                          collection: String) throws(PostgresError) {
+        do {
+            try keys.collect(raw, into: &slots)
+        } catch let error as BSONError {
+            throw PostgresError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
+        } catch {
+            throw PostgresError(.usage, "object \(index) of \(collection) cannot be read: \(error)")
+        }
+        for (position, column) in columns.enumerated() {
+            if position > 0 { out.append(0x09) }
+            do throws(PostgresError) {
+                try append(slots[position], form: column.form, to: &out)
+            } catch {
+                throw PostgresError(.usage, "object \(index) of \(collection), property \(column.name): \(error.message)")
+            }
+        }
+        out.append(0x0A)
+    }
+
+    /// ``append(_:form:to:)`` of one element in place: the common scalar
+    /// forms from the bytes, anything else through its decoded value.
+    static func append(_ element: BSONElement?, form: PostgresColumnForm, to out: inout [UInt8]) throws(PostgresError) {
+        guard let element else {
+            out.append(contentsOf: [0x5C, 0x4E])   // \N
+            return
+        }
+        switch (form, element.type) {
+        case (.text, .string):
+            if let bytes = element.stringBytes { try appendEscaped(bytes, to: &out) }
+        case (.bigint, .int32), (.bigint, .int64):
+            out.append(contentsOf: String(element.integer ?? 0).utf8)
+        case (.double, .double), (.real, .double):
+            appendDouble(element.double ?? 0, to: &out)
+        case (.boolean, .bool):
+            out.append(element.bool == true ? 0x74 : 0x66)   // t / f
+        case (.bytea, .objectId):
+            if let bytes = element.objectIdBytes { appendHexBytea(bytes, to: &out) }
+        default:
+            let value: BSON
+            do { value = try element.value() } catch {
+                throw PostgresError(.usage, "the value cannot be read: \(error.message)")
+            }
+            try append(value, form: form, to: &out)
+        }
+    }
+
     /// The text PostgreSQL prints for a stored `_id` of `form` (to match
     /// `RETURNING "_id"::text` against the uploaded objects).
     static func keyText(_ value: BSON?, form: PostgresColumnForm) -> String? {
@@ -120,7 +172,7 @@ enum PostgresCopyText {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func appendHexBytea(_ bytes: [UInt8], to out: inout [UInt8]) {
+    private static func appendHexBytea<Bytes: Sequence>(_ bytes: Bytes, to out: inout [UInt8]) where Bytes.Element == UInt8 {
         // \\x in COPY text is the escaped backslash of bytea's hex format.
         out.append(contentsOf: [0x5C, 0x5C, 0x78])
         for byte in bytes {
@@ -136,7 +188,12 @@ enum PostgresCopyText {
     }
 
     private static func appendEscaped(_ text: String, to out: inout [UInt8]) throws(PostgresError) {
-        for byte in text.utf8 {
+        try appendEscaped(text.utf8, to: &out)
+    }
+
+    private static func appendEscaped<Bytes: Sequence>(_ bytes: Bytes, to out: inout [UInt8]) throws(PostgresError)
+    where Bytes.Element == UInt8 {
+        for byte in bytes {
             switch byte {
             case 0x5C: out.append(0x5C); out.append(0x5C)
             case 0x09: out.append(0x5C); out.append(0x74)

@@ -63,6 +63,8 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
         var stageName: String
         /// Identifies the column list: a staging table made for another list is recreated.
         var signature: String
+        /// The column names, matched against BSON keys without Strings.
+        var keys: BSONKeyTable
     }
 
     private let lock = Lock()
@@ -148,14 +150,16 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                     columns.append((property.name, PostgresColumnForm(property)))
                 }
                 let signature = columns.map { "\($0.name):\($0.form.rawValue)" }.joined(separator: ",")
+                let keys = BSONKeyTable(columns.map(\.name))
                 if var table = tables[object.className] {
                     table.columns = columns
                     table.signature = signature
+                    table.keys = keys
                     tables[object.className] = table
                 } else {
                     nextStage += 1
                     tables[object.className] = Table(name: object.className, columns: columns,
-                                                     stageName: "_dataingest_stage_\(nextStage)", signature: signature)
+                                                     stageName: "_dataingest_stage_\(nextStage)", signature: signature, keys: keys)
                 }
             }
         }
@@ -188,6 +192,7 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
         do throws(PostgresError) {
             let known = lock.withLock { tables }
             var groupOf: [String: Int] = [:]
+            var slots: [BSONElement?] = []
             for (index, object) in objects.enumerated() {
                 let group: Int
                 if let existing = groupOf[object.collection] {
@@ -201,22 +206,14 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                     groups.append((table, [], []))
                 }
                 groups[group].indices.append(index)
-                let document: BSONDocument
-                do {
-                    document = try object.document
-                } catch {
-                    throw PostgresError(.usage, "object \(index) of \(object.collection) is not a valid BSON document: \(error.message)")
-                }
-                let columns = groups[group].table.columns
-                for (position, column) in columns.enumerated() {
-                    if position > 0 { groups[group].data.append(0x09) }
-                    do throws(PostgresError) {
-                        try PostgresCopyText.append(document[column.name], form: column.form, to: &groups[group].data)
-                    } catch {
-                        throw PostgresError(.usage, "object \(index) of \(object.collection), property \(column.name): \(error.message)")
+                // Encoded straight from the bytes: no document is built.
+                let table = groups[group].table
+                try object.bson.withUnsafeBytes { raw in
+                    Result { () throws(PostgresError) in
+                        try PostgresCopyText.appendRow(raw, columns: table.columns, keys: table.keys, slots: &slots,
+                                                       to: &groups[group].data, object: index, collection: object.collection)
                     }
-                }
-                groups[group].data.append(0x0A)
+                }.get()
             }
         } catch {
             throw sinkError(error, .statement)

@@ -148,6 +148,27 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         try write([], receipt: key, objectCount: objectCount) { _ in response }
     }
 
+    /// Stores the receipts in one `BEGIN IMMEDIATE … COMMIT` (one sync).
+    package func storeReceipts(_ receipts: [PendingReceipt]) throws(SinkError) -> [SinkWriteResult] {
+        try lock.withLock { () throws(SinkError) in
+            let db = try handle()
+            return try db.transaction(.immediate, mapError: { SinkError($0) }) { () throws(SinkError) -> [SinkWriteResult] in
+                let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+                var results: [SinkWriteResult] = []
+                results.reserveCapacity(receipts.count)
+                for receipt in receipts {
+                    if let stored = try receiptLocked(receipt.key) {
+                        results.append(.alreadyReceived(response: stored))
+                    } else {
+                        try insertReceiptLocked(receipt.key, objectCount: receipt.objectCount, response: receipt.response, now: now)
+                        results.append(.written(duplicates: [], response: receipt.response))
+                    }
+                }
+                return results
+            }
+        }
+    }
+
     private func write(_ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
                        response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
         try lock.withLock { () throws(SinkError) in
@@ -161,42 +182,30 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                 }
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
                 var duplicates = [Bool](repeating: false, count: objects.count)
-                // Consecutive objects mostly share a collection: look its table up once per run.
-                var current: (name: String, table: Table, statement: SQLiteStatement)?
+                // Consecutive objects mostly share a collection: look its table up
+                // once per run (and keep its parts in locals: no copy of the
+                // table per object).
+                var current: (name: String, keys: BSONKeyTable, forms: [ColumnForm], statement: SQLiteStatement)?
                 var run = 0   // objects inserted into `current` since it was looked up
-                for (index, object) in objects.enumerated() {
-                    if current?.name != object.collection {
+                for index in objects.indices {
+                    let collection = objects[index].collection
+                    if current?.name != collection {
                         if let current { added[current.name, default: 0] += run }
                         run = 0
-                        guard let table = tables[object.collection] else {
-                            throw SinkError(.migration, "no table for collection \(object.collection); the schema was not migrated",
+                        guard let table = tables[collection] else {
+                            throw SinkError(.migration, "no table for collection \(collection); the schema was not migrated",
                                             location: path)
                         }
-                        current = (object.collection, table, try prepared(table.insertSQL))
+                        current = (collection, table.keys, table.forms, try prepared(table.insertSQL))
                     }
-                    let inserted = try insertLocked(object, into: current!.table, with: current!.statement, now: now)
+                    let inserted = try insertLocked(objects[index], keys: current!.keys, forms: current!.forms,
+                                                    with: current!.statement, now: now)
                     duplicates[index] = !inserted
                     if inserted { run += 1 }
                 }
                 if let current { added[current.name, default: 0] += run }
                 let body = response(duplicates)
-                let statement = try prepared("""
-                    INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, received_at, object_count, response)
-                    VALUES (?, ?, ?, ?, ?)
-                    """)
-                defer { statement.reset() }
-                let stored = body.withUnsafeBytes { raw in
-                    Result { () throws(SQLiteError) in
-                        try statement.bind(blob: key.storeId.bytes, at: 1)
-                        try statement.bind(Int64(bitPattern: key.segmentNumber), at: 2)
-                        try statement.bind(now, at: 3)
-                        try statement.bind(Int64(objectCount), at: 4)
-                        // The response's bytes, borrowed: stepped inside this closure.
-                        try statement.bind(borrowedText: raw, at: 5)
-                        _ = try statement.step()
-                    }
-                }
-                do throws(SQLiteError) { try stored.get() } catch { throw SinkError(error, in: "INSERT INTO receipts") }
+                try insertReceiptLocked(key, objectCount: objectCount, response: body, now: now)
                 return .written(duplicates: duplicates, response: body)
             }
             // Committed: the counts follow.
@@ -268,11 +277,9 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
 
     /// Inserts one object, bound straight from its BSON bytes; returns false
     /// if its `_id` was already stored.
-    private func insertLocked(_ object: SinkObject, into table: Table, with statement: SQLiteStatement,
+    private func insertLocked(_ object: SinkObject, keys: BSONKeyTable, forms: [ColumnForm], with statement: SQLiteStatement,
                               now: Int64) throws(SinkError) -> Bool {
         defer { statement.reset() }
-        let keys = table.keys
-        let forms = table.forms
         // Texts and blobs are bound SQLITE_STATIC from the object's bytes: the
         // statement is stepped inside this closure, and reset (unbound) after it.
         let outcome = object.bson.withUnsafeBytes { raw -> Result<Void, SinkError> in
@@ -292,7 +299,7 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                 return .failure(SinkError(.statement, "an object of \(object.collection) is not a valid BSON document: \(error.message)",
                                           location: path))
             } catch let error as SQLiteError {
-                return .failure(SinkError(error, in: "INSERT INTO \(table.name)"))
+                return .failure(SinkError(error, in: "INSERT INTO \(object.collection)"))
             } catch {
                 return .failure(SinkError(.statement, "an object of \(object.collection) cannot be bound: \(error)", location: path))
             }
@@ -300,7 +307,7 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                 try statement.bind(now, at: 2)
                 _ = try statement.step()
             } catch {
-                return .failure(SinkError(error, in: "INSERT INTO \(table.name)"))
+                return .failure(SinkError(error, in: "INSERT INTO \(object.collection)"))
             }
             return .success(())
         }
@@ -327,6 +334,27 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         case .decimal128: try statement.bind(element.decimal128?.description ?? "", at: index)
         default: try statement.bind(try element.value().extendedJSON(.relaxed), at: index)
         }
+    }
+
+    /// Inserts a receipt (inside the caller's transaction).
+    private func insertReceiptLocked(_ key: SegmentKey, objectCount: Int, response body: [UInt8], now: Int64) throws(SinkError) {
+        let statement = try prepared("""
+            INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, received_at, object_count, response)
+            VALUES (?, ?, ?, ?, ?)
+            """)
+        defer { statement.reset() }
+        let stored = body.withUnsafeBytes { raw in
+            Result { () throws(SQLiteError) in
+                try statement.bind(blob: key.storeId.bytes, at: 1)
+                try statement.bind(Int64(bitPattern: key.segmentNumber), at: 2)
+                try statement.bind(now, at: 3)
+                try statement.bind(Int64(objectCount), at: 4)
+                // The response's bytes, borrowed: stepped inside this closure.
+                try statement.bind(borrowedText: raw, at: 5)
+                _ = try statement.step()
+            }
+        }
+        do throws(SQLiteError) { try stored.get() } catch { throw SinkError(error, in: "INSERT INTO receipts") }
     }
 
     private func receiptLocked(_ key: SegmentKey) throws(SinkError) -> [UInt8]? {

@@ -106,8 +106,41 @@ package protocol ReceiptStore: AnyObject, Sendable {
     /// upload of the same segment), nothing is written and the stored
     /// response is returned as ``SinkWriteResult/alreadyReceived(response:)``.
     func storeReceipt(for key: SegmentKey, objectCount: Int, response: [UInt8]) throws(SinkError) -> SinkWriteResult
+    /// Stores several receipts in one transaction (one commit, one sync for
+    /// the lot), each as ``storeReceipt(for:objectCount:response:)`` would,
+    /// in order: a later receipt for a key stored earlier in the same call
+    /// is ``SinkWriteResult/alreadyReceived(response:)``. All or none.
+    func storeReceipts(_ receipts: [PendingReceipt]) throws(SinkError) -> [SinkWriteResult]
     /// Releases the database connection.
     func close()
+}
+
+extension ReceiptStore {
+    /// One transaction per receipt, for stores without a batch of their own.
+    package func storeReceipts(_ receipts: [PendingReceipt]) throws(SinkError) -> [SinkWriteResult] {
+        var results: [SinkWriteResult] = []
+        for receipt in receipts {
+            results.append(try storeReceipt(for: receipt.key, objectCount: receipt.objectCount, response: receipt.response))
+        }
+        return results
+    }
+}
+
+/// A receipt to store with ``ReceiptStore/storeReceipts(_:)``.
+package struct PendingReceipt: Sendable {
+    /// The segment.
+    package var key: SegmentKey
+    /// Its objects stored elsewhere.
+    package var objectCount: Int
+    /// The response body kept in the receipt.
+    package var response: [UInt8]
+
+    /// Creates a receipt.
+    package init(key: SegmentKey, objectCount: Int, response: [UInt8]) {
+        self.key = key
+        self.objectCount = objectCount
+        self.response = response
+    }
 }
 
 /// Identifies one uploaded segment: the client store and its segment number.
