@@ -58,6 +58,15 @@ final class SampleServer {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// What the server wrote to standard error so far.
+    var logText: String { server.logText }
+
+    /// Kills the server (SIGKILL, by PID).
+    func kill9() { server.kill9() }
+
+    /// Starts it again on the same port and data.
+    func restart() throws { try server.restart() }
+
     var appId: String {
         ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
             .trimmingCharacters(in: .whitespacesAndNewlines)

@@ -54,6 +54,10 @@ package final class SegmentReader {
     /// unwritten space (Docs/SegmentFormat.md). `offset` is where it starts.
     package private(set) var endedAtUnwrittenSpace = false
 
+    /// Called with the type and payload of every optional frame (lower-case
+    /// type) before it is skipped, e.g. the client store's cursor frames.
+    package var onOptionalFrame: ((UInt8, UnsafeRawBufferPointer) -> Void)?
+
     private let source: SegmentByteSource
     private let limits: Limits
     private var buffer: UnsafeMutableRawBufferPointer
@@ -149,7 +153,10 @@ package final class SegmentReader {
             case SegmentFormat.FrameType.header:
                 throw malformed("a second header frame")
             default:
-                if SegmentFormat.FrameType.isSkippable(type) { continue }
+                if SegmentFormat.FrameType.isSkippable(type) {
+                    onOptionalFrame?(type, payload)
+                    continue
+                }
                 throw malformed("unknown frame type 0x\(String(type, radix: 16))")
             }
         }
