@@ -385,8 +385,11 @@ final class Forwarder {
             var info = stat()
             if fstat(fd, &info) == 0, UInt64(info.st_dev) == tail.cursor.device, UInt64(info.st_ino) == tail.cursor.inode {
                 tail.fd = fd
-                openFiles += 1
-                return true
+                if prefixMatches(tail) {  // not another file on a reused inode
+                    openFiles += 1
+                    return true
+                }
+                tail.fd = -1
             }
             close(fd)
         }
@@ -493,14 +496,24 @@ final class Forwarder {
         for tail in tails where tail.content == nil { live[[tail.cursor.device, tail.cursor.inode]] = tail }
         let reading = Set(tails.map(\.cursor.sourceId))
         let index = KnownIndex(known.values.filter { !reading.contains($0.sourceId) })
+        var seenTails: Set<ObjectIdentifier> = []
+        defer { settleUnseen(seenTails) }
         for path in Set(matchers.flatMap { $0.expand() }).sorted() {
             var info = stat()
             guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
             let device = UInt64(info.st_dev)
             let inode = UInt64(info.st_ino)
             if let tail = live[[device, inode]] {
-                if tail.fd < 0 && Int(info.st_size) > tail.readOffset { tail.ready = true }
-                continue
+                guard tail.fd < 0 else { continue }  // an open file's inode cannot be reused
+                // A closed tail's inode at this path: the same file, unless it is now
+                // shorter or begins otherwise (deleted and its inode reused).
+                if Int(info.st_size) >= tail.readOffset && startsLike(path, tail.cursor) {
+                    if Int(info.st_size) > tail.readOffset { tail.ready = true }
+                    seenTails.insert(ObjectIdentifier(tail))
+                    continue
+                }
+                forget(tail)
+                live[[device, inode]] = nil
             }
             if path.hasSuffix(".gz") {
                 guard settings.gzip == .read else { continue }
@@ -540,6 +553,46 @@ final class Forwarder {
             }
             tails.append(tail)
         }
+    }
+
+    /// Whether the file at `path` begins with the bytes `cursor`'s fingerprint was taken of.
+    private func startsLike(_ path: String, _ cursor: FileCursor) -> Bool {
+        guard cursor.fingerprintBytes > 0 else { return true }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: cursor.fingerprintBytes)
+        return pread(fd, &bytes, bytes.count, 0) == bytes.count && Fingerprint.of(bytes) == cursor.fingerprint
+    }
+
+    /// A tail whose file is gone (its inode reused by another): its cursor is
+    /// removed with the next commit and it is no longer read.
+    private func forget(_ tail: Tail) {
+        if tail.isCommitted { cursorChanges.append((tail.cursor.cursorName, [])) }
+        known[tail.cursor.sourceId] = nil
+        if tail.fd >= 0 {
+            close(tail.fd)
+            openFiles -= 1
+        }
+        tails.removeAll { $0 === tail }
+    }
+
+    /// Closed tails the scan did not find at their path: renamed (reopened
+    /// wherever their inode is now in the directory, read to their end and
+    /// finished) or deleted (finished as they are).
+    private func settleUnseen(_ seen: Set<ObjectIdentifier>) {
+        for tail in tails where tail.fd < 0 && tail.content == nil && !seen.contains(ObjectIdentifier(tail)) {
+            var info = stat()
+            if stat(tail.cursor.path, &info) == 0 && UInt64(info.st_ino) == tail.cursor.inode && UInt64(info.st_dev) == tail.cursor.device {
+                continue  // still there (the patterns no longer match it: it is read on)
+            }
+            if reopen(tail) {
+                tail.rotatedAt = Date.distantPast
+            } else {
+                finish(tail)
+            }
+        }
+        tails.removeAll { $0.cursor.finished }
     }
 
     /// A `.gz` file (read mode): decompressed whole, matched by fingerprint.
