@@ -324,6 +324,40 @@ import IngestTestSupport
         expectExactlyOnce(server, lines)
     }
 
+    /// Many files under one `**` glob with at most 16 open at once, each
+    /// appended to again once all were read: every line once.
+    /// `INGEST_FORWARD_FILES` sets the number of files (default 60; the
+    /// issue's figure is 10,000).
+    @Test func manyFilesWithABoundOnOpenFiles() throws {
+        let directory = try TemporaryDirectory("samples")
+        let server = try SampleServer(in: directory.path)
+        let files = Int(ProcessInfo.processInfo.environment["INGEST_FORWARD_FILES"] ?? "") ?? 60
+        var lines: [String] = []
+        for n in 0..<files {
+            let path = directory.path + "/logs/d\(n % 10)/f\(n).log"
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let next = (0..<3).map { "file \(n) line \($0)" }
+            lines += next
+            try append(path, next)
+        }
+        let process = try forwarder(server, directory.path, ["--max-open-files", "16", directory.path + "/logs/**/*.log"])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        #expect(waitFor(120) { count(server) == lines.count })
+        // Open descriptors stay bounded (16 files, plus the store's and the runtime's).
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
+        #expect(descriptors < 16 + 40, "\(descriptors) open descriptors")
+        for n in 0..<files {
+            let next = ["file \(n) appended"]
+            lines += next
+            try append(directory.path + "/logs/d\(n % 10)/f\(n).log", next)
+        }
+        #expect(waitFor(120) { count(server) == lines.count })
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        expectExactlyOnce(server, lines)
+    }
+
     /// A full store (its disk budget, while the server is down) stops the
     /// reading instead of dropping lines: the store stays within its budget,
     /// the forwarder says so and stops cleanly; the next run, with the server
