@@ -27,6 +27,29 @@ struct ForwardSettings {
     var scanInterval = 1.0
     /// The store's disk budget (for the messages).
     var maxPendingBytes = 1 << 30
+    /// Multiline events: how lines are joined, at most how many bytes, and
+    /// how long an event waits for its next line.
+    var multiline: Multiline?
+    var multilineMaxBytes = 65_536
+    var multilineTimeout = 1.0
+}
+
+/// How lines form one event (one `ForwardedLine`, lines joined with `\n`).
+enum Multiline {
+    /// A line matching the pattern starts a new event; any other line
+    /// continues the one before (e.g. `^\d{4}-\d{2}-\d{2}` for timestamped logs).
+    case start(NSRegularExpression)
+    /// A line matching the pattern continues the event before it (e.g.
+    /// `^\s` for indented stack frames, `^(\s|Caused by:|Traceback)`).
+    case continuation(NSRegularExpression)
+
+    func continues(_ line: String) -> Bool {
+        let range = NSRange(line.startIndex..., in: line)
+        switch self {
+        case .start(let pattern): return pattern.firstMatch(in: line, range: range) == nil
+        case .continuation(let pattern): return pattern.firstMatch(in: line, range: range) != nil
+        }
+    }
 }
 
 /// One file generation being read (see ``FileCursor``).
@@ -49,6 +72,10 @@ final class Tail {
     var lastActive = Date()
     /// A closed tail whose file grew (seen by the last scan).
     var ready = false
+    /// The multiline event being gathered: where it starts and ends, its
+    /// text, when its last line came. Not committed (nor in the cursor) until
+    /// it is complete, so a restart reads it again from its first line.
+    var event: (start: Int, end: Int, text: String, at: Date)?
 
     init(cursor: FileCursor, isCommitted: Bool) {
         self.cursor = cursor
@@ -294,6 +321,7 @@ final class Forwarder {
                     if try read(tail, &buffer) { readAny = true }
                 }
                 if readAny { continue }
+                flushEvents(all: false)
                 try commitBatch()
                 try checkEnds()
                 if settings.once && tails.allSatisfy({ $0.readOffset >= size(of: $0) }) { break }
@@ -305,6 +333,7 @@ final class Forwarder {
                 progress()
                 usleep(100_000)
             }
+            if settings.once { flushEvents(all: true) }
             try commitBatch()
             if settings.once {
                 for tail in tails where tail.content != nil { finish(tail) }
@@ -350,9 +379,43 @@ final class Forwarder {
         let sourceId = tail.cursor.sourceId
         let path = tail.cursor.path
         Self.split(bytes, at: tail.readOffset, partial: &tail.partial, partialStart: &tail.partialStart) { start, end, text in
-            batch.append(Line(tail: tail, id: "\(sourceId):\(start)", source: path, offset: start, end: end, text: text))
+            emit(tail, start: start, end: end, text: text, sourceId: sourceId, path: path)
         }
         tail.readOffset += bytes.count
+    }
+
+    /// A complete line of `tail`: into the batch, or into its multiline event.
+    private func emit(_ tail: Tail, start: Int, end: Int, text: String, sourceId: String, path: String) {
+        guard let multiline = settings.multiline else {
+            batch.append(Line(tail: tail, id: "\(sourceId):\(start)", source: path, offset: start, end: end, text: text))
+            return
+        }
+        if var event = tail.event, multiline.continues(text), event.text.utf8.count + 1 + text.utf8.count <= settings.multilineMaxBytes {
+            event.text += "\n" + text
+            event.end = end
+            event.at = Date()
+            tail.event = event
+            return
+        }
+        flushEvent(tail)
+        tail.event = (start, end, text, Date())
+    }
+
+    /// Hands `tail`'s gathered event (if any) to the batch.
+    private func flushEvent(_ tail: Tail) {
+        guard let event = tail.event else { return }
+        tail.event = nil
+        batch.append(Line(tail: tail, id: "\(tail.cursor.sourceId):\(event.start)", source: tail.cursor.path,
+                          offset: event.start, end: event.end, text: event.text))
+    }
+
+    /// Events whose last line came `--multiline-timeout` ago (or all) are complete.
+    private func flushEvents(all: Bool) {
+        guard settings.multiline != nil else { return }
+        let now = Date()
+        for tail in tails where tail.event.map({ all || now.timeIntervalSince($0.at) >= settings.multilineTimeout }) ?? false {
+            flushEvent(tail)
+        }
     }
 
     /// The size of the file or content a tail reads.
@@ -423,7 +486,7 @@ final class Forwarder {
             var pathInfo = stat()
             if stat(tail.cursor.path, &pathInfo) != 0 || UInt64(pathInfo.st_ino) != tail.cursor.inode
                 || UInt64(pathInfo.st_dev) != tail.cursor.device {
-                if let since = tail.rotatedAt, Date().timeIntervalSince(since) >= 0.2 {
+                if let since = tail.rotatedAt, Date().timeIntervalSince(since) >= 1 {
                     finish(tail)
                 } else if tail.rotatedAt == nil {
                     tail.rotatedAt = Date()
@@ -445,6 +508,7 @@ final class Forwarder {
     /// lines stay, the old generation is forgotten, and the file is read
     /// again from its start as a new generation.
     private func restart(_ tail: Tail) throws {
+        flushEvent(tail)
         try commitBatch()
         if tail.isCommitted { cursorChanges.append((tail.cursor.cursorName, [])) }
         known[tail.cursor.sourceId] = nil
@@ -467,10 +531,11 @@ final class Forwarder {
     /// a newline in a finished file is forwarded too.)
     private func finish(_ tail: Tail) {
         if !tail.partial.isEmpty {
-            batch.append(Line(tail: tail, id: "\(tail.cursor.sourceId):\(tail.partialStart)", source: tail.cursor.path,
-                              offset: tail.partialStart, end: tail.readOffset, text: Self.text(tail.partial)))
+            emit(tail, start: tail.partialStart, end: tail.readOffset, text: Self.text(tail.partial),
+                 sourceId: tail.cursor.sourceId, path: tail.cursor.path)
             tail.partial.removeAll()
         }
+        flushEvent(tail)
         // The next commit sets the finished cursor: with the tail's last lines
         // if the batch holds some (it starts from `tail.cursor`), else alone.
         tail.cursor.finished = true

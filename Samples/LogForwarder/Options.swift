@@ -84,6 +84,28 @@ struct ForwardOptions: ParsableCommand {
         valueName: "bytes"), transform: ArgumentParsing.positiveInteger("--max-pending-bytes"))
     var maxPendingBytes = 1 << 30
 
+    /// A line matching this starts a multiline event.
+    @Option(name: .customLong("multiline-start"), help: ArgumentHelp(
+        "A regular expression: a line matching it starts an event, other lines continue it (stack traces).", valueName: "regex"))
+    var multilineStart: String?
+
+    /// A line matching this continues the event before it.
+    @Option(name: .customLong("multiline-continue"), help: ArgumentHelp(
+        "A regular expression: a line matching it continues the event before it (e.g. '^\\s').", valueName: "regex"))
+    var multilineContinue: String?
+
+    /// The largest multiline event. Default 65,536 bytes.
+    @Option(name: .customLong("multiline-max-bytes"), help: ArgumentHelp(
+        "The largest multiline event; a longer one is split (default 65536).", valueName: "n"),
+            transform: ArgumentParsing.positiveInteger("--multiline-max-bytes"))
+    var multilineMaxBytes = 65_536
+
+    /// How long an event waits for its next line. Default 1 s.
+    @Option(name: .customLong("multiline-timeout"), help: ArgumentHelp(
+        "Seconds an event waits for a continuation line before it is sent (default 1).", valueName: "s"),
+            transform: ArgumentParsing.positiveNumber("--multiline-timeout"))
+    var multilineTimeout = 1.0
+
     /// The longest wait between upload retries while the server is unreachable. Default 60.
     @Option(name: .customLong("max-retry-delay"), help: ArgumentHelp(
         "The longest wait between upload retries while the server cannot be reached, in seconds (default 60).", valueName: "s"),
@@ -102,7 +124,13 @@ struct ForwardOptions: ParsableCommand {
     var dataDirectory: String { dataDirectoryOption ?? FileManager.default.currentDirectoryPath + "/ingest-forward-data" }
 
     func validate() throws {
-        guard !inputs.isEmpty else { throw ValidationError("no input: give a FILE (or a glob) or - for standard input") }
+        guard !inputs.isEmpty else { throw ValidationError("no input: give a FILE or - for standard input (a FILE may be a quoted glob)") }
+        if multilineStart != nil && multilineContinue != nil {
+            throw ValidationError("give --multiline-start or --multiline-continue, not both")
+        }
+        for pattern in [multilineStart, multilineContinue].compactMap({ $0 }) where (try? NSRegularExpression(pattern: pattern)) == nil {
+            throw ValidationError("'\(pattern)' is not a valid regular expression")
+        }
         if inputs.contains("-") && inputs.count > 1 { throw ValidationError("- (standard input) cannot be combined with files") }
     }
 }

@@ -30,6 +30,11 @@ settings.gzip = options.gzip
 settings.once = options.once
 settings.quiet = quiet
 settings.maxPendingBytes = options.maxPendingBytes
+// (validate() has checked that the patterns compile.)
+if let pattern = options.multilineStart, let regex = try? NSRegularExpression(pattern: pattern) { settings.multiline = .start(regex) }
+if let pattern = options.multilineContinue, let regex = try? NSRegularExpression(pattern: pattern) { settings.multiline = .continuation(regex) }
+settings.multilineMaxBytes = options.multilineMaxBytes
+settings.multilineTimeout = options.multilineTimeout
 
 // MARK: - Signals: stop cleanly
 

@@ -358,6 +358,40 @@ import IngestTestSupport
         expectExactlyOnce(server, lines)
     }
 
+    /// Multiline events (Java stack traces after a timestamped first line),
+    /// one across a rotation: its last continuation line is written to the
+    /// renamed file. The last event of a quiet file is sent after the
+    /// timeout; each event once, whole.
+    @Test func multilineEventsAlsoAcrossARotation() throws {
+        let directory = try TemporaryDirectory("samples")
+        let server = try SampleServer(in: directory.path)
+        let log = directory.path + "/app.log"
+        func event(_ n: Int) -> [String] {
+            ["2026-12-02 10:00:\(n % 60) ERROR request \(n) failed", "java.lang.IllegalStateException: boom \(n)",
+             "\tat com.example.Handler.run(Handler.java:\(n))", "\tat java.base/java.lang.Thread.run(Thread.java:1583)"]
+        }
+        var events = (0..<50).map(event)
+        try append(log, events.flatMap { $0 })
+        let process = try forwarder(server, directory.path, ["--multiline-start", #"^\d{4}-\d{2}-\d{2} "#, "--multiline-timeout", "0.5", log])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        #expect(waitFor(60) { count(server) == 50 })
+        let split = event(50)
+        try append(log, Array(split.prefix(2)))
+        usleep(200_000)
+        #expect(rename(log, log + ".1") == 0)
+        try append(log + ".1", Array(split.suffix(2)))   // the writer still had the old file open
+        events.append(split)
+        let after = (51..<60).map(event)
+        events += after
+        try append(log, after.flatMap { $0 })
+        #expect(waitFor(60) { count(server) == 60 })
+        usleep(1_200_000)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        expectExactlyOnce(server, events.map { $0.joined(separator: "\n") })
+    }
+
     /// A full store (its disk budget, while the server is down) stops the
     /// reading instead of dropping lines: the store stays within its budget,
     /// the forwarder says so and stops cleanly; the next run, with the server
