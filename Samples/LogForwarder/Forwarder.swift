@@ -371,7 +371,10 @@ final class Forwarder {
             total += n
             if batch.count >= settings.batchLines { try commitBatch() }
         }
-        if total > 0 { tail.lastActive = Date() }
+        if total > 0 {
+            tail.lastActive = Date()
+            if tail.rotatedAt != nil { tail.rotatedAt = Date() }  // still written to: not finished yet
+        }
         return total > 0
     }
 
