@@ -12,7 +12,6 @@ let package = Package(
         .library(name: "IngestCore", targets: ["IngestCore"]),
         .library(name: "DataIngest", targets: ["DataIngest"]),
         .library(name: "IngestHTTP", targets: ["IngestHTTP"]),
-        .library(name: "IngestServer", targets: ["IngestServer"]),
         .library(name: "RealmSync", targets: ["RealmSync"]),
         .executable(name: "ingest-server", targets: ["ingest-server"]),
         .executable(name: "ingest-bench", targets: ["ingest-bench"]),
@@ -40,8 +39,9 @@ let package = Package(
         .systemLibrary(
             name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
-        // Linux kernel interfaces not in the Glibc module (epoll, eventfd,
-        // accept4) for the HTTP server's event loop. Headers only.
+        // Linux kernel interfaces not in the Glibc module: epoll, eventfd and
+        // accept4 for the HTTP server's event loop, statfs for the segment
+        // store's file-system check. Headers only.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // MARK: Infrastructure shared by the modules below (package access):
@@ -61,7 +61,7 @@ let package = Package(
         .target(
             name: "DataIngest",
             dependencies: [
-                "IngestCore", "IngestSupport", "CZlib", "CLinux",
+                "IngestCore", "IngestSupport", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "IngestServer",
             dependencies: [
-                "IngestHTTP", "IngestCore", "IngestSupport", "CCrypto", "CZlib", "CLinux", "CPostgres",
+                "IngestHTTP", "IngestCore", "IngestSupport", "CCrypto", "CPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
@@ -95,7 +95,14 @@ let package = Package(
             path: "Samples/WeatherStation", exclude: ["README.md"]),
         .executableTarget(
             name: "RetailInvoices",
-            dependencies: ["DataIngest", "CSQLite", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                // Recording: DataIngest's public API only. verify and export read
+                // the sink's database through the project's own SQLite layer
+                // (IngestSupport) and libpq connection (IngestServer), and
+                // format dates with IngestCore's ISODate.
+                "DataIngest", "IngestCore", "IngestSupport", "IngestServer", "IngestCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Samples/RetailInvoices", exclude: ["README.md"]),
         .executableTarget(
             name: "ServerLogging",
@@ -166,7 +173,7 @@ let package = Package(
             name: "SamplesTests",
             dependencies: [
                 "ingest-server", "WeatherStation", "RetailInvoices", "ServerLogging", "ingest-forward", "ingest-bench", "IngestSupport",
-                "IngestTestSupport",
+                "IngestTestSupport", "IngestServer",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the test suite under ThreadSanitizer or AddressSanitizer.
 #
-# Usage: Scripts/sanitize.sh [thread|address] [--filter REGEX] [--scratch-path DIR] [--no-build] [--no-services]
+# Usage: Scripts/sanitize.sh [thread|address] [--filter REGEX] [--skip REGEX] [--scratch-path DIR] [--no-build] [--no-services]
 #   thread (default)  swift test --sanitize=thread
 #   address           swift test --sanitize=address (leak detection stays off:
 #                     the Swift runtime's metadata caches are never freed)
 #   --filter REGEX    passed to `swift test --filter`, e.g. 'Store|HTTP'
+#   --skip REGEX      passed to `swift test --skip`: suites left out
 #   --scratch-path    build directory (default .build/<sanitizer>): separate from
 #                     the normal .build, so the two never rebuild each other
 #                     and a sanitized build never blocks the normal one
@@ -40,11 +41,12 @@ services=1
 while [ $# -gt 0 ]; do
     case "$1" in
         thread|address) sanitizer="$1"; shift ;;
-        --filter) filter=(--filter "$2"); shift 2 ;;
+        --filter) filter+=(--filter "$2"); shift 2 ;;
+        --skip) filter+=(--skip "$2"); shift 2 ;;
         --scratch-path) scratch="$2"; shift 2 ;;
         --no-build) build=0; shift ;;
         --no-services) services=0; shift ;;
-        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done

@@ -11,14 +11,16 @@ final class InvoiceLine: EmbeddedObject {
 
 /// An invoice from a till: upload-only, kept on disk until the server has it.
 ///
-/// `_id` is derived from the store, the till and the till's invoice number
+/// `_id` is derived from the store, the till and the till's sequence number
 /// (`S01-T02-000017`), so recording the same invoice again (a retry after a
 /// crash or a timeout) cannot create a second row: the server keeps the
-/// first and counts the repeat as a duplicate.
+/// first and counts the repeat as a duplicate. `previousHash` chains it to
+/// the till's previous invoice (``InvoiceRecord/canonicalBytes``).
 final class Invoice: AsymmetricObject {
     @Persisted(primaryKey: true) var _id: String
     @Persisted var storeId: String
     @Persisted var tillId: String
+    /// The till's sequence number: 1, 2, 3, … without gaps.
     @Persisted var number: Int
     @Persisted var issuedAt: Date
     @Persisted var currency: String
@@ -26,6 +28,9 @@ final class Invoice: AsymmetricObject {
     @Persisted var subtotal: Decimal128
     @Persisted var tax: Decimal128
     @Persisted var total: Decimal128
+    /// SHA-256 (lowercase hex) of the till's previous invoice's canonical
+    /// bytes; 64 zeros for the till's first invoice.
+    @Persisted var previousHash: String
 
     /// The id of invoice `number` of `till` in `store`.
     static func id(store: String, till: String, number: Int) -> String {

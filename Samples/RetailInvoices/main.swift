@@ -2,7 +2,9 @@
 //
 //   RetailInvoices run    [--app-id ID] [--base-url URL] [--stores N] [--tills N] [--checkouts N]
 //                         [--retry-every K] [--data-dir DIR] [--upload-timeout S]
-//   RetailInvoices verify --database PATH [--data-dir DIR]
+//                         [--seed N] [--simulated-time T]
+//   RetailInvoices verify (--database PATH | --postgres URL) [--data-dir DIR]
+//   RetailInvoices export (--database PATH | --postgres URL) --store S --date YYYY-MM-DD [--output FILE]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,28 +17,29 @@ import IngestCommandLine
 struct RetailInvoices: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "RetailInvoices",
-        abstract: "A retail service recording invoices with IngestRecorder, and a check of what the server stored.",
+        abstract: "A retail service recording hash-chained invoices with IngestRecorder, a check of what the server stored, a CSV export.",
         discussion: """
             Environment: DATAINGEST_APP_ID, DATAINGEST_BASE_URL.
-            Exit status: 0 success (verify: totals match), 1 failure or mismatch, 2 usage error.
+            Exit status: 0 success (verify: every till intact), 1 failure or a broken link, 2 usage error.
             """,
-        subcommands: [RunCommand.self, VerifyCommand.self])
+        subcommands: [RunCommand.self, VerifyCommand.self, ExportCommand.self])
 
     /// No command given: a usage error.
     func run() throws {
-        throw ValidationError("no command: give run or verify")
+        throw ValidationError("no command: give run, verify or export")
     }
 }
 
-/// Options both commands take.
-struct LedgerOptions: ParsableArguments {
-    /// The sample's ledger and pending data. Default `./retail-data`.
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
-        "The ledger (ledger.json) and pending data (default ./retail-data).", valueName: "dir"))
+/// `--data-dir`, of `run` and `verify`.
+struct DataOptions: ParsableArguments {
+    /// The tills' journals and pending data. Default `./retail-data`.
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp(
+            "The tills' journals (tills/) and pending data (default ./retail-data).", valueName: "dir"))
     var dataDirectoryOption: String?
 
     var dataDirectory: String { dataDirectoryOption ?? FileManager.default.currentDirectoryPath + "/retail-data" }
-    var ledgerPath: String { dataDirectory + "/ledger.json" }
 }
 
 func fail(_ message: String, _ status: Int32) -> Never {

@@ -80,7 +80,10 @@ import IngestTestSupport
                             guard s.boots == boot else { return }  // a late line of an earlier boot
                             s.lines.append(line)
                             if line.contains("listening on") { s.listening = true }
-                            if line.hasPrefix("app "), let id = line.split(separator: " ").dropFirst().first { s.appId = String(id) }
+                            // The banner is a log line on standard error: "… notice ingest-server: app=<id> [ingest_server] app <id> (development mode): …".
+                            if s.appId == nil, line.contains("(development mode)"), let start = line.range(of: "app=") {
+                                s.appId = String(line[start.upperBound...].prefix { $0 != " " })
+                            }
                         }
                     }
                 }

@@ -25,7 +25,7 @@ import IngestTestSupport
         ("WeatherStation", ["--app-id", "--base-url", "--rate", "--count", "--duration", "--data-dir", "--device-id", "--upload-timeout", "--quiet"]),
         ("ingest-forward", ["--app-id", "--base-url", "--format", "--data-dir", "--once", "--batch-lines", "--upload-timeout", "--quiet", "<file>"]),
         ("ServerLogging", ["--app-id", "--base-url", "--port", "--data-dir", "--upload-timeout", "--console"]),
-        ("RetailInvoices", ["run", "verify"]),
+        ("RetailInvoices", ["run", "verify", "export"]),
         ("ingest-bench", ["--json", "--filter"]),
     ])
     func helpListsEveryOption(_ name: String, _ options: [String]) throws {
@@ -56,11 +56,15 @@ import IngestTestSupport
         ("ServerLogging", ["--app-id", "x", "--port", "65536"], "--port needs a port number"),
         ("ServerLogging", ["--app-id", "x", "--upload-timeout", "0"], "--upload-timeout needs seconds"),
         ("ServerLogging", ["--port", "0"], "no app id: pass --app-id"),
-        ("RetailInvoices", [], "no command: give run or verify"),
+        ("RetailInvoices", [], "no command: give run, verify or export"),
         ("RetailInvoices", ["launch"], "Unexpected argument 'launch'"),
         ("RetailInvoices", ["run", "--app-id", "x", "--stores", "none"], "--stores needs a positive whole number, not 'none'"),
         ("RetailInvoices", ["run"], "no app id: pass --app-id"),
-        ("RetailInvoices", ["verify"], "Missing expected argument '--database <path>'"),
+        ("RetailInvoices", ["run", "--app-id", "x", "--simulated-time", "9am"], "--simulated-time needs a UTC time such as 2026-12-01T09:00:00Z, not '9am'"),
+        ("RetailInvoices", ["verify"], "give --database PATH (a SQLite sink) or --postgres URL (a PostgreSQL sink)"),
+        ("RetailInvoices", ["verify", "--database", "a.sqlite", "--postgres", "postgresql://h/db"], "give --database or --postgres, not both"),
+        ("RetailInvoices", ["export", "--database", "x.sqlite", "--date", "2026-12-01"], "Missing expected argument '--store <store>'"),
+        ("RetailInvoices", ["export", "--database", "x.sqlite", "--store", "S01", "--date", "2026-02-30"], "--date needs a day such as 2026-12-01, not '2026-02-30'"),
         ("RetailInvoices", ["verify", "--database", "x.sqlite", "--stores", "3"], "Unknown option '--stores'"),
         ("ingest-bench", ["--bogus"], "Unknown option '--bogus'"),
         ("ingest-bench", ["--filter"], "Missing value for '--filter <group>'"),
@@ -124,12 +128,18 @@ import IngestTestSupport
     @Test func subcommandsHaveTheirOwnHelp() throws {
         let run = try run("RetailInvoices", ["run", "--help"])
         #expect(run.status == 0)
-        for option in ["USAGE: RetailInvoices run", "--app-id", "--stores", "--tills", "--checkouts", "--retry-every", "--data-dir", "--upload-timeout"] {
+        for option in ["USAGE: RetailInvoices run", "--app-id", "--stores", "--tills", "--checkouts", "--retry-every", "--data-dir", "--upload-timeout",
+                       "--seed", "--simulated-time"] {
             #expect(run.output.contains(option), "run --help lacks \(option)")
         }
         let verify = try self.run("RetailInvoices", ["help", "verify"])
         #expect(verify.status == 0)
-        #expect(verify.output.contains("USAGE: RetailInvoices verify --database <path>"))
+        #expect(verify.output.contains("USAGE: RetailInvoices verify [--database <path>] [--postgres <url>]"), "\(verify.output)")
+        let export = try self.run("RetailInvoices", ["export", "--help"])
+        #expect(export.status == 0)
+        for option in ["--database <path>", "--postgres <url>", "--store <store>", "--date <yyyy-mm-dd>", "--output <path>"] {
+            #expect(export.output.contains(option), "export --help lacks \(option)")
+        }
     }
 
     /// Valid flags that do not need a server: `ingest-bench` with a filter

@@ -51,9 +51,20 @@ final class SampleServer {
     let dataPath: String
     var port: UInt16 { server.port }
 
-    init(in directory: String) throws {
+    private let configuredAppId: String?
+
+    /// The development server, or with `config` (JSON text of a
+    /// configuration whose one app is `appId`) a configured one.
+    init(in directory: String, config: String? = nil, appId: String? = nil) throws {
         dataPath = directory + "/server-data"
-        server = try IngestServerProcess(in: directory, arguments: ["--data-dir", dataPath])
+        configuredAppId = appId
+        var arguments = ["--data-dir", dataPath]
+        if let config {
+            let path = directory + "/ingest.json"
+            try Data(config.utf8).write(to: URL(fileURLWithPath: path))
+            arguments += ["--config", path]
+        }
+        server = try IngestServerProcess(in: directory, arguments: arguments)
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -68,11 +79,27 @@ final class SampleServer {
     func restart() throws { try server.restart() }
 
     var appId: String {
-        ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
+        configuredAppId ?? ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     var databasePath: String { dataPath + "/\(appId).sqlite" }
+
+    /// `kill -9` of the server by PID.
+    func kill9() { server.kill9() }
+
+    /// Starts the server again on the same port and data directory.
+    func restart() throws { try server.restart() }
+
+    /// After ``kill9()``: the database checkpointed (its WAL folded into the
+    /// file) and copied to `path`, for a test to change.
+    func copyDatabase(to path: String) throws {
+        let db = try SQLiteConnection(path: databasePath, options: .init(access: .readWrite))
+        try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: databasePath, toPath: path)
+    }
 
     /// The first column of each row of `sql`, as text.
     func query(_ sql: String) throws -> [String] {

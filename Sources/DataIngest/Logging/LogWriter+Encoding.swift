@@ -5,8 +5,8 @@ import Logging
 // The writer thread's hot path: each queued event is written as one BSON
 // document straight into the transaction's buffer, in ``IngestLogEvent``'s field
 // order and with the types its schema gives them, instead of filling an
-// `IngestLogEvent` instance and encoding it through the generic object path
-// (which cost about half of the writer's time in `perf`).
+// `IngestLogEvent` instance and encoding it through the generic object path,
+// which dominated the writer thread's profile (Docs/Logging.md, "Measuring").
 extension LogWriter {
     /// ``IngestLogEvent``'s fields, in declaration order.
     private enum Keys {
@@ -228,8 +228,8 @@ extension LogWriter {
         return String(scalars)
     }
 
-    /// `Module/File.swift` → `Module` (searching the UTF-8 bytes: a
-    /// `Character` search cost a tenth of the writer's time).
+    /// `Module/File.swift` → `Module`, searching the UTF-8 bytes: a
+    /// `Character` search showed in the writer thread's profile.
     static func module(ofFileID fileID: String) -> String {
         guard let slash = fileID.utf8.firstIndex(of: UInt8(ascii: "/")) else { return fileID }
         return String(fileID[..<slash])

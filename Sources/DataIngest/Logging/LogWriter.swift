@@ -47,9 +47,9 @@ public final class LogWriter: @unchecked Sendable {
     }
     private let monitor = ConditionLock<Wake>()
 
-    // Guarded by `monitor`, which already makes every access exclusive: the
-    // run-time exclusivity check of a class's stored property (two per log
-    // call) cost about 150 instructions per call in callgrind.
+    // Guarded by `monitor`, which already makes every access exclusive, so
+    // the run-time exclusivity check of a class's stored property (two per
+    // log call, on the caller's thread) would guard nothing.
     @exclusivity(unchecked) private var queue: [PendingLogEvent] = []
     @exclusivity(unchecked) private var jobs: [RecordJob] = []
     @exclusivity(unchecked) private var writerWaiting = false

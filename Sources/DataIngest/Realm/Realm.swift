@@ -51,8 +51,8 @@ public final class Realm {
     /// The open transaction, in one stored property so that a `create`
     /// makes one exclusive access instead of one per field. Unchecked: a
     /// realm is confined to one thread and `create` touches it only through
-    /// one `inout` access, so the runtime check (about 80 instructions per
-    /// object) would guard nothing.
+    /// one `inout` access, so the runtime check, paid once per object, would
+    /// guard nothing.
     @exclusivity(unchecked) var transaction = Transaction()
 
     /// The first error of a `create`, thrown when the transaction ends.

@@ -5,8 +5,8 @@ import IngestSupport
 /// Reads an `Any` whose dynamic type is exactly a known type straight out
 /// of its existential container: one comparison of the type metadata word
 /// and a load of the inline value, instead of a runtime cast
-/// (`swift_dynamicCast` or an opened generic call costs a few hundred
-/// instructions; `create` does this once per property per object).
+/// (`swift_dynamicCast` or an opened generic call), which is far dearer and
+/// which `create` would pay once per property per object.
 ///
 /// The container of an `Any` is three words of inline value buffer followed
 /// by the type metadata; values of at most three words that the runtime can

@@ -257,9 +257,9 @@ extension SegmentStore {
 
     /// A large group (16 KiB or more) in a mapped segment: `pwrite` into the
     /// preallocated space costs less per page than first stores into the
-    /// mapping (measured: ~1.4 µs more per 4 KiB page through the mapping,
-    /// which made 1,000-object transactions ~30 % slower), and the page cache
-    /// is the same. The group's first byte is written last, as in ``copyGroup``.
+    /// mapping, which fault once per page (Docs/SegmentFormat.md, "The
+    /// client's segment store", has the figures), and the page cache is the
+    /// same. The group's first byte is written last, as in ``copyGroup``.
     func pwriteBatch(_ batch: [PendingCommit], batchBytes: Int, segment: ActiveSegment, outcome: BatchOutcome) -> BatchOutcome {
         let buffers = leaderBuffers
         var offset = segment.size

@@ -6,7 +6,8 @@ import Glibc
 
 extension SegmentStore {
     /// The sealed segments awaiting upload, oldest first. Each file is a standard
-    /// gzip file that can be sent as is; read it with ``reader(for:)``.
+    /// gzip file that can be sent as is; ``uploadBody(for:)`` gives the bytes
+    /// to send (decrypted when the store is encrypted).
     public func pendingSegments() -> [PendingSegment] {
         guarded.withLock { $0.state.sealed.segments }
     }

@@ -6,9 +6,10 @@ import IngestSupport
 /// The default transport for `http://` base URLs: a plain HTTP/1.1 client on
 /// POSIX sockets with keep-alive connections, one request in flight per
 /// connection. It exists because `URLSession` (libcurl under
-/// FoundationNetworking on Linux) cost about a third of all CPU of the end to
-/// end upload path; this client writes a request with one `send` loop and
-/// reads the answer straight from the socket.
+/// FoundationNetworking on Linux) took a large share of the CPU of the end
+/// to end upload path (Docs/SyncSession.md, "Transport"); this client
+/// writes a request with one `send` loop and reads the answer straight from
+/// the socket.
 ///
 /// It speaks plain `http` only: the loopback/development server, or a server
 /// behind a TLS-terminating proxy on the same host. `https://` base URLs use

@@ -416,8 +416,9 @@ struct BSONDecoder {
     /// and kept by the caller for the document's other keys.
     ///
     /// `@_transparent`, as ``value(type:at:limit:depth:)``: the optimizer
-    /// declines `@inline(__always)` into the element loop, and the call
-    /// (spills, a stack check) cost about 35 instructions per key.
+    /// declines `@inline(__always)` into the element loop, and an
+    /// out-of-line call per key (spills, a stack check) shows in the
+    /// decoder's instruction count (Benchmarks/README.md).
     @_transparent
     func knownKey(at offset: inout Int, limit: Int, cache: inout Unmanaged<BSONKeyCache>?) -> String? {
         let start = offset

@@ -3,8 +3,9 @@ import IngestSupport
 /// Builds and reads `String`s through their two-word in-memory
 /// representation, for the BSON codec's per-field work: building a key of up
 /// to 15 bytes this way is two loads and a store instead of a call into
-/// `String(unsafeUninitializedCapacity:)` (about 60 instructions), and
-/// reading a long key's bytes needs no retain and release of its storage.
+/// `String(unsafeUninitializedCapacity:)`, and reading a long key's bytes
+/// needs no retain and release of its storage (Benchmarks/README.md has the
+/// instruction counts).
 ///
 /// The representation is the standard library's (`StringObject.swift`): a
 /// count-and-flags word, then an object word whose top nibble says what the

@@ -1,13 +1,15 @@
 /// RFC 3339 date-times for relaxed Extended JSON `$date`, as milliseconds
 /// since the Unix epoch. Plain integer calendar arithmetic (proleptic
-/// Gregorian, UTC), no Foundation formatter: exact and locale-free.
-enum ISODate {
+/// Gregorian, UTC), no Foundation formatter: exact and locale-free. Package
+/// access: the RetailInvoices sample's CSV and options use it too.
+package enum ISODate {
     /// Milliseconds of 1970-01-01 .. 9999-12-31T23:59:59.999Z: the years
     /// relaxed Extended JSON writes as a string.
-    static let relaxedRange: ClosedRange<Int64> = 0...253_402_300_799_999
+    package static let relaxedRange: ClosedRange<Int64> = 0...253_402_300_799_999
 
-    /// `1970-01-01T00:00:00Z`, with `.mmm` only when milliseconds are not 0.
-    static func format(milliseconds: Int64) -> String {
+    /// `1970-01-01T00:00:00Z`, with `.mmm` only when milliseconds are not 0
+    /// (always with `alwaysMilliseconds`: `1970-01-01T00:00:00.000Z`).
+    package static func format(milliseconds: Int64, alwaysMilliseconds: Bool = false) -> String {
         var days = milliseconds / 86_400_000
         var rest = milliseconds % 86_400_000
         if rest < 0 {
@@ -19,14 +21,14 @@ enum ISODate {
         let millis = rest % 1000
         var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
         text += "T" + pad(seconds / 3600, 2) + ":" + pad(seconds / 60 % 60, 2) + ":" + pad(seconds % 60, 2)
-        if millis != 0 { text += "." + pad(millis, 3) }
+        if millis != 0 || alwaysMilliseconds { text += "." + pad(millis, 3) }
         return text + "Z"
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`. Fractions
     /// beyond milliseconds are truncated. Nil when the text is not such a
     /// date-time or names an impossible date.
-    static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let b = Array(text.utf8)
         var i = 0
         func number(_ width: Int) -> Int64? {

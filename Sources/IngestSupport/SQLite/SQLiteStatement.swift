@@ -24,9 +24,9 @@ public final class SQLiteStatement {
     private let path: String
     // A `let`, and internal: the binds, step, reset and changes the SQLite
     // sink calls per object are @inlinable (their failure paths are not),
-    // so that its insert path calls SQLite directly; out of line they cost
-    // about 250 instructions per object (callgrind, `ingest-bench --filter
-    // sqlite`). The class and SQLiteError are `public` (their members are
+    // so that its insert path calls SQLite directly instead of through a
+    // wrapper call per bind (Benchmarks/README.md has the instruction
+    // counts). The class and SQLiteError are `public` (their members are
     // `package`) because this toolchain neither serializes nor inlines the
     // @inlinable members of a `package` type.
     @usableFromInline let pointer: OpaquePointer
