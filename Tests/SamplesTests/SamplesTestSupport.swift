@@ -72,12 +72,6 @@ final class SampleServer {
     /// What the server wrote to standard error so far.
     var logText: String { server.logText }
 
-    /// Kills the server (SIGKILL, by PID).
-    func kill9() { server.kill9() }
-
-    /// Starts it again on the same port and data.
-    func restart() throws { try server.restart() }
-
     var appId: String {
         configuredAppId ?? ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
