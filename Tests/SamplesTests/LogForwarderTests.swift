@@ -168,6 +168,15 @@ import IngestTestSupport
         #expect(distinct == rows.count, "\(rows.count - distinct) duplicates", sourceLocation: sourceLocation)
     }
 
+    /// Stops the forwarder with SIGTERM (a clean stop, exit 0), then checks the sink.
+    func stopAndExpectExactlyOnce(_ process: Process, _ server: SampleServer, _ lines: [String],
+                                  sourceLocation: SourceLocation = #_sourceLocation) {
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, sourceLocation: sourceLocation)
+        expectExactlyOnce(server, lines, sourceLocation: sourceLocation)
+    }
+
     /// `kill -9` at random moments (seeded) while the forwarder reads a file
     /// that is still being appended to, then a last run: each line in the
     /// sink exactly once, by content. `INGEST_FORWARD_KILL_ROUNDS` sets the
@@ -318,10 +327,7 @@ import IngestTestSupport
         try write("c.log", "rotated", 25)
         #expect(waitFor(60) { count(server) == 705 })
         usleep(1_500_000)  // a scan or two more: nothing else may arrive
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        expectExactlyOnce(server, lines)
+        stopAndExpectExactlyOnce(process, server, lines)
     }
 
     /// Many files under one `**` glob with at most 16 open at once, each
@@ -352,10 +358,7 @@ import IngestTestSupport
             try append(directory.path + "/logs/d\(n % 10)/f\(n).log", next)
         }
         #expect(waitFor(120) { count(server) == lines.count })
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        expectExactlyOnce(server, lines)
+        stopAndExpectExactlyOnce(process, server, lines)
     }
 
     /// Multiline events (Java stack traces after a timestamped first line),
@@ -386,10 +389,7 @@ import IngestTestSupport
         try append(log, after.flatMap { $0 })
         #expect(waitFor(60) { count(server) == 60 })
         usleep(1_200_000)
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        expectExactlyOnce(server, events.map { $0.joined(separator: "\n") })
+        stopAndExpectExactlyOnce(process, server, events.map { $0.joined(separator: "\n") })
     }
 
     /// A full store (its disk budget, while the server is down) stops the
