@@ -69,11 +69,11 @@ let package = Package(
         // MARK: HTTP/1.1 server: parser, event loop, router, connections
         .target(name: "IngestHTTP", dependencies: ["IngestSupport", "CLinux", .product(name: "Logging", package: "swift-log")]),
 
-        // MARK: Server: apps, auth, uploads, sinks, route adapters
+        // MARK: Server: apps, auth, uploads, sinks, the Realm sync endpoint, route adapters
         .target(
             name: "IngestServer",
             dependencies: [
-                "IngestHTTP", "IngestCore", "IngestSupport", "CCrypto", "CPostgres",
+                "IngestHTTP", "IngestCore", "RealmSync", "IngestSupport", "CCrypto", "CPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
@@ -121,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "ingest-bench",
             dependencies: [
-                "IngestCore", "IngestSupport", "DataIngest", "IngestServer", "IngestCommandLine",
+                "IngestCore", "IngestSupport", "DataIngest", "IngestServer", "RealmSync", "IngestCommandLine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -143,7 +143,10 @@ let package = Package(
         .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport", "IngestTestSupport"]),
         // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
-        .testTarget(name: "RealmSyncTests", dependencies: ["RealmSync", "IngestCore", "IngestSupport"]),
+        // The replays run against a real ingest-server process (built first).
+        .testTarget(
+            name: "RealmSyncTests",
+            dependencies: ["RealmSync", "IngestCore", "IngestSupport", "IngestServer", "IngestTestSupport", "ingest-server"]),
         // A client process the sync tests start (the seed's code) and kill -9.
         .executableTarget(
             name: "sync-client-child", dependencies: ["DataIngest", "IngestSupport"],

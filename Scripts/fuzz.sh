@@ -64,7 +64,7 @@ needs() {   # needs MODULE: true if a selected target links MODULE
     for target in "${targets[@]}"; do
         case "$1:$target" in
             IngestHTTP:http|IngestHTTP:upload|IngestHTTP:jwt|IngestServer:upload|IngestServer:jwt|DataIngest:syslog) return 0 ;;
-            RealmSync:websocket|RealmSync:syncmessage|RealmSync:changeset) return 0 ;;
+            RealmSync:websocket|RealmSync:syncmessage|RealmSync:changeset|RealmSync:upload|RealmSync:jwt) return 0 ;;
         esac
     done
     return 1
@@ -144,8 +144,8 @@ if [ "$build" -eq 1 ]; then
         build_module Logging "" -swift-version 6 -O -wmo
         build_module IngestHTTP "IngestSupport Logging" "${INSTRUMENTED[@]}"
     fi
-    if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore IngestHTTP Logging" "${INSTRUMENTED[@]}"; fi
     if needs RealmSync; then build_module RealmSync "IngestSupport IngestCore" "${INSTRUMENTED[@]}"; fi
+    if needs IngestServer; then build_module IngestServer "IngestSupport IngestCore IngestHTTP RealmSync Logging" "${INSTRUMENTED[@]}"; fi
     if needs DataIngest; then
         [ -d "$(module_sources CoreMetrics)" ] || swift package resolve
         build_module Logging "" -swift-version 6 -O -wmo
@@ -158,7 +158,7 @@ if [ "$build" -eq 1 ]; then
         case "$target" in
             http) libraries=(-lIngestHTTP -lLogging -lIngestSupport -lsqlite3 -lz -lcrypto) ;;
             upload|jwt)
-                libraries=(-lIngestServer -lIngestHTTP -lLogging -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
+                libraries=(-lIngestServer -lRealmSync -lIngestHTTP -lLogging -lIngestCore -lIngestSupport -lpq -lsqlite3 -lz -lcrypto) ;;
             websocket|syncmessage|changeset) libraries=(-lRealmSync -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto) ;;
             syslog)
                 libraries=(-lDataIngest -lLogging -lCoreMetrics -lIngestCore -lIngestSupport -lsqlite3 -lz -lcrypto)

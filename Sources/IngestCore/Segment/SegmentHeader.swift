@@ -38,6 +38,13 @@ package struct SegmentRecord: Sendable, Hashable {
     package var collection: String
     /// The encoded BSON document (its first 4 bytes are its little-endian length).
     package var document: [UInt8]
+
+    /// A record (a front door other than segments, e.g. Realm sync, builds its own).
+    package init(index: Int, collection: String, document: [UInt8]) {
+        self.index = index
+        self.collection = collection
+        self.document = document
+    }
 }
 
 /// The end of a write transaction: the records since the previous commit

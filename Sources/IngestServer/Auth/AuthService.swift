@@ -243,11 +243,25 @@ package final class AuthService: Sendable {
         }
     }
 
+    /// A new refresh token, stored by its hash. It is shaped as a JWT
+    /// (HS256 with the app's secret; `typ` "refresh", `sub`, `aud`, `iat`,
+    /// `exp` and 32 random bytes in `jti`) because Realm clients read `exp`
+    /// and `iat` from the payload of their refresh token; the server itself
+    /// only looks the whole token up by its hash.
     private func issueRefreshToken(app: AppAuth, userId: String, deviceId: String, now: Int64) throws(AuthError) -> String {
-        let token = try randomToken(appId: app.configuration.id)
+        let expiresAt = now + app.configuration.refreshTokenLifetimeSeconds
+        let token = JWT.signHS256(claims: .object([
+            .init("iss", .string(AccessTokenCodec.issuer)),
+            .init("sub", .string(userId)),
+            .init("aud", .string(app.configuration.id)),
+            .init("typ", .string("refresh")),
+            .init("jti", .string(try randomToken(appId: app.configuration.id))),
+            .init("iat", .integer(now)),
+            .init("exp", .integer(expiresAt)),
+        ]), secret: app.codec.secret)
         let record = RefreshTokenRecord(tokenHash: Crypto.sha256(Array(token.utf8)), appId: app.configuration.id,
                                         userId: userId, deviceId: deviceId, createdAt: now,
-                                        expiresAt: now + app.configuration.refreshTokenLifetimeSeconds, revokedAt: nil)
+                                        expiresAt: expiresAt, revokedAt: nil)
         try storage(app.configuration.id) { () throws(StorageError) in try store.insertRefreshToken(record) }
         return token
     }

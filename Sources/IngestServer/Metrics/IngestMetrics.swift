@@ -17,6 +17,7 @@ import IngestHTTP
 /// | `ingest_segment_lag_seconds` | histogram | `app` |
 /// | `ingest_collection_rows` | gauge | `app`, `collection` |
 /// | `ingest_collection_rows_estimated` | gauge | `app`, `collection` |
+/// | `ingest_realm_sync_connections` | gauge | (registered by ``IngestService``) |
 ///
 /// The `app` series are exported at 0 from start-up (``register(app:)``).
 ///

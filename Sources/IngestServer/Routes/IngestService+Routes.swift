@@ -5,11 +5,13 @@ import Logging
 /// The HTTP side of the composition: the service's routes and the HTTP
 /// server settings that observe them.
 extension IngestService {
-    /// Registers the auth endpoints, the upload endpoint, `GET /metrics`,
+    /// Registers the auth endpoints, the upload endpoint, the Realm sync
+    /// endpoint and its HTTP calls (Docs/RealmCompatibility.md), `GET /metrics`,
     /// `GET /healthz` and the status page at `GET /` (Docs/Protocol.md).
     package func addRoutes(to router: inout HTTPRouter) {
         router.addAuthRoutes(auth)
         router.post(ProtocolRoutes.uploadPattern, uploads.handle)
+        realmSync.addRoutes(to: &router)
         let metrics = self.metrics
         router.get(ProtocolRoutes.metricsPath) { _ in
             HTTPResponse(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],

@@ -52,6 +52,8 @@ package final class IngestService: Sendable {
     package let metrics: IngestMetrics
     /// Uploads of sealed segments.
     package let uploads: UploadService
+    /// The Realm sync endpoint's sessions (their objects go through ``uploads``).
+    package let realmSync: RealmSyncService
     /// The server's own log (``Options/logger``).
     package let logger: Logger
     /// When the service started (seconds since 1970).
@@ -127,6 +129,11 @@ package final class IngestService: Sendable {
         logger = options.logger
         uploads = UploadService(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration,
                                 logger: options.logger)
+        var realmConfiguration = RealmSyncService.Configuration()
+        let http = configuration.httpServerConfiguration
+        realmConfiguration.maxConnections = http.maxConnections
+        realmConfiguration.writeTimeoutSeconds = http.writeTimeout
+        realmSync = RealmSyncService(uploads: uploads, auth: auth, configuration: realmConfiguration, logger: options.logger)
         startedAt = Date().timeIntervalSince1970
         for app in apps { metrics.register(app: app.id) }
         // What the sinks hold, whoever wrote it: counted before the first
@@ -142,6 +149,11 @@ package final class IngestService: Sendable {
             readyApps.flatMap { app in
                 (app.rowCounts?.counts ?? []).map { ([app.id, $0.collection], Double($0.count)) }
             }
+        }
+        let realm = realmSync
+        metrics.registry.gauge("ingest_realm_sync_connections",
+                               help: "Open Realm sync WebSocket connections on this instance.", labels: []) {
+            [([], Double(realm.openConnections))]
         }
         metrics.registry.gauge("ingest_collection_rows_estimated",
                                help: "1 when ingest_collection_rows is the database's estimate (a large PostgreSQL table), 0 when exact.",

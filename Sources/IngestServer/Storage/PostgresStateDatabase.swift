@@ -41,6 +41,9 @@ final class PostgresStateDatabase: StateDatabase {
                     UNIQUE(app_id, name));
                 CREATE TABLE IF NOT EXISTS app_secrets (
                     app_id text PRIMARY KEY, secret bytea NOT NULL, created_at bigint NOT NULL);
+                CREATE TABLE IF NOT EXISTS realm_client_files (
+                    file_ident bigserial PRIMARY KEY, app_id text NOT NULL, salt bigint NOT NULL, user_id text NOT NULL,
+                    created_at bigint NOT NULL);
                 CREATE TABLE IF NOT EXISTS development_schemas (
                     app_id text PRIMARY KEY, schema text NOT NULL, version bigint NOT NULL, updated_at bigint NOT NULL);
                 COMMIT;

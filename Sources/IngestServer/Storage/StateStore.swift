@@ -21,7 +21,7 @@ package final class StateStore: @unchecked Sendable {
     private var connection: (any StateDatabase)?
 
     /// The schema version this code writes, kept in `PRAGMA user_version`.
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
 
     /// Opens or creates the state database, creating its directory if needed.
     ///
@@ -90,6 +90,21 @@ package final class StateStore: @unchecked Sendable {
                     created_at INTEGER NOT NULL
                 );
                 PRAGMA user_version = 1;
+                COMMIT;
+                """)
+        }
+        if version < 2 {
+            // Realm sync clients' file identifiers (StateStore+RealmFiles.swift).
+            try connection.execute("""
+                BEGIN IMMEDIATE;
+                CREATE TABLE IF NOT EXISTS realm_client_files (
+                    file_ident INTEGER PRIMARY KEY AUTOINCREMENT,
+                    app_id TEXT NOT NULL,
+                    salt INTEGER NOT NULL,
+                    user_id TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                );
+                PRAGMA user_version = 2;
                 COMMIT;
                 """)
         }

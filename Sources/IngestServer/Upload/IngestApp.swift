@@ -87,13 +87,32 @@ package final class IngestApp: Sendable {
     /// Outside development mode it returns the schema unchanged.
     func schemaForUpload(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
                          logger: Logger) throws(SinkError) -> Schema {
+        try evolve(logger: logger) { SchemaEvolution.grow($0, records: records, clientSchema: clientSchema) }
+    }
+
+    /// Development mode: adds the classes and properties of `declared` that
+    /// the schema lacks (the schema changeset of a Realm client, which can
+    /// arrive, and be acknowledged, before any object), migrates the sink and
+    /// persists the schema, so that later sessions and other instances know
+    /// them. Outside development mode it returns the schema unchanged.
+    package func learnDeclared(_ declared: Schema, logger: Logger) throws(SinkError) -> Schema {
+        try evolve(logger: logger) { base in
+            let merged = SchemaEvolution.merged(base, with: declared.objectSchemas)
+            return merged == base ? nil : merged
+        }
+    }
+
+    /// Development mode's growth: `grow` returns the schema with what is
+    /// missing added, or nil when nothing is; the grown schema is migrated,
+    /// persisted (the schema file, or the shared state) and returned.
+    private func evolve(logger: Logger, _ grow: (Schema) -> Schema?) throws(SinkError) -> Schema {
         guard configuration.developmentMode else { return schema }
         // Quick check without the lock: most uploads need nothing new.
-        if SchemaEvolution.grow(schema, records: records, clientSchema: clientSchema) == nil { return schema }
-        if let sharedSchemas { return try learnShared(records: records, clientSchema: clientSchema, in: sharedSchemas, logger: logger) }
+        if grow(schema) == nil { return schema }
+        if let sharedSchemas { return try learnShared(grow, in: sharedSchemas, logger: logger) }
         return try evolution.withLock { () throws(SinkError) -> Schema in
             let base = schema
-            guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return base }
+            guard let grown = grow(base) else { return base }
             guard try migrateSink(to: grown, logger: logger) else { return base }
             if let schemaFile, let data = try? grown.jsonData() {
                 // Best effort: the sink already has the columns; a lost file
@@ -105,17 +124,16 @@ package final class IngestApp: Sendable {
         }
     }
 
-    /// ``schemaForUpload(records:clientSchema:logger:)`` on shared state: under
+    /// ``evolve(logger:_:)`` on shared state: under
     /// the app's row lock (serialized across every instance), start from the
     /// stored schema, add what `records` need, migrate the sink, store the
     /// grown schema. A change the sink refuses is not stored (its objects are
     /// rejected, as on one server).
-    private func learnShared(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
-                             in store: SharedSchemaStore, logger: Logger) throws(SinkError) -> Schema {
+    private func learnShared(_ grow: (Schema) -> Schema?, in store: SharedSchemaStore, logger: Logger) throws(SinkError) -> Schema {
         try evolution.withLock { () throws(SinkError) -> Schema in
             let learned = try store.learn(appId: id) { (stored: Schema?) throws(SinkError) -> (store: Schema?, result: Schema) in
                 let base = try adoptLocked(stored, logger: logger)
-                guard let grown = SchemaEvolution.grow(base, records: records, clientSchema: clientSchema) else { return (nil, base) }
+                guard let grown = grow(base) else { return (nil, base) }
                 guard try migrateSink(to: grown, logger: logger) else { return (nil, base) }
                 current.withLock { $0 = grown }
                 return (grown, grown)

@@ -17,6 +17,11 @@ struct ParsedSegment {
     var inflatedBytes = 0
     /// The schema the client put in the header (nil for the empty document `{}`).
     var clientSchema: Schema?
+    /// The records as the write path takes them.
+    var batch: IngestBatch {
+        IngestBatch(records: records, transactionNumbers: transactionNumbers, transactionCount: transactionCount,
+                    clientSchema: clientSchema, createdAtMillis: header.createdAtMillis)
+    }
     /// Why the header's schema cannot be read (400 `malformed_schema`),
     /// raised after the receipt check so a segment stored before still replays.
     var schemaError: UploadError?
@@ -94,4 +99,24 @@ struct ParsedSegment {
         return UploadError(.invalidRequest, code: "malformed_segment",
                            "the segment is malformed (\(error.code.rawValue)\(error.offset.map { " at offset \($0)" } ?? "")): \(error.message)")
     }
+}
+
+/// Records to validate and write with one receipt, whatever front door
+/// brought them: a sealed segment (``ParsedSegment/batch``) or the
+/// changesets of a Realm sync upload.
+struct IngestBatch {
+    /// The records in order (``SegmentRecord/index`` names them in rejections).
+    var records: [SegmentRecord]
+    /// `transactionNumbers[i]` is the client transaction of `records[i]`.
+    var transactionNumbers: [UInt64]
+    /// Transactions in the batch.
+    var transactionCount: Int
+    /// The schema the client declared, if any (development mode learns from it).
+    var clientSchema: Schema?
+    /// When the client made the records, milliseconds since 1970 (the lag metric).
+    var createdAtMillis: Int64
+    /// Objects the front door rejected before they became records (a Realm
+    /// changeset's object that builds no valid document), with indexes after
+    /// the records'; their transactions are rejected whole.
+    var rejectedBefore: [UploadAnswer.RejectedObject] = []
 }

@@ -55,7 +55,7 @@ package final class UploadService: Sendable {
     let auth: AuthService
     let metrics: IngestMetrics
     let configuration: Configuration
-    private let inFlight = LockedBox(0)
+    let inFlight = LockedBox(0)
     let logger: Logger
 
     /// Creates the service.
@@ -94,8 +94,14 @@ package final class UploadService: Sendable {
     ///   `.tooLarge` `inflate_limit_exceeded`, `frame_too_large`;
     ///   `.unavailable` `sink_unavailable`; `.failed` `sink_error`.
     package func upload(appId: String, token: PresentedToken, body: [UInt8]) throws(UploadError) -> UploadResult {
+        try reportingFailures(appId: appId) { () throws(UploadError) in try process(appId: appId, token: token, body: body) }
+    }
+
+    /// Runs one upload of any front door: a failure of the server's side is
+    /// logged, and every failure is recorded for the status page, then rethrown.
+    func reportingFailures(appId: String, _ body: () throws(UploadError) -> UploadResult) throws(UploadError) -> UploadResult {
         do {
-            return try process(appId: appId, token: token, body: body)
+            return try body()
         } catch {
             switch error.kind {
             case .failed: logger.error("upload to app \(appId) failed: \(error.message)", metadata: ["app": "\(appId)", "error_code": "\(error.code)"])
@@ -113,16 +119,7 @@ package final class UploadService: Sendable {
             throw UploadError(.notFound, code: "unknown_app", "no app with id \"\(appId)\" is configured on this server")
         }
         let claims = try authenticate(token, appId: appId)
-        let admitted = inFlight.withLock { count -> Bool in
-            guard count < configuration.maxConcurrentUploads else { return false }
-            count += 1
-            return true
-        }
-        guard admitted else {
-            throw UploadError(.overloaded, code: "too_many_uploads",
-                              "the server is processing \(configuration.maxConcurrentUploads) uploads; retry after the Retry-After delay",
-                              retryAfterSeconds: configuration.retryAfterSeconds)
-        }
+        try admit()
         defer { inFlight.withLock { $0 -= 1 } }
 
         guard !body.isEmpty else {
@@ -138,7 +135,23 @@ package final class UploadService: Sendable {
             return replay(stored, appId: appId)
         }
         if let schemaError = segment.schemaError { throw schemaError }
-        return try ingest(segment, key: key, into: app, claims: claims)
+        return try ingest(segment.batch, key: key, into: app, claims: claims)
+    }
+
+    /// Counts an upload in, or fails as `overloaded` when
+    /// ``Configuration/maxConcurrentUploads`` are in flight; the caller
+    /// counts it out (`inFlight -= 1`) when done.
+    func admit() throws(UploadError) {
+        let admitted = inFlight.withLock { count -> Bool in
+            guard count < configuration.maxConcurrentUploads else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            throw UploadError(.overloaded, code: "too_many_uploads",
+                              "the server is processing \(configuration.maxConcurrentUploads) uploads; retry after the Retry-After delay",
+                              retryAfterSeconds: configuration.retryAfterSeconds)
+        }
     }
 
     private func authenticate(_ token: PresentedToken, appId: String) throws(UploadError) -> AccessClaims {
@@ -160,13 +173,16 @@ package final class UploadService: Sendable {
         }
     }
 
-    private func replay(_ stored: [UInt8], appId: String) -> UploadResult {
+    func replay(_ stored: [UInt8], appId: String) -> UploadResult {
         metrics.replays.increment([appId])
         return .replayed(body: stored)
     }
 
-    private func ingest(_ segment: ParsedSegment, key: SegmentKey, into app: IngestApp,
-                        claims: AccessClaims) throws(UploadError) -> UploadResult {
+    /// Validates the records of `segment` and writes the accepted ones with
+    /// the receipt for `key` in one sink transaction (every front door's
+    /// write path: sealed segments, Realm changesets).
+    func ingest(_ segment: IngestBatch, key: SegmentKey, into app: IngestApp,
+                claims: AccessClaims) throws(UploadError) -> UploadResult {
         let records = segment.records
         // Most records are proven valid straight from their bytes against the
         // current schema, without building a document. The others are decoded
@@ -222,11 +238,15 @@ package final class UploadService: Sendable {
         var objects: [SinkObject] = []
         objects.reserveCapacity(records.count - rejections.count)
         var allRejections: [UploadAnswer.RejectedObject] = []
-        if rejections.isEmpty {
+        if rejections.isEmpty && segment.rejectedBefore.isEmpty {
             for record in records { objects.append(SinkObject(collection: record.collection, bson: record.document)) }
         } else {
             // A transaction is all or nothing: one rejected object rejects the rest of it.
             var rejectedTransactions: [UInt64: Int] = [:]
+            for rejection in segment.rejectedBefore where rejectedTransactions[rejection.transaction] == nil {
+                rejectedTransactions[rejection.transaction] = rejection.index
+            }
+            allRejections = segment.rejectedBefore
             for position in rejections.keys.sorted() {
                 let rejection = rejections[position]!
                 if rejectedTransactions[rejection.transaction] == nil { rejectedTransactions[rejection.transaction] = rejection.index }
@@ -258,7 +278,7 @@ package final class UploadService: Sendable {
                 duplicateCount = duplicates.lazy.filter { $0 }.count
                 let written = UploadAnswer(
                     storeId: key.storeId.uuidString, segmentNumber: key.segmentNumber,
-                    transactions: segment.transactionCount, objects: segment.records.count,
+                    transactions: segment.transactionCount, objects: segment.records.count + segment.rejectedBefore.count,
                     accepted: objects.count - duplicateCount, duplicate: duplicateCount, rejectedObjects: allRejections)
                 answer = written
                 return written.jsonBody
@@ -271,9 +291,9 @@ package final class UploadService: Sendable {
         case .written(let duplicates, let body):
             let seconds = monotonicSeconds() - started
             metrics.sinkWriteDuration.observe(seconds, [app.id])
-            metrics.segmentLag.observe(Double(Self.nowMillis() - segment.header.createdAtMillis) / 1000, [app.id])
+            metrics.segmentLag.observe(Double(Self.nowMillis() - segment.createdAtMillis) / 1000, [app.id])
             app.activity.recordStored(key: key, claims: claims, objects: objects, duplicates: duplicates, rejections: allRejections,
-                                      createdAtMillis: segment.header.createdAtMillis, writeSeconds: seconds)
+                                      createdAtMillis: segment.createdAtMillis, writeSeconds: seconds)
             let accepted = objects.count - duplicateCount
             metrics.objects.increment([app.id, "accepted"], by: Double(accepted))
             metrics.objects.increment([app.id, "duplicate"], by: Double(duplicateCount))
@@ -303,7 +323,7 @@ package final class UploadService: Sendable {
         return (first.code.rawValue, violations.map(\.description).joined(separator: "; "))
     }
 
-    private func sinkCall<T>(_ app: IngestApp, _ body: () throws(SinkError) -> T) throws(UploadError) -> T {
+    func sinkCall<T>(_ app: IngestApp, _ body: () throws(SinkError) -> T) throws(UploadError) -> T {
         do {
             return try body()
         } catch {
