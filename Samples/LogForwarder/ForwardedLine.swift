@@ -5,10 +5,10 @@ import Foundation
 /// collection.
 ///
 /// `_id` is `<source id>:<byte offset>`: the source id names one generation
-/// of one file (a new id after rotation or truncation) and is saved in the
-/// checkpoint before the first line of that generation is committed. Lines
-/// read again after a crash therefore get the same ids, and the server keeps
-/// each once.
+/// of one file (a new id after truncation) and is kept in the file's cursor,
+/// which is committed with the lines (``FileCursor``). A restart resumes after
+/// the last committed line, so no line is committed twice; were one replayed
+/// anyway, it would have the same id and the server would keep it once.
 final class ForwardedLine: AsymmetricObject {
     @Persisted(primaryKey: true) var _id: String
     /// The file path, or `-` for standard input.

@@ -3,29 +3,110 @@ import Glibc
 #endif
 import DataIngest
 import Foundation
+import IngestSupport
 
-/// Reads lines, commits them in batches to the synced realm and keeps the
-/// checkpoint. Confined to the main actor, like the realm it writes.
+/// What to do with rotated files compressed with gzip (`--gzip`).
+enum GzipMode: String {
+    /// Read a `.gz` file: the rest of a generation that was compressed before
+    /// it was read to its end, or a whole new one.
+    case read
+    /// Never open `.gz` files.
+    case skip
+}
+
+/// The settings of one run that the forwarder itself uses.
+struct ForwardSettings {
+    var format: LineFormat = .plain
+    var batchLines = 1_000
+    var fingerprintBytes = 256
+    var maxOpenFiles = 256
+    var gzip: GzipMode = .read
+    var once = false
+    var quiet = false
+    /// Seconds between scans of the patterns for new, rotated and vanished files.
+    var scanInterval = 1.0
+    /// The store's disk budget (for the messages).
+    var maxPendingBytes = 1 << 30
+    /// Multiline events: how lines are joined, at most how many bytes, and
+    /// how long an event waits for its next line.
+    var multiline: Multiline?
+    var multilineMaxBytes = 65_536
+    var multilineTimeout = 1.0
+}
+
+/// How lines form one event (one `ForwardedLine`, lines joined with `\n`).
+enum Multiline {
+    /// A line matching the pattern starts a new event; any other line
+    /// continues the one before (e.g. `^\d{4}-\d{2}-\d{2}` for timestamped logs).
+    case start(NSRegularExpression)
+    /// A line matching the pattern continues the event before it (e.g.
+    /// `^\s` for indented stack frames, `^(\s|Caused by:|Traceback)`).
+    case continuation(NSRegularExpression)
+
+    func continues(_ line: String) -> Bool {
+        let range = NSRange(line.startIndex..., in: line)
+        switch self {
+        case .start(let pattern): return pattern.firstMatch(in: line, range: range) == nil
+        case .continuation(let pattern): return pattern.firstMatch(in: line, range: range) != nil
+        }
+    }
+}
+
+/// One file generation being read (see ``FileCursor``).
+final class Tail {
+    /// The committed position (what the store's cursor holds once `isCommitted`).
+    var cursor: FileCursor
+    var isCommitted: Bool
+    /// Open while being read; -1 while closed (``ForwardSettings/maxOpenFiles``).
+    var fd: Int32 = -1
+    /// The whole decompressed content of a `.gz` file.
+    var content: [UInt8]?
+    /// The next byte to read.
+    var readOffset: Int
+    /// Bytes of an incomplete last line, and where they start.
+    var partial: [UInt8] = []
+    var partialStart: Int
+    /// When its path was last seen naming another file (or none), at its end.
+    var rotatedAt: Date?
+    /// Last time it read something (closing idle files first).
+    var lastActive = Date()
+    /// A closed tail whose file grew (seen by the last scan).
+    var ready = false
+    /// The multiline event being gathered: where it starts and ends, its
+    /// text, when its last line came. Not committed (nor in the cursor) until
+    /// it is complete, so a restart reads it again from its first line.
+    var event: (start: Int, end: Int, text: String, at: Date)?
+
+    init(cursor: FileCursor, isCommitted: Bool) {
+        self.cursor = cursor
+        self.isCommitted = isCommitted
+        readOffset = cursor.offset
+        partialStart = cursor.offset
+    }
+}
+
+/// Reads lines from files (paths and globs) or standard input, commits them
+/// in batches to the synced realm, each transaction with the cursors of the
+/// file generations it covers. Confined to the main actor, like the realm.
 @MainActor
 final class Forwarder {
     private let realm: Realm
     private let session: SyncSession
-    private let format: LineFormat
-    private let batchLines: Int
-    private let checkpointFile: String
-    private let quiet: Bool
+    private let settings: ForwardSettings
     private let shouldStop: () -> Bool
     private let host: String
     private let showProgress: Bool
 
     private struct Line {
+        var tail: Tail?
         var id: String
+        var source: String
         var offset: Int
+        var end: Int
         var text: String
     }
 
     private var batch: [Line] = []
-    private var source = "-"
     private var committedLines = 0
     private var transactions = 0
     private let start = Date()
@@ -33,108 +114,176 @@ final class Forwarder {
     private var progressShown = false
     private let acknowledgedAtStart: Int
 
-    // The file being followed.
-    private var fd: Int32 = -1
-    private var checkpoint: Checkpoint?
-    private var partial: [UInt8] = []   // bytes of an incomplete line
-    private var partialStart = 0        // file offset of partial's first byte
-    private var completeEnd = 0         // file offset after the last complete line read
+    // Files.
+    private var tails: [Tail] = []
+    /// Every generation the store has a cursor for, by source id.
+    private var known: [String: FileCursor] = [:]
+    /// Compressed files already looked at (device, inode, size).
+    private var seenCompressed: Set<[UInt64]> = []
+    private var openFiles = 0
+    /// Cursor changes to commit with the next transaction (finished, forgotten).
+    private var cursorChanges: [(name: String, value: [UInt8])] = []
 
-    init(realm: Realm, session: SyncSession, format: LineFormat, batchLines: Int, checkpointFile: String,
-         quiet: Bool, shouldStop: @escaping () -> Bool) {
+    // Backpressure.
+    private(set) var blockedSince: Date?
+    private var blockedSeconds = 0.0
+    private var blockedTimes = 0
+    private var lastFullMessage = Date.distantPast
+
+    init(realm: Realm, session: SyncSession, settings: ForwardSettings, shouldStop: @escaping () -> Bool) {
         self.realm = realm
         self.session = session
-        self.format = format
-        self.batchLines = batchLines
-        self.checkpointFile = checkpointFile
-        self.quiet = quiet
+        self.settings = settings
         self.shouldStop = shouldStop
         var name = [CChar](repeating: 0, count: 256)
         host = gethostname(&name, 255) == 0 ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
-        showProgress = !quiet && isatty(STDERR_FILENO) == 1
+        showProgress = !settings.quiet && isatty(STDERR_FILENO) == 1
         acknowledgedAtStart = session.storeCounters?.acknowledgedObjects ?? 0
     }
 
     // MARK: - Committing
 
-    /// Commits the batch and then saves `checkpoint` (if any).
-    private func commit() throws {
-        if !batch.isEmpty {
+    /// Commits the batch in transactions of at most `batchLines` lines; each
+    /// sets the cursor of every file generation it holds lines of (at the end
+    /// of its last line there), and the last one the pending cursor changes.
+    /// A full store (its disk budget) blocks here, retried, never dropped.
+    private func commitBatch() throws {
+        var start = 0
+        repeat {
+            let end = min(batch.count, start + settings.batchLines)
+            let chunk = batch[start..<end]
+            var advanced: [ObjectIdentifier: (Tail, FileCursor)] = [:]
+            for line in chunk {
+                guard let tail = line.tail else { continue }
+                var cursor = advanced[ObjectIdentifier(tail)]?.1 ?? tail.cursor
+                cursor.offset = line.end
+                cursor.lines += 1
+                advanced[ObjectIdentifier(tail)] = (tail, cursor)
+            }
+            for (key, entry) in advanced {
+                var cursor = entry.1
+                if cursor.fingerprintBytes < settings.fingerprintBytes, let prefix = self.prefix(of: entry.0) {
+                    cursor.fingerprintBytes = prefix.count
+                    cursor.fingerprint = Fingerprint.of(prefix)
+                }
+                advanced[key] = (entry.0, cursor)
+            }
+            let changes = end == batch.count ? cursorChanges : []
+            guard !chunk.isEmpty || !changes.isEmpty else { break }
             let received = Date()
-            try realm.write {
-                for line in batch {
-                    let parsed = LineParser.parse(line.text, as: format)
+            try writeBlockingWhenFull {
+                for line in chunk {
+                    let parsed = LineParser.parse(line.text, as: settings.format)
                     var value: [String: Any] = [
-                        "_id": line.id, "source": source, "offset": line.offset, "host": host, "receivedAt": received,
+                        "_id": line.id, "source": line.source, "offset": line.offset, "host": host, "receivedAt": received,
                         "format": parsed.format, "message": parsed.message, "fields": parsed.fields,
                     ]
                     if let timestamp = parsed.timestamp { value["timestamp"] = timestamp }
                     if let level = parsed.level { value["level"] = level }
                     realm.create(ForwardedLine.self, value: value)
                 }
+                for (_, (_, cursor)) in advanced { realm.setCursor(cursor.encoded(), named: cursor.cursorName) }
+                for change in changes { realm.setCursor(change.value, named: change.name) }
             }
-            committedLines += batch.count
-            transactions += 1
-            batch.removeAll(keepingCapacity: true)
-            // Test seam: die in the window between a commit and its checkpoint.
-            if transactions == Self.killAfterCommit { kill(getpid(), SIGKILL) }
-        }
-        if let checkpoint { try checkpoint.save(checkpointFile) }
+            for (_, (tail, cursor)) in advanced {
+                tail.cursor = cursor
+                tail.isCommitted = true
+                known[cursor.sourceId] = cursor
+            }
+            if !changes.isEmpty { cursorChanges.removeAll() }
+            if !chunk.isEmpty {
+                committedLines += chunk.count
+                transactions += 1
+                // Test seam: die right after a commit (its cursor is in it).
+                if transactions == Self.killAfterCommit { kill(getpid(), SIGKILL) }
+            }
+            start = end
+        } while start < batch.count
+        batch.removeAll(keepingCapacity: true)
         progress()
     }
 
+    /// Runs the write; while the store's disk budget is full
+    /// (`storageFull`), waits and retries instead of dropping lines, and
+    /// says so on the progress line, in the summary and once on standard
+    /// error. A stop request while blocked throws ``Stopped`` (the lines stay
+    /// uncommitted, so the next run reads them again from the cursor).
+    private func writeBlockingWhenFull(_ body: () -> Void) throws {
+        while true {
+            do {
+                try realm.write(body)
+                if let since = blockedSince {
+                    blockedSeconds += Date().timeIntervalSince(since)
+                    blockedSince = nil
+                }
+                return
+            } catch let error as RealmError where (error.underlyingError as? SegmentStoreError)?.code == .storageFull {
+                if blockedSince == nil {
+                    blockedSince = Date()
+                    blockedTimes += 1
+                    // Said once a minute at most: a store at its budget fills again at once.
+                    if !settings.quiet && Date().timeIntervalSince(lastFullMessage) >= 60 {
+                        lastFullMessage = Date()
+                        FileHandle.standardError.write(Data("ingest-forward: the store is full (its disk budget, --max-pending-bytes \(settings.maxPendingBytes)); reading pauses until the server has acknowledged more, nothing is dropped\n".utf8))
+                    }
+                }
+                progress(force: true)
+                if shouldStop() { throw Stopped() }
+            }
+        }
+    }
+
+    /// Thrown when a stop was requested while the store was full.
+    struct Stopped: Error {}
+
     /// `INGEST_FORWARD_TEST_KILL_AFTER_COMMIT=N`: the process kills itself
-    /// with SIGKILL right after its Nth commit, before that commit's
-    /// checkpoint is saved (the crash window the tests exercise). Unset: never.
+    /// with SIGKILL right after its Nth commit of lines (a test seam). Unset: never.
     private static let killAfterCommit: Int? =
         ProcessInfo.processInfo.environment["INGEST_FORWARD_TEST_KILL_AFTER_COMMIT"].flatMap { Int($0) }
 
     // MARK: - Standard input
 
+    /// Standard input cannot be resumed: each run is a new source.
     func forwardStandardInput() throws {
-        source = "-"
         let run = ObjectId.generate().hex
         var offset = 0
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        partial.removeAll()
-        partialStart = 0
+        var partial: [UInt8] = []
+        var partialStart = 0
         while !shouldStop() {
-            let n = read(STDIN_FILENO, &buffer, buffer.count)
+            let n = Glibc.read(STDIN_FILENO, &buffer, buffer.count)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw ForwardError("reading standard input failed: \(String(cString: strerror(errno)))")
             }
             if n == 0 { break }
-            split(buffer[0..<n], at: offset) { start in "stdin-\(run):\(start)" }
+            Self.split(buffer[0..<n], at: offset, partial: &partial, partialStart: &partialStart) { start, end, text in
+                batch.append(Line(tail: nil, id: "stdin-\(run):\(start)", source: "-", offset: start, end: end, text: text))
+            }
             offset += n
-            if batch.count >= batchLines { try commit() }
+            if batch.count >= settings.batchLines { try commitBatch() }
         }
         if !partial.isEmpty {
-            batch.append(Line(id: "stdin-\(run):\(partialStart)", offset: partialStart, text: Self.text(partial)))
-            partial.removeAll()
+            batch.append(Line(tail: nil, id: "stdin-\(run):\(partialStart)", source: "-", offset: partialStart, end: offset, text: Self.text(partial)))
         }
-        try commit()
+        try commitBatch()
     }
 
-    /// Appends the complete lines of `chunk` (which starts at file offset
-    /// `offset`) to the batch; keeps an incomplete last line in `partial`.
-    private func split(_ chunk: ArraySlice<UInt8>, at offset: Int, id: (Int) -> String) {
+    /// Calls `emit(start, end, text)` for each complete line of `chunk` (which
+    /// starts at offset `offset`); keeps an incomplete last line in `partial`.
+    private static func split(_ chunk: ArraySlice<UInt8>, at offset: Int, partial: inout [UInt8], partialStart: inout Int,
+                              _ emit: (Int, Int, String) -> Void) {
         var lineStart = chunk.startIndex
         for index in chunk.indices where chunk[index] == 10 {
-            let start: Int
-            let text: String
+            let end = offset + (index + 1 - chunk.startIndex)
             if partial.isEmpty {
-                start = offset + (lineStart - chunk.startIndex)
-                text = Self.text(chunk[lineStart..<index])
+                emit(offset + (lineStart - chunk.startIndex), end, text(chunk[lineStart..<index]))
             } else {
-                start = partialStart
                 partial.append(contentsOf: chunk[lineStart..<index])
-                text = Self.text(partial[...])
+                emit(partialStart, end, text(partial[...]))
                 partial.removeAll(keepingCapacity: true)
             }
-            batch.append(Line(id: id(start), offset: start, text: text))
             lineStart = index + 1
-            completeEnd = offset + (lineStart - chunk.startIndex)
         }
         if lineStart < chunk.endIndex {
             if partial.isEmpty { partialStart = offset + (lineStart - chunk.startIndex) }
@@ -148,139 +297,513 @@ final class Forwarder {
         return text
     }
 
-    // MARK: - Following a file
+    // MARK: - Following files
 
-    /// Follows `path` like `tail -F` until stopped (or its end, with `once`).
-    func follow(path: String, once: Bool) throws {
-        source = path
-        let saved = Checkpoint.load(checkpointFile).flatMap { $0.path == path ? $0 : nil }
-        guard try open(path, resume: saved) else {
-            if once { throw ForwardError("cannot open \(path): no such file") }
-            return try waitForFile(path, once: once)
+    /// Follows the files `patterns` name (paths and globs) until stopped, or
+    /// until each is read to its end with `once`. Resumes every generation
+    /// from its cursor in the store.
+    func follow(patterns: [String]) throws {
+        let matchers = patterns.map(PathPattern.init)
+        for (name, value) in try realm.cursors() where name.hasPrefix(FileCursor.namePrefix) {
+            if let cursor = FileCursor.decode(value) { known[cursor.sourceId] = cursor }
         }
-        try readLoop(path, once: once)
+        scan(matchers)
+        if settings.once && tails.isEmpty && !matchers.contains(where: \.hasWildcards) {
+            throw ForwardError("cannot open \(patterns.joined(separator: " ")): no such file")
+        }
+        resumeOrphans()
+        var lastScan = Date()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        do {
+            while !shouldStop() {
+                var readAny = false
+                for tail in tails where !shouldStop() {
+                    if try read(tail, &buffer) { readAny = true }
+                }
+                if readAny { continue }
+                flushEvents(all: false)
+                try commitBatch()
+                try checkEnds()
+                if settings.once && tails.allSatisfy({ $0.readOffset >= size(of: $0) }) { break }
+                if !settings.once && Date().timeIntervalSince(lastScan) >= settings.scanInterval {
+                    scan(matchers)
+                    forgetVanished(matchers)
+                    lastScan = Date()
+                }
+                progress()
+                usleep(100_000)
+            }
+            if settings.once { flushEvents(all: true) }
+            try commitBatch()
+            if settings.once {
+                for tail in tails where tail.content != nil { finish(tail) }
+                try commitBatch()
+            }
+        } catch is Stopped {
+            return
+        }
     }
 
-    private func waitForFile(_ path: String, once: Bool) throws {
-        while !shouldStop() {
-            if try open(path, resume: nil) { return try readLoop(path, once: once) }
-            usleep(200_000)
-        }
-    }
-
-    /// Opens `path`; resumes at the checkpoint if it names this very file
-    /// and the file is not shorter, else starts a new generation at 0 (its
-    /// checkpoint saved before any of its lines is committed). False if the
-    /// file does not exist.
-    private func open(_ path: String, resume: Checkpoint?) throws -> Bool {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        if descriptor < 0 {
-            if errno == ENOENT { return false }
-            throw ForwardError("cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        fstat(descriptor, &info)
-        fd = descriptor
-        partial.removeAll()
-        if let resume, resume.device == UInt64(info.st_dev), resume.inode == UInt64(info.st_ino), Int(info.st_size) >= resume.offset {
-            lseek(descriptor, off_t(resume.offset), SEEK_SET)
-            checkpoint = resume
-            partialStart = resume.offset
-            completeEnd = resume.offset
+    /// Reads up to 1 MiB of `tail` into the batch (committing full batches);
+    /// `true` if it read anything.
+    private func read(_ tail: Tail, _ buffer: inout [UInt8]) throws -> Bool {
+        if let content = tail.content {
+            guard tail.readOffset < content.count else { return false }
+            let end = min(content.count, tail.readOffset + (1 << 20))
+            take(tail, content[tail.readOffset..<end])
+            if batch.count >= settings.batchLines { try commitBatch() }
             return true
         }
-        let fresh = Checkpoint(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
-                               sourceId: ObjectId.generate().hex, offset: 0, lines: 0)
-        try fresh.save(checkpointFile)
-        checkpoint = fresh
-        partialStart = 0
-        completeEnd = 0
+        if tail.fd < 0 {
+            guard tail.ready || settings.once, openFiles < settings.maxOpenFiles || closeIdle() else { return false }
+            tail.ready = false
+            guard reopen(tail) else { return false }
+        }
+        var total = 0
+        while total < 1 << 20 {
+            let n = pread(tail.fd, &buffer, buffer.count, off_t(tail.readOffset))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ForwardError("reading \(tail.cursor.path) failed: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            take(tail, buffer[0..<n])
+            total += n
+            if batch.count >= settings.batchLines { try commitBatch() }
+        }
+        if total > 0 {
+            tail.lastActive = Date()
+            if tail.rotatedAt != nil { tail.rotatedAt = Date() }  // still written to: not finished yet
+        }
+        return total > 0
+    }
+
+    private func take(_ tail: Tail, _ bytes: ArraySlice<UInt8>) {
+        let sourceId = tail.cursor.sourceId
+        let path = tail.cursor.path
+        Self.split(bytes, at: tail.readOffset, partial: &tail.partial, partialStart: &tail.partialStart) { start, end, text in
+            emit(tail, start: start, end: end, text: text, sourceId: sourceId, path: path)
+        }
+        tail.readOffset += bytes.count
+    }
+
+    /// A complete line of `tail`: into the batch, or into its multiline event.
+    private func emit(_ tail: Tail, start: Int, end: Int, text: String, sourceId: String, path: String) {
+        guard let multiline = settings.multiline else {
+            batch.append(Line(tail: tail, id: "\(sourceId):\(start)", source: path, offset: start, end: end, text: text))
+            return
+        }
+        if var event = tail.event, multiline.continues(text), event.text.utf8.count + 1 + text.utf8.count <= settings.multilineMaxBytes {
+            event.text += "\n" + text
+            event.end = end
+            event.at = Date()
+            tail.event = event
+            return
+        }
+        flushEvent(tail)
+        tail.event = (start, end, text, Date())
+    }
+
+    /// Hands `tail`'s gathered event (if any) to the batch.
+    private func flushEvent(_ tail: Tail) {
+        guard let event = tail.event else { return }
+        tail.event = nil
+        batch.append(Line(tail: tail, id: "\(tail.cursor.sourceId):\(event.start)", source: tail.cursor.path,
+                          offset: event.start, end: event.end, text: event.text))
+    }
+
+    /// Events whose last line came `--multiline-timeout` ago (or all) are complete.
+    private func flushEvents(all: Bool) {
+        guard settings.multiline != nil else { return }
+        let now = Date()
+        for tail in tails where tail.event.map({ all || now.timeIntervalSince($0.at) >= settings.multilineTimeout }) ?? false {
+            flushEvent(tail)
+        }
+    }
+
+    /// The size of the file or content a tail reads.
+    private func size(of tail: Tail) -> Int {
+        if let content = tail.content { return content.count }
+        var info = stat()
+        if tail.fd >= 0 { return fstat(tail.fd, &info) == 0 ? Int(info.st_size) : 0 }
+        return stat(tail.cursor.path, &info) == 0 && UInt64(info.st_ino) == tail.cursor.inode ? Int(info.st_size) : 0
+    }
+
+    /// The first `fingerprintBytes` bytes of what `tail` reads (fewer if it is shorter).
+    private func prefix(of tail: Tail) -> [UInt8]? {
+        if let content = tail.content { return Array(content.prefix(settings.fingerprintBytes)) }
+        guard tail.fd >= 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: settings.fingerprintBytes)
+        let n = pread(tail.fd, &bytes, bytes.count, 0)
+        return n >= 0 ? Array(bytes.prefix(n)) : nil
+    }
+
+    /// Opens a closed tail's file again: at its path if that still names it,
+    /// else wherever it was renamed to in the same directory.
+    private func reopen(_ tail: Tail) -> Bool {
+        var candidates = [tail.cursor.path]
+        let directory = (tail.cursor.path as NSString).deletingLastPathComponent
+        candidates += ((try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? [])
+            .map { (directory.isEmpty ? "" : directory + "/") + $0 }
+        for path in candidates {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            var info = stat()
+            if fstat(fd, &info) == 0, UInt64(info.st_dev) == tail.cursor.device, UInt64(info.st_ino) == tail.cursor.inode {
+                tail.fd = fd
+                if prefixMatches(tail) {  // not another file on a reused inode
+                    openFiles += 1
+                    return true
+                }
+                tail.fd = -1
+            }
+            close(fd)
+        }
+        return false
+    }
+
+    /// Closes the open file idle longest, if it is still at its path (a
+    /// rotated one stays open until it is finished). `true` if one was closed.
+    private func closeIdle() -> Bool {
+        let candidates = tails.filter { $0.fd >= 0 && $0.rotatedAt == nil && $0.readOffset >= size(of: $0) }
+        guard let idle = candidates.min(by: { $0.lastActive < $1.lastActive }) else { return false }
+        close(idle.fd)
+        idle.fd = -1
+        openFiles -= 1
         return true
     }
 
-    private func readLoop(_ path: String, once: Bool) throws {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var readOffset = checkpoint?.offset ?? 0
-        while true {
-            if shouldStop() { return try commitBatch() }
-            guard var current = checkpoint else { return }
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ForwardError("reading \(path) failed: \(String(cString: strerror(errno)))")
-            }
-            if n > 0 {
-                let sourceId = current.sourceId
-                split(buffer[0..<n], at: readOffset) { "\(sourceId):\($0)" }
-                readOffset += n
-                if batch.count >= batchLines { try commitBatch() }
+    /// At the end of every tail: a truncated or rewritten file starts a new
+    /// generation; a file whose path names another file (or none) is
+    /// finished once nothing more came for one more round.
+    private func checkEnds() throws {
+        for tail in tails where tail.content == nil && tail.fd >= 0 {
+            var info = stat()
+            guard fstat(tail.fd, &info) == 0 else { continue }
+            let current = Int(info.st_size)
+            if current < tail.readOffset || !prefixMatches(tail) {
+                try restart(tail)
                 continue
             }
-            // At the end of the file: commit what was read.
-            try commitBatch()
-            if once { return }
-            // Rotated (the path names another file, or none)? The old file is
-            // read to its end; continue with the new one.
+            guard current <= tail.readOffset else { continue }
             var pathInfo = stat()
-            if stat(path, &pathInfo) != 0 || UInt64(pathInfo.st_ino) != current.inode || UInt64(pathInfo.st_dev) != current.device {
-                close(fd)
-                fd = -1
-                checkpoint = nil
-                while !shouldStop() {
-                    if try open(path, resume: nil) { break }
-                    usleep(100_000)
+            if stat(tail.cursor.path, &pathInfo) != 0 || UInt64(pathInfo.st_ino) != tail.cursor.inode
+                || UInt64(pathInfo.st_dev) != tail.cursor.device {
+                if let since = tail.rotatedAt, Date().timeIntervalSince(since) >= 1 {
+                    finish(tail)
+                } else if tail.rotatedAt == nil {
+                    tail.rotatedAt = Date()
                 }
-                if checkpoint == nil { return }
-                readOffset = 0
-                continue
             }
-            // Truncated (shorter than what was read)? Read again from the start, as a new generation.
-            var fdInfo = stat()
-            fstat(fd, &fdInfo)
-            if Int(fdInfo.st_size) < readOffset {
-                current = Checkpoint(path: path, device: current.device, inode: current.inode,
-                                     sourceId: ObjectId.generate().hex, offset: 0, lines: 0)
-                try current.save(checkpointFile)
-                checkpoint = current
-                partial.removeAll()
-                partialStart = 0
-                completeEnd = 0
-                readOffset = 0
-                lseek(fd, 0, SEEK_SET)
-                continue
-            }
-            progress()
-            usleep(100_000)
+        }
+        tails.removeAll { $0.cursor.finished }
+    }
+
+    /// Whether the file still begins with the bytes its fingerprint was taken of.
+    private func prefixMatches(_ tail: Tail) -> Bool {
+        guard tail.cursor.fingerprintBytes > 0 else { return true }
+        var bytes = [UInt8](repeating: 0, count: tail.cursor.fingerprintBytes)
+        let n = pread(tail.fd, &bytes, bytes.count, 0)
+        return n == bytes.count && Fingerprint.of(bytes) == tail.cursor.fingerprint
+    }
+
+    /// The file was truncated (or rewritten from its start): its committed
+    /// lines stay, the old generation is forgotten, and the file is read
+    /// again from its start as a new generation.
+    private func restart(_ tail: Tail) throws {
+        flushEvent(tail)
+        try commitBatch()
+        if tail.isCommitted { cursorChanges.append((tail.cursor.cursorName, [])) }
+        known[tail.cursor.sourceId] = nil
+        var fresh = tail.cursor
+        fresh.sourceId = ObjectId.generate().hex
+        fresh.offset = 0
+        fresh.lines = 0
+        fresh.fingerprint = Fingerprint.of([UInt8]())
+        fresh.fingerprintBytes = 0
+        tail.cursor = fresh
+        tail.isCommitted = false
+        tail.readOffset = 0
+        tail.partial.removeAll()
+        tail.partialStart = 0
+        try commitBatch()  // the forgotten cursor, with no line
+    }
+
+    /// The tail is read to its end and will not grow: its cursor is marked
+    /// finished in the next commit and its file closed. (A last line without
+    /// a newline in a finished file is forwarded too.)
+    private func finish(_ tail: Tail) {
+        if !tail.partial.isEmpty {
+            emit(tail, start: tail.partialStart, end: tail.readOffset, text: Self.text(tail.partial),
+                 sourceId: tail.cursor.sourceId, path: tail.cursor.path)
+            tail.partial.removeAll()
+        }
+        flushEvent(tail)
+        // The next commit sets the finished cursor: with the tail's last lines
+        // if the batch holds some (it starts from `tail.cursor`), else alone.
+        tail.cursor.finished = true
+        if !batch.contains(where: { $0.tail === tail }) {
+            cursorChanges.append((tail.cursor.cursorName, tail.cursor.encoded()))
+            known[tail.cursor.sourceId] = tail.cursor
+        }
+        if tail.fd >= 0 {
+            close(tail.fd)
+            tail.fd = -1
+            openFiles -= 1
         }
     }
 
-    /// Commits the batch in transactions of at most `batchLines` lines,
-    /// saving the checkpoint after each (at the end of its last line).
-    private func commitBatch() throws {
-        guard var current = checkpoint, !batch.isEmpty else { return }
-        let all = batch
-        var start = 0
-        while start < all.count {
-            let end = min(all.count, start + batchLines)
-            batch = Array(all[start..<end])
-            current.offset = end < all.count ? all[end].offset : completeEnd
-            current.lines += end - start
-            checkpoint = current
-            try commit()
-            start = end
+    // MARK: - Finding files
+
+    /// Looks for files the patterns name that no tail reads yet: each is
+    /// matched to a known generation by inode and fingerprint, or by
+    /// fingerprint alone (a copy, a `.gz`), else it is a new generation read
+    /// from its start.
+    private func scan(_ matchers: [PathPattern]) {
+        var live: [[UInt64]: Tail] = [:]
+        for tail in tails where tail.content == nil { live[[tail.cursor.device, tail.cursor.inode]] = tail }
+        let reading = Set(tails.map(\.cursor.sourceId))
+        let index = KnownIndex(known.values.filter { !reading.contains($0.sourceId) })
+        var seenTails: Set<ObjectIdentifier> = []
+        defer { settleUnseen(seenTails) }
+        for path in Set(matchers.flatMap { $0.expand() }).sorted() {
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            let device = UInt64(info.st_dev)
+            let inode = UInt64(info.st_ino)
+            if let tail = live[[device, inode]] {
+                guard tail.fd < 0 else { continue }  // an open file's inode cannot be reused
+                // A closed tail's inode at this path: the same file, unless it is now
+                // shorter or begins otherwise (deleted and its inode reused).
+                if Int(info.st_size) >= tail.readOffset && startsLike(path, tail.cursor) {
+                    if Int(info.st_size) > tail.readOffset { tail.ready = true }
+                    seenTails.insert(ObjectIdentifier(tail))
+                    continue
+                }
+                forget(tail)
+                live[[device, inode]] = nil
+            }
+            if path.hasSuffix(".gz") {
+                guard settings.gzip == .read else { continue }
+                let key = [device, inode, UInt64(info.st_size)]
+                guard !seenCompressed.contains(key) else { continue }
+                seenCompressed.insert(key)
+                addCompressed(path, device: device, inode: inode, index: index)
+                continue
+            }
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            var prefix = [UInt8](repeating: 0, count: settings.fingerprintBytes)
+            let n = max(0, pread(fd, &prefix, prefix.count, 0))
+            prefix = Array(prefix.prefix(n))
+            let match = index.identify(device: device, inode: inode, prefix: prefix, size: Int(info.st_size), fullLength: settings.fingerprintBytes)
+            if let match { index.remove(match) }
+            if let match, match.finished && Int(info.st_size) <= match.offset {
+                close(fd)  // a rotated file already read to its end
+                continue
+            }
+            var cursor = match ?? FileCursor(sourceId: ObjectId.generate().hex, path: path, device: device, inode: inode,
+                                             fingerprint: Fingerprint.of(prefix), fingerprintBytes: prefix.count,
+                                             offset: 0, lines: 0, finished: false)
+            if let match, match.device != device || match.inode != inode {
+                // The same content under another inode (a copy): read on from its offset.
+                cursor.device = device
+                cursor.inode = inode
+            }
+            cursor.path = path
+            cursor.finished = false
+            let tail = Tail(cursor: cursor, isCommitted: match != nil)
+            if openFiles < settings.maxOpenFiles {
+                tail.fd = fd
+                openFiles += 1
+            } else {
+                close(fd)
+            }
+            tails.append(tail)
         }
-        batch.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether the file at `path` begins with the bytes `cursor`'s fingerprint was taken of.
+    private func startsLike(_ path: String, _ cursor: FileCursor) -> Bool {
+        guard cursor.fingerprintBytes > 0 else { return true }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: cursor.fingerprintBytes)
+        return pread(fd, &bytes, bytes.count, 0) == bytes.count && Fingerprint.of(bytes) == cursor.fingerprint
+    }
+
+    /// A tail whose file is gone (its inode reused by another): its cursor is
+    /// removed with the next commit and it is no longer read.
+    private func forget(_ tail: Tail) {
+        if tail.isCommitted { cursorChanges.append((tail.cursor.cursorName, [])) }
+        known[tail.cursor.sourceId] = nil
+        if tail.fd >= 0 {
+            close(tail.fd)
+            openFiles -= 1
+        }
+        tails.removeAll { $0 === tail }
+    }
+
+    /// Closed tails the scan did not find at their path: renamed (reopened
+    /// wherever their inode is now in the directory, read to their end and
+    /// finished) or deleted (finished as they are).
+    private func settleUnseen(_ seen: Set<ObjectIdentifier>) {
+        for tail in tails where tail.fd < 0 && tail.content == nil && !seen.contains(ObjectIdentifier(tail)) {
+            var info = stat()
+            if stat(tail.cursor.path, &info) == 0 && UInt64(info.st_ino) == tail.cursor.inode && UInt64(info.st_dev) == tail.cursor.device {
+                continue  // still there (the patterns no longer match it: it is read on)
+            }
+            if reopen(tail) {
+                tail.rotatedAt = Date.distantPast
+            } else {
+                finish(tail)
+            }
+        }
+        tails.removeAll { $0.cursor.finished }
+    }
+
+    /// A `.gz` file (read mode): decompressed whole, matched by fingerprint.
+    /// `anyLength`: a fingerprint of fewer bytes than `--fingerprint-bytes`
+    /// matches too (when looking for one generation in its own directory).
+    private func addCompressed(_ path: String, device: UInt64, inode: UInt64, index: KnownIndex, anyLength: Bool = false) {
+        guard let data = FileManager.default.contents(atPath: path),
+              let content = try? Gzip.decompress([UInt8](data), limits: GzipLimits(maxOutputBytes: 1 << 30, maxRatio: 1_000)) else {
+            if !settings.quiet { FileHandle.standardError.write(Data("ingest-forward: \(path) is not a readable gzip file; skipped\n".utf8)) }
+            return
+        }
+        let prefix = Array(content.prefix(settings.fingerprintBytes))
+        let match = index.identify(device: device, inode: inode, prefix: prefix, size: content.count,
+                                   fullLength: settings.fingerprintBytes, anyLength: anyLength)
+        if let match { index.remove(match) }
+        if let match, match.finished || content.count <= match.offset { return }
+        var cursor = match ?? FileCursor(sourceId: ObjectId.generate().hex, path: path, device: device, inode: inode,
+                                         fingerprint: Fingerprint.of(prefix), fingerprintBytes: prefix.count,
+                                         offset: 0, lines: 0, finished: false)
+        cursor.path = path
+        cursor.device = device
+        cursor.inode = inode
+        let tail = Tail(cursor: cursor, isCommitted: match != nil)
+        tail.content = content
+        tails.append(tail)
+    }
+
+    /// Generations with a cursor that is not finished but that no pattern
+    /// found (rotated while the forwarder was stopped, to a name the patterns
+    /// do not match): looked for in their directory by inode and
+    /// fingerprint, or as a `.gz` there; read on from their offset and then
+    /// finished. A generation whose file is gone is reported and forgotten.
+    private func resumeOrphans() {
+        let live = Set(tails.map(\.cursor.sourceId))
+        for cursor in known.values.sorted(by: { $0.sourceId < $1.sourceId }) where !cursor.finished && !live.contains(cursor.sourceId) {
+            let directory = (cursor.path as NSString).deletingLastPathComponent
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
+            var found = false
+            for name in names.sorted() {
+                let path = (directory.isEmpty ? "" : directory + "/") + name
+                var info = stat()
+                guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+                if name.hasSuffix(".gz") {
+                    guard settings.gzip == .read else { continue }
+                    let before = tails.count
+                    addCompressed(path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), index: KnownIndex([cursor]), anyLength: true)
+                    if tails.count > before, tails.last!.cursor.sourceId == cursor.sourceId {
+                        found = true
+                        break
+                    }
+                    if tails.count > before { tails.removeLast() }
+                    continue
+                }
+                guard UInt64(info.st_dev) == cursor.device, UInt64(info.st_ino) == cursor.inode else { continue }
+                var tailCursor = cursor
+                tailCursor.path = path
+                let tail = Tail(cursor: tailCursor, isCommitted: true)
+                if reopen(tail), prefixMatches(tail), size(of: tail) >= cursor.offset {
+                    tail.rotatedAt = Date.distantPast  // no longer at its path: finished at its end
+                    tails.append(tail)
+                    found = true
+                    break
+                }
+                if tail.fd >= 0 { close(tail.fd); openFiles -= 1 }
+            }
+            if !found {
+                if !settings.quiet {
+                    FileHandle.standardError.write(Data("ingest-forward: \(cursor.path) (\(cursor.lines) lines forwarded, up to byte \(cursor.offset)) is gone; anything written to it after that was not forwarded\n".utf8))
+                }
+                cursorChanges.append((cursor.cursorName, []))
+                known[cursor.sourceId] = nil
+            }
+        }
+    }
+
+    /// Finished generations whose file no longer exists in their directory
+    /// (by inode, or a `.gz` with their content) are forgotten: their cursor
+    /// is removed with the next commit, which keeps the store's cursors
+    /// bounded by the files that exist.
+    private func forgetVanished(_ matchers: [PathPattern]) {
+        let finished = known.values.filter(\.finished)
+        guard !finished.isEmpty else { return }
+        var inodes: Set<[UInt64]> = []
+        var directories: Set<String> = []
+        for cursor in finished { directories.insert((cursor.path as NSString).deletingLastPathComponent) }
+        for directory in directories {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? [] {
+                var info = stat()
+                if stat((directory.isEmpty ? "" : directory + "/") + name, &info) == 0 {
+                    inodes.insert([UInt64(info.st_dev), UInt64(info.st_ino)])
+                }
+            }
+        }
+        for cursor in finished where !inodes.contains([cursor.device, cursor.inode]) {
+            cursorChanges.append((cursor.cursorName, []))
+            known[cursor.sourceId] = nil
+        }
+    }
+
+    /// Known generations that no tail reads, by inode and by fingerprint, for
+    /// matching the files of one scan (a generation matches one file at most).
+    final class KnownIndex {
+        private var byInode: [[UInt64]: [FileCursor]] = [:]
+        private var byFingerprint: [String: [FileCursor]] = [:]
+        private var taken: Set<String> = []
+
+        init(_ cursors: [FileCursor]) {
+            for cursor in cursors {
+                byInode[[cursor.device, cursor.inode], default: []].append(cursor)
+                byFingerprint[cursor.fingerprint, default: []].append(cursor)
+            }
+        }
+
+        func remove(_ cursor: FileCursor) { taken.insert(cursor.sourceId) }
+
+        /// The generation the file `device`/`inode`, whose content starts with
+        /// `prefix` and has `size` bytes, continues: the same inode with the same
+        /// leading bytes (the furthest one), else the same full-length
+        /// fingerprint (a copy or a decompressed `.gz`). Not one whose file is
+        /// now shorter than what was read (truncated: a new generation).
+        func identify(device: UInt64, inode: UInt64, prefix: [UInt8], size: Int, fullLength: Int, anyLength: Bool = false) -> FileCursor? {
+            func same(_ cursor: FileCursor) -> Bool {
+                !taken.contains(cursor.sourceId) && size >= cursor.offset && prefix.count >= cursor.fingerprintBytes
+                    && Fingerprint.of(prefix.prefix(cursor.fingerprintBytes)) == cursor.fingerprint
+            }
+            if let match = (byInode[[device, inode]] ?? []).filter(same).max(by: { $0.offset < $1.offset }) { return match }
+            if anyLength { return byFingerprint.values.joined().first(where: same) }
+            guard prefix.count >= fullLength else { return nil }
+            return (byFingerprint[Fingerprint.of(prefix.prefix(fullLength))] ?? [])
+                .first { $0.fingerprintBytes == fullLength && same($0) }
+        }
     }
 
     // MARK: - Progress and summary
 
-    private func progress() {
-        guard showProgress, Date().timeIntervalSince(lastProgress) >= 0.5 else { return }
+    private func progress(force: Bool = false) {
+        guard showProgress, force || Date().timeIntervalSince(lastProgress) >= 0.5 else { return }
         lastProgress = Date()
         let elapsed = max(0.001, Date().timeIntervalSince(start))
         let counters = session.storeCounters
-        let line = String(format: "\rlines %d (%.0f/s)  pending %d  uploaded %d ", committedLines, Double(committedLines) / elapsed,
-                          counters?.pendingObjects ?? 0, (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart)
+        var line = String(format: "\rlines %d (%.0f/s)  files %d  pending %d  uploaded %d ", committedLines, Double(committedLines) / elapsed,
+                          tails.count, counters?.pendingObjects ?? 0, (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart)
+        if blockedSince != nil { line += " STORE FULL: reading paused " }
         FileHandle.standardError.write(Data(line.utf8))
         progressShown = true
     }
@@ -297,7 +820,9 @@ final class Forwarder {
         var text = String(format: "forwarded %d lines in %d transactions in %.1f s (%.0f lines/s); uploaded %d, pending %d",
                           committedLines, transactions, elapsed, Double(committedLines) / elapsed,
                           (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart, counters?.pendingObjects ?? 0)
-        if let checkpoint { text += "; checkpoint \(checkpoint.path) offset \(checkpoint.offset)" }
+        text += "; files \(tails.count) open, \(known.count) known"
+        let blocked = blockedSeconds + (blockedSince.map { Date().timeIntervalSince($0) } ?? 0)
+        if blocked > 0 { text += String(format: "; paused %d times, %.1f s in all, by a full store", blockedTimes, blocked) }
         print(text)
     }
 }

@@ -18,13 +18,23 @@ func fail(_ message: String, _ status: Int32) -> Never {
 let options = ForwardOptions.parseOrExitWithUsageStatus()
 let appId = options.server.appId
 let baseURL = options.server.baseURL
-let format = options.format
 let dataDirectory = options.dataDirectory
-let once = options.once
-let batchLines = options.batchLines
 let uploadTimeout = options.uploadTimeout
 let quiet = options.quiet
-let input = options.input ?? "-"
+var settings = ForwardSettings()
+settings.format = options.format
+settings.batchLines = options.batchLines
+settings.fingerprintBytes = options.fingerprintBytes
+settings.maxOpenFiles = options.maxOpenFiles
+settings.gzip = options.gzip
+settings.once = options.once
+settings.quiet = quiet
+settings.maxPendingBytes = options.maxPendingBytes
+// (validate() has checked that the patterns compile.)
+if let pattern = options.multilineStart, let regex = try? NSRegularExpression(pattern: pattern) { settings.multiline = .start(regex) }
+if let pattern = options.multilineContinue, let regex = try? NSRegularExpression(pattern: pattern) { settings.multiline = .continuation(regex) }
+settings.multilineMaxBytes = options.multilineMaxBytes
+settings.multilineTimeout = options.multilineTimeout
 
 // MARK: - Signals: stop cleanly
 
@@ -48,7 +58,13 @@ do {
 } catch {
     fail("cannot create \(dataDirectory): \(error.localizedDescription)", 1)
 }
-let app = App(id: appId, configuration: App.Configuration(baseURL: baseURL, metadataDirectory: dataDirectory + "/dataingest"))
+var appConfiguration = App.Configuration(baseURL: baseURL, metadataDirectory: dataDirectory + "/dataingest")
+// A full store blocks the forwarder (it stops reading), never drops lines.
+appConfiguration.segmentStore.maxPendingBytes = options.maxPendingBytes
+appConfiguration.segmentStore.budgetPolicy = .block(milliseconds: 1_000)
+appConfiguration.sync.maximumBackoff = options.maxRetryDelay
+appConfiguration.sync.initialBackoff = min(appConfiguration.sync.initialBackoff, options.maxRetryDelay)
+let app = App(id: appId, configuration: appConfiguration)
 let user: User
 let realm: Realm
 do {
@@ -60,14 +76,13 @@ do {
     fail("could not connect to \(app.configuration.baseURL) as app \(appId): \(error)", 1)
 }
 
-let forwarder = Forwarder(realm: realm, session: user.session, format: format, batchLines: batchLines,
-                          checkpointFile: dataDirectory + "/checkpoint.json", quiet: quiet,
+let forwarder = Forwarder(realm: realm, session: user.session, settings: settings,
                           shouldStop: { stopSignal.load(ordering: .relaxed) != 0 })
 do {
-    if input == "-" {
+    if options.inputs == ["-"] {
         try forwarder.forwardStandardInput()
     } else {
-        try forwarder.follow(path: input, once: once)
+        try forwarder.follow(patterns: options.inputs)
     }
 } catch {
     forwarder.endProgress()

@@ -23,7 +23,9 @@ import IngestTestSupport
     /// `--help` exits 0 and prints the usage and every option to standard output.
     @Test(arguments: [
         ("WeatherStation", ["--app-id", "--base-url", "--rate", "--count", "--duration", "--data-dir", "--device-id", "--upload-timeout", "--quiet"]),
-        ("ingest-forward", ["--app-id", "--base-url", "--format", "--data-dir", "--once", "--batch-lines", "--upload-timeout", "--quiet", "<file>"]),
+        ("ingest-forward", ["--app-id", "--base-url", "--format", "--data-dir", "--once", "--batch-lines", "--fingerprint-bytes",
+                            "--max-open-files", "--gzip", "--multiline-start", "--multiline-continue", "--max-pending-bytes",
+                            "--upload-timeout", "--quiet", "<file>"]),
         ("ServerLogging", ["--app-id", "--base-url", "--port", "--data-dir", "--upload-timeout", "--console"]),
         ("RetailInvoices", ["run", "verify", "export"]),
         ("ingest-bench", ["--json", "--filter"]),
@@ -50,7 +52,7 @@ import IngestTestSupport
         ("ingest-forward", ["--app-id", "x", "--format", "xml", "-"], "--format must be plain, json or syslog, not 'xml'"),
         ("ingest-forward", ["--app-id", "x", "--batch-lines", "0", "-"], "--batch-lines needs a positive whole number, not '0'"),
         ("ingest-forward", ["--app-id", "x", "--upload-timeout", "soon", "-"], "--upload-timeout needs a positive number, not 'soon'"),
-        ("ingest-forward", ["--app-id", "x", "a.log", "b.log"], "Unexpected argument 'b.log'"),
+        ("ingest-forward", ["--app-id", "x", "-", "b.log"], "- (standard input) cannot be combined with files"),
         ("ingest-forward", ["--app-id", "x"], "no input: give a FILE or - for standard input"),
         ("ingest-forward", ["-"], "no app id: pass --app-id"),
         ("ServerLogging", ["--app-id", "x", "--port", "65536"], "--port needs a port number"),

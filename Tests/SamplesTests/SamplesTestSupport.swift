@@ -69,6 +69,9 @@ final class SampleServer {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// What the server wrote to standard error so far.
+    var logText: String { server.logText }
+
     var appId: String {
         configuredAppId ?? ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
             .trimmingCharacters(in: .whitespacesAndNewlines)

@@ -64,9 +64,9 @@ extension Realm {
         case .synced(let target):
             sink = target.sink
         }
-        guard !transaction.records.isEmpty else { return }
+        guard !transaction.records.isEmpty || !transaction.cursors.isEmpty else { return }
         let count = transaction.records.count
-        let encoded = EncodedTransaction(bytes: encoder.bytes, records: transaction.records)
+        let encoded = EncodedTransaction(bytes: encoder.bytes, records: transaction.records, cursors: transaction.cursors)
         do {
             try sink.commit(encoded)
         } catch {
@@ -88,7 +88,77 @@ extension Realm {
         encoder.truncate(to: 0)
         transaction.isOpen = false
         transaction.records.removeAll(keepingCapacity: true)
+        transaction.cursors.removeAll()
         transaction.keys.removeAll()
+    }
+
+    /// Sets the cursor `name` to `value` in the open write transaction: a
+    /// small position (at most 64 KiB; the name 1 to 255 UTF-8 bytes) that is
+    /// committed with the transaction's objects, durable together with them
+    /// or not at all, and read back with ``cursor(named:)`` after any restart
+    /// or crash. An empty `value` removes the cursor. A transaction may set
+    /// cursors and create no object. Only realms synced through a user's
+    /// session keep cursors (their segment store, Docs/SegmentFormat.md); the
+    /// server never sees them. Like `create`, it does not throw: an error
+    /// (a bad name or size, another backend) fails the transaction at commit.
+    ///
+    /// ```swift
+    /// try realm.write {
+    ///     realm.create(ForwardedLine.self, value: line)
+    ///     realm.setCursor(Array("812".utf8), named: "app.log")
+    /// }
+    /// let resumeAt = try realm.cursor(named: "app.log")
+    /// ```
+    public func setCursor(_ value: [UInt8], named name: String) {
+        guard transaction.deferredError == nil else { return }
+        guard transaction.isOpen else {
+            deferredError = RealmError(
+                .notInWriteTransaction, fileURL: fileURL,
+                message: "setCursor(_:named:) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
+            return
+        }
+        guard case .synced(.session) = backend else {
+            transaction.deferredError = RealmError(
+                .cursorsNotSupported, fileURL: fileURL,
+                message: "cursors are kept by the segment store of a realm opened from user.flexibleSyncConfiguration(); this realm has no such store")
+            return
+        }
+        let nameCount = name.utf8.count
+        guard nameCount >= 1 && nameCount <= 255 && value.count <= 64 << 10 else {
+            transaction.deferredError = RealmError(
+                .commitFailed, fileURL: fileURL,
+                message: "the cursor name must be 1 to 255 UTF-8 bytes (got \(nameCount)) and its value at most 65,536 bytes (got \(value.count))")
+            return
+        }
+        transaction.cursors.append((name, value))
+    }
+
+    /// The latest committed value of the cursor `name` (see
+    /// ``setCursor(_:named:)``), or `nil` if none was committed or it was
+    /// removed. Opens the user's segment store if it is not open yet, which
+    /// recovers it after a crash.
+    /// - Throws: ``RealmError/Code/cursorsNotSupported`` for a local realm or
+    ///   a custom sink; ``RealmError/Code/commitFailed`` if the store cannot be opened.
+    public func cursor(named name: String) throws(RealmError) -> [UInt8]? {
+        try cursorStore().cursor(named: name)
+    }
+
+    /// Every cursor's latest committed value, by name (see ``cursor(named:)``).
+    public func cursors() throws(RealmError) -> [String: [UInt8]] {
+        try cursorStore().cursors
+    }
+
+    private func cursorStore() throws(RealmError) -> SegmentStore {
+        guard case .synced(let target) = backend, let session = target.session else {
+            throw RealmError(
+                .cursorsNotSupported, fileURL: fileURL,
+                message: "cursors are kept by the segment store of a realm opened from user.flexibleSyncConfiguration(); this realm has no such store")
+        }
+        do {
+            return try session.openStore()
+        } catch {
+            throw RealmError(.commitFailed, fileURL: fileURL, message: "the segment store could not be opened: \(error)", underlyingError: error)
+        }
     }
 
     /// Creates an asymmetric object in the open write transaction. `value`

@@ -64,6 +64,8 @@ public final class Realm {
     struct Transaction {
         var isOpen = false
         var records: [EncodedRecord] = []
+        /// Cursors set in this transaction (``Realm/setCursor(_:named:)``).
+        var cursors: [(name: String, value: [UInt8])] = []
         var keys = TransactionKeySet()
         /// The class of the previous `create`.
         var lastCreated: TypeSchema?

@@ -64,6 +64,9 @@ public struct RealmError: Error, CustomStringConvertible {
         public static let typeNotInRealm = Code(rawValue: "typeNotInRealm")
         /// The transaction sink failed to commit; nothing was written.
         public static let commitFailed = Code(rawValue: "commitFailed")
+        /// Cursors (``Realm/setCursor(_:named:)``) need a realm synced through
+        /// a user's session (its segment store keeps them).
+        public static let cursorsNotSupported = Code(rawValue: "cursorsNotSupported")
 
         // Reading
         /// An attempt to read asymmetric (upload-only) objects.

@@ -25,11 +25,15 @@ public struct EncodedTransaction: Sendable {
     public var bytes: [UInt8]
     /// One entry per object, in creation order.
     public var records: [EncodedRecord]
+    /// The cursors the transaction sets (``Realm/setCursor(_:named:)``), in
+    /// order: committed with the records or not at all. Empty unless set.
+    public var cursors: [(name: String, value: [UInt8])]
 
     /// Creates a transaction from its buffer and record table.
-    public init(bytes: [UInt8], records: [EncodedRecord]) {
+    public init(bytes: [UInt8], records: [EncodedRecord], cursors: [(name: String, value: [UInt8])] = []) {
         self.bytes = bytes
         self.records = records
+        self.cursors = cursors
     }
 
     /// The BSON bytes of record `index`.

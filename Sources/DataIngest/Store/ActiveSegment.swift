@@ -35,6 +35,8 @@ final class ActiveSegment: @unchecked Sendable {
     var mappedLength = 0
     /// File bytes reserved with `allocate` (zeros after `size`).
     var allocated = 0
+    /// The latest cursors its transactions committed (saved in `CURSORS` when it is sealed).
+    var cursors = CursorTable()
 
     init(number: UInt64, path: String, fd: Int32, size: Int, recordCount: Int = 0, transactionCount: Int = 0,
          cipher: SegmentCipher? = nil) {
@@ -64,12 +66,14 @@ final class ActiveSegment: @unchecked Sendable {
 final class PendingCommit {
     let bytes: [UInt8]
     let recordCount: Int
+    let cursors: [(name: String, value: [UInt8])]
     var done = false
     var error: SegmentStoreError?
     var receipt: CommitReceipt?
 
-    init(bytes: [UInt8], recordCount: Int) {
+    init(bytes: [UInt8], recordCount: Int, cursors: [(name: String, value: [UInt8])] = []) {
         self.bytes = bytes
         self.recordCount = recordCount
+        self.cursors = cursors
     }
 }

@@ -29,16 +29,16 @@ extension SegmentStore {
     public func commit(_ body: (inout TransactionWriter) throws -> Void) throws -> CommitReceipt? {
         var writer = TransactionWriter(reservingCapacity: 512)
         try body(&writer)
-        guard writer.recordCount > 0 else { return nil }
-        return try submit(bytes: writer.buffer, recordCount: writer.recordCount)
+        guard writer.hasContent else { return nil }
+        return try submit(bytes: writer.buffer, recordCount: writer.recordCount, cursors: writer.cursors)
     }
 
     /// Commits a transaction collected beforehand (see ``TransactionWriter/init(reservingCapacity:)``).
-    /// A transaction with no records writes nothing and returns `nil`.
+    /// A transaction with no records and no cursor writes nothing and returns `nil`.
     @discardableResult
     public func commit(_ transaction: TransactionWriter) throws -> CommitReceipt? {
-        guard transaction.recordCount > 0 else { return nil }
-        return try submit(bytes: transaction.buffer, recordCount: transaction.recordCount)
+        guard transaction.hasContent else { return nil }
+        return try submit(bytes: transaction.buffer, recordCount: transaction.recordCount, cursors: transaction.cursors)
     }
 
     /// Commits one transaction made of `records` (collection name and one encoded
@@ -56,7 +56,7 @@ extension SegmentStore {
 
     // MARK: - Commit path
 
-    func submit(bytes: [UInt8], recordCount: Int) throws -> CommitReceipt {
+    func submit(bytes: [UInt8], recordCount: Int, cursors: [(name: String, value: [UInt8])] = []) throws -> CommitReceipt {
         let held = guarded.lock()
         defer { held.unlock() }
         guard !held.state.closed else { throw SegmentStoreError(code: .closed, message: "the store is closed; open it again to commit") }
@@ -68,9 +68,10 @@ extension SegmentStore {
         }
         if !held.state.leaderActive && held.state.queue.isEmpty,
            let receipt = copyIntoMapping(bytes, recordCount: recordCount, held) {
+            if !cursors.isEmpty { recordCursors(cursors, receipt, held.state.active!, held) }
             return receipt
         }
-        let pending = PendingCommit(bytes: bytes, recordCount: recordCount)
+        let pending = PendingCommit(bytes: bytes, recordCount: recordCount, cursors: cursors)
         held.state.queue.append(pending)
         held.state.queuedBytes += bytes.count + SegmentFormat.commitFrameSize
         while !pending.done {
@@ -377,10 +378,21 @@ extension SegmentStore {
             pending.done = true
             objects += pending.recordCount
             bytes += pending.bytes.count
+            if !pending.cursors.isEmpty { recordCursors(pending.cursors, pending.receipt!, segment, held) }
         }
         segment.recordCount += objects
         segment.transactionCount += batch.count
         held.state.countersSinceOpen.recordCommits(transactions: batch.count, objects: objects, bytes: bytes)
+    }
+
+    /// A committed transaction's cursors become the latest values (the
+    /// store's and its segment's, which the sealer saves in `CURSORS`).
+    func recordCursors(_ cursors: [(name: String, value: [UInt8])], _ receipt: CommitReceipt, _ segment: ActiveSegment,
+                       _ held: StoreState.Held) {
+        for (name, value) in cursors {
+            held.state.cursors.set(name, value, transaction: receipt.transactionNumber)
+            segment.cursors.set(name, value, transaction: receipt.transactionNumber)
+        }
     }
 
     /// Applies the budget policy until `bytes` more fit.

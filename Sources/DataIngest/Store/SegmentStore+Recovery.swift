@@ -102,6 +102,8 @@ extension SegmentStore {
            let value = UInt64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
             reserved = value
         }
+        let persisted = try loadCursorsFile()
+        var cursors = persisted
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var maxSeen: UInt64 = 0
         var sealedFound: [PendingSegment] = []
@@ -112,7 +114,10 @@ extension SegmentStore {
                 _ = fs.unlink(path)  // an interrupted seal or atomic write
             } else if name.hasSuffix(".seg.gz"), let number = UInt64(name.dropLast(7)) {
                 maxSeen = max(maxSeen, number)
-                if let segment = try verifySealed(path: path, number: number) { sealedFound.append(segment) }
+                if let (segment, found) = try verifySealed(path: path, number: number) {
+                    sealedFound.append(segment)
+                    cursors.merge(found)
+                }
             } else if name.hasSuffix(".active"), let number = UInt64(name.dropLast(7)) {
                 maxSeen = max(maxSeen, number)
                 activeNames.append((number, path))
@@ -125,6 +130,7 @@ extension SegmentStore {
                 _ = fs.unlink(path)  // sealed and durable; the crash came before the delete
             } else if let segment = try recoverActive(path: path, number: number) {
                 leftovers.append(segment)
+                cursors.merge(segment.cursors)
             }
         }
         let next = max(reserved, maxSeen + 1)
@@ -134,24 +140,27 @@ extension SegmentStore {
             held.state.sealQueue = leftovers.sorted { $0.number < $1.number }
             held.state.nextSegmentNumber = next
             held.state.reservedSegmentNumber = next + 1024
+            held.state.cursors = cursors
+            held.state.persistedCursors = persisted
         }
     }
 
     /// Reads a sealed segment completely; a corrupt one is quarantined. An
     /// encrypted segment in a store opened without a key is an error, never
     /// quarantined (the store-level check normally catches that first).
-    func verifySealed(path: String, number: UInt64) throws -> PendingSegment? {
+    func verifySealed(path: String, number: UInt64) throws -> (PendingSegment, CursorTable)? {
         do {
             let reader = try sealedReader(path: path)
-            while try reader.next() != nil {}
+            var cursors = CursorTable()
+            try Self.readAll(reader, cursorsInto: &cursors)
             guard reader.header.segmentNumber == number else {
                 throw SegmentError(code: .malformedFrame, message: "the header names segment \(reader.header.segmentNumber), the file name \(number)")
             }
             var info = stat()
             stat(path, &info)
-            return PendingSegment(
+            return (PendingSegment(
                 number: number, path: path, byteCount: Int(info.st_size),
-                recordCount: reader.recordCount, transactionCount: reader.transactionCount)
+                recordCount: reader.recordCount, transactionCount: reader.transactionCount), cursors)
         } catch let error as SegmentError where error.code == .keyRequired {
             throw SegmentStoreError(code: .encryptionKeyRequired, message: "segment \(number) is encrypted: open the store with its encryption key", path: path)
         } catch {
@@ -170,6 +179,7 @@ extension SegmentStore {
         var records = 0
         var transactions = 0
         var headerRead = false
+        var cursors = CursorTable()
         var scanError: Error?
         var decrypting: DecryptingByteSource?
         do {
@@ -188,7 +198,9 @@ extension SegmentStore {
                 records = reader.recordCount - reader.uncommittedRecordCount
                 transactions = reader.transactionCount
             }
-            while try reader.next() != nil {}
+            // Cursors of transactions cut off below were never committed: only
+            // a commit frame adds a transaction's cursors to the table.
+            try Self.readAll(reader, cursorsInto: &cursors)
         } catch let error as SegmentError where error.code == .keyRequired {
             throw SegmentStoreError(code: .encryptionKeyRequired, message: "active segment \(number) is encrypted: open the store with its encryption key", path: path)
         } catch {
@@ -217,7 +229,9 @@ extension SegmentStore {
             if rc == 0 { rc = fs.fsync(fd) }
             guard rc == 0 else { throw SegmentStoreError.io("cutting a torn active segment", path: path, errno: -rc) }
         }
-        return ActiveSegment(number: number, path: path, fd: -1, size: validLength, recordCount: records, transactionCount: transactions)
+        let segment = ActiveSegment(number: number, path: path, fd: -1, size: validLength, recordCount: records, transactionCount: transactions)
+        segment.cursors = cursors
+        return segment
     }
 
     /// Copies the bytes of an active segment from `offset` to its end into

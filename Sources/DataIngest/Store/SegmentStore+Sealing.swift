@@ -131,6 +131,8 @@ extension SegmentStore {
             // (recovery prefers a verified sealed file and deletes the active one).
             throw SegmentStoreError.io("syncing the store directory", path: directory, errno: -rc)
         }
+        // Its cursors outlive the segment (which is deleted once acknowledged).
+        try persistCursors(of: segment)
         _ = fs.unlink(segment.path)
         var info = stat()
         stat(finalPath, &info)

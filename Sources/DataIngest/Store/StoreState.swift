@@ -44,6 +44,13 @@ struct StoreState {
     /// Sealed segments waiting for upload, oldest first.
     var sealed = SealedQueue()
 
+    // MARK: Cursors (SegmentStore+Cursors.swift)
+
+    /// The latest committed value of every cursor.
+    var cursors = CursorTable()
+    /// What `CURSORS` holds (the cursors of every sealed segment).
+    var persistedCursors = CursorTable()
+
     // MARK: Numbers and counters
 
     var nextSegmentNumber: UInt64 = 1

@@ -14,8 +14,12 @@ public struct TransactionWriter {
     var buffer: [UInt8]
     /// Records appended so far.
     public private(set) var recordCount = 0
-    /// Bytes of record frames so far.
+    /// Bytes of record (and cursor) frames so far.
     public var byteCount: Int { buffer.count }
+    /// The cursors this transaction sets, in order (see ``setCursor(_:named:)``).
+    var cursors: [(name: String, value: [UInt8])] = []
+    /// Whether committing writes anything: a record or a cursor.
+    var hasContent: Bool { recordCount > 0 || !cursors.isEmpty }
 
     /// An empty transaction, for callers that collect records before committing
     /// (for example while a `realm.write {}` block runs), then call
@@ -37,6 +41,18 @@ public struct TransactionWriter {
     public mutating func append(collection: String, document: [UInt8]) throws {
         try SegmentFormat.appendRecord(collection: collection, document: document, to: &buffer)
         recordCount += 1
+    }
+
+    /// Sets the cursor `name` to `value` in this transaction: committed with
+    /// its records or not at all, and from then on
+    /// ``SegmentStore/cursor(named:)`` (also after a crash and reopen)
+    /// returns it until a later transaction sets it again. An empty `value`
+    /// removes the cursor. A transaction may set cursors without records.
+    /// - Throws: ``SegmentError`` (`invalidArgument`) for a name of 0 or more
+    ///   than 255 UTF-8 bytes or a value over 64 KiB; nothing is appended.
+    public mutating func setCursor(_ value: [UInt8], named name: String) throws {
+        try SegmentFormat.appendCursor(name: name, value: value, to: &buffer)
+        cursors.append((name, value))
     }
 
     /// Appends one record from raw memory.

@@ -22,6 +22,7 @@ final class SessionTransactionSink: TransactionSink, @unchecked Sendable {
                     try writer.append(collection: record.collection, document: UnsafeRawBufferPointer(rebasing: raw[record.range]))
                 }
             }
+            for cursor in transaction.cursors { try writer.setCursor(cursor.value, named: cursor.name) }
         }
     }
 }

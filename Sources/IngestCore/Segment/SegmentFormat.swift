@@ -42,6 +42,9 @@ package enum SegmentFormat {
         package static let commit: UInt8 = 0x43
         /// `E`: end, the last frame of a sealed segment.
         package static let end: UInt8 = 0x45
+        /// `c`: a cursor of the transaction whose commit frame follows (an
+        /// optional frame: readers that do not know it skip it).
+        package static let cursor: UInt8 = 0x63
         /// Lower-case ASCII letters are optional frames: readers skip them.
         package static func isSkippable(_ type: UInt8) -> Bool { type >= 0x61 && type <= 0x7A }
     }
@@ -124,6 +127,39 @@ package enum SegmentFormat {
         destination.storeBytes(of: UInt32(truncatingIfNeeded: recordCount).littleEndian, toByteOffset: 13, as: UInt32.self)
         let crc = CRC32.update(0, UnsafeRawBufferPointer(start: destination, count: commitFrameSize - 4))
         destination.storeBytes(of: crc.littleEndian, toByteOffset: commitFrameSize - 4, as: UInt32.self)
+    }
+
+    /// The longest cursor name, in UTF-8 bytes.
+    package static let maxCursorNameBytes = 255
+    /// The longest cursor value, in bytes.
+    package static let maxCursorValueBytes = 64 << 10
+
+    /// Appends a cursor frame (`c`): `name` is 1...255 UTF-8 bytes, `value`
+    /// at most 64 KiB (empty: the cursor is removed).
+    /// - Throws: ``SegmentError/Code/invalidArgument``; the buffer is unchanged.
+    package static func appendCursor(name: String, value: [UInt8], to buffer: inout [UInt8]) throws {
+        let nameBytes = Array(name.utf8)
+        guard !nameBytes.isEmpty && nameBytes.count <= maxCursorNameBytes else {
+            throw SegmentError(code: .invalidArgument, message: "a cursor name must be 1...\(maxCursorNameBytes) UTF-8 bytes, got \(nameBytes.count)")
+        }
+        guard value.count <= maxCursorValueBytes else {
+            throw SegmentError(code: .invalidArgument, message: "the cursor \(name) has \(value.count) bytes, at most \(maxCursorValueBytes) are allowed")
+        }
+        let start = beginFrame(FrameType.cursor, to: &buffer)
+        appendLE(UInt16(nameBytes.count), to: &buffer)
+        buffer.append(contentsOf: nameBytes)
+        buffer.append(contentsOf: value)
+        endFrame(start: start, to: &buffer)
+    }
+
+    /// The name and value of a cursor frame's payload; `nil` if it is malformed.
+    package static func parseCursor(_ payload: UnsafeRawBufferPointer) -> (name: String, value: [UInt8])? {
+        guard payload.count >= 3 else { return nil }
+        let count = Int(readLE(UInt16.self, payload, 0))
+        guard count >= 1, count <= maxCursorNameBytes, 2 + count <= payload.count,
+              payload.count - 2 - count <= maxCursorValueBytes,
+              let name = String(validating: UnsafeRawBufferPointer(rebasing: payload[2..<(2 + count)]), as: UTF8.self) else { return nil }
+        return (name, Array(payload[(2 + count)...]))
     }
 
     /// Appends the end frame that closes a sealed segment.

@@ -57,6 +57,10 @@ package final class SegmentReader {
     /// unwritten space (Docs/SegmentFormat.md). `offset` is where it starts.
     @exclusivity(unchecked) package private(set) var endedAtUnwrittenSpace = false
 
+    /// Called with the type and payload of every optional frame (lower-case
+    /// type) before it is skipped, e.g. the client store's cursor frames.
+    @exclusivity(unchecked) package var onOptionalFrame: ((UInt8, UnsafeRawBufferPointer) -> Void)?
+
     // `@exclusivity(unchecked)` on the stored variables: a reader is used by
     // one thread at a time and none of its methods re-enters another, so
     // every access is exclusive by construction; the run-time checks were
@@ -156,7 +160,10 @@ package final class SegmentReader {
             case SegmentFormat.FrameType.header:
                 throw malformed("a second header frame")
             default:
-                if SegmentFormat.FrameType.isSkippable(type) { continue }
+                if SegmentFormat.FrameType.isSkippable(type) {
+                    onOptionalFrame?(type, payload)
+                    continue
+                }
                 throw malformed("unknown frame type 0x\(String(type, radix: 16))")
             }
         }
