@@ -114,7 +114,9 @@ let package = Package(
             path: "Samples/ServerLogging", exclude: ["README.md"]),
         .executableTarget(
             name: "ingest-forward",
-            dependencies: ["DataIngest", "IngestSupport", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "DataIngest", "IngestSupport", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Samples/LogForwarder", exclude: ["README.md"]),
 
         // MARK: Benchmarks (run in release mode)
@@ -163,7 +165,8 @@ let package = Package(
             ]),
         // Depends on the executable so that `swift test` builds the server
         // binary the tests start as a real process.
-        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server"]),
+        .testTarget(
+            name: "IngestServerTests", dependencies: ["IngestServer", "IngestHTTP", "IngestSupport", "IngestTestSupport", "ingest-server"]),
         // The HTTP layer in process and against a real ingest-server process.
         .testTarget(
             name: "IngestHTTPTests",

@@ -56,16 +56,20 @@ func bsonBenchmarks() throws -> [Figure] {
     }
 
     return [
-        Figure(group: "bson", name: "encode 5-field document (reused buffer)",
-               value: bsonEncode, unit: "ns/doc",
-               baseline: ("JSONEncoder", jsonEncode), target: .ratioAtLeast(10)),
-        Figure(group: "bson", name: "encode 5-field document (absolute)",
-               value: bsonEncode, unit: "ns/doc", target: .atMost(150)),
-        Figure(group: "bson", name: "decode+validate 5-field document",
-               value: bsonDecode, unit: "ns/doc",
-               baseline: ("JSONDecoder", jsonDecode), target: .ratioAtLeast(5)),
-        Figure(group: "bson", name: "decode+validate 5-field document (absolute)",
-               value: bsonDecode, unit: "ns/doc", target: .atMost(250)),
+        Figure(
+            group: "bson", name: "encode 5-field document (reused buffer)",
+            value: bsonEncode, unit: "ns/doc",
+            baseline: ("JSONEncoder", jsonEncode), target: .ratioAtLeast(10)),
+        Figure(
+            group: "bson", name: "encode 5-field document (absolute)",
+            value: bsonEncode, unit: "ns/doc", target: .atMost(150)),
+        Figure(
+            group: "bson", name: "decode+validate 5-field document",
+            value: bsonDecode, unit: "ns/doc",
+            baseline: ("JSONDecoder", jsonDecode), target: .ratioAtLeast(5)),
+        Figure(
+            group: "bson", name: "decode+validate 5-field document (absolute)",
+            value: bsonDecode, unit: "ns/doc", target: .atMost(250)),
     ]
 }
 

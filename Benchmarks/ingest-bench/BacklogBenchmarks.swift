@@ -28,7 +28,8 @@ func backlogBenchmarks() throws -> [Figure] {
     if let role = environment[backlogRoleVariable] { backlogClient(role: role, environment: environment) }
     let count = max(1_000, Int(environment["INGEST_BENCH_BACKLOG_OBJECTS"] ?? "") ?? 5_000_000) / 1_000 * 1_000
     if count != 5_000_000 {
-        FileHandle.standardError.write(Data("ingest-bench: backlog: \(count) objects (INGEST_BENCH_BACKLOG_OBJECTS), not the 5,000,000 of issue 6\n".utf8))
+        FileHandle.standardError.write(
+            Data("ingest-bench: backlog: \(count) objects (INGEST_BENCH_BACKLOG_OBJECTS), not the 5,000,000 of issue 6\n".utf8))
     }
     let directory = NSTemporaryDirectory() + "ingest-bench-backlog-\(getpid())"
     try? FileManager.default.removeItem(atPath: directory)
@@ -45,7 +46,8 @@ func backlogBenchmarks() throws -> [Figure] {
     let commit = try BacklogChild(role: "commit", environment: childEnvironment)
     _ = try commit.wait(timeoutSeconds: 1_800) { _ in }
     guard let commitLine = commit.output.first(where: { $0.hasPrefix("committed ") }),
-          let commitSeconds = Double(commitLine.split(separator: " ").last ?? "") else {
+        let commitSeconds = Double(commitLine.split(separator: " ").last ?? "")
+    else {
         throw ServerBenchError("the committing client failed: \(commit.output.joined(separator: " | "))")
     }
     guard server.count("WeatherSensor") <= 0 else { throw ServerBenchError("objects reached the server while suspended") }
@@ -68,12 +70,16 @@ func backlogBenchmarks() throws -> [Figure] {
     let peakMiB = Double(max(peakRSS, ownPeak)) / 1024
 
     return [
-        Figure(group: "backlog", name: "client peak resident memory draining a backlog of \(count) WeatherSensor (VmHWM, \(samples) VmRSS samples)",
-               value: peakMiB, unit: "MiB", baseline: nil, target: .atMost(64)),
-        Figure(group: "backlog", name: "drain rate of that backlog (client process start to all acknowledged)",
-               value: Double(count) / drainSeconds, unit: "objects/s", baseline: nil, target: nil),
-        Figure(group: "backlog", name: "the backlog's commit rate (session suspended, txn of 1,000)",
-               value: Double(count) / commitSeconds, unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "backlog",
+            name: "client peak resident memory draining a backlog of \(count) WeatherSensor (VmHWM, \(samples) VmRSS samples)",
+            value: peakMiB, unit: "MiB", baseline: nil, target: .atMost(64)),
+        Figure(
+            group: "backlog", name: "drain rate of that backlog (client process start to all acknowledged)",
+            value: Double(count) / drainSeconds, unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "backlog", name: "the backlog's commit rate (session suspended, txn of 1,000)",
+            value: Double(count) / commitSeconds, unit: "objects/s", baseline: nil, target: nil),
     ]
 }
 
@@ -123,7 +129,7 @@ private final class BacklogChild {
             if poll(&pfd, 1, 50) > 0 {
                 var chunk = [UInt8](repeating: 0, count: 4096)
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n > 0 { text += chunk[..<n] } else { break }   // end of file: the child exited
+                if n > 0 { text += chunk[..<n] } else { break }  // end of file: the child exited
             }
             guard nowNanoseconds() < deadline else {
                 kill(process.processIdentifier, SIGKILL)
@@ -146,8 +152,9 @@ private func backlogClient(role: String, environment: [String: String]) -> Never
         exit(code)
     }
     guard let port = environment["INGEST_BENCH_BACKLOG_PORT"], let appId = environment["INGEST_BENCH_BACKLOG_APP"],
-          let directory = environment["INGEST_BENCH_BACKLOG_DIR"],
-          let count = Int(environment["INGEST_BENCH_BACKLOG_OBJECTS"] ?? "") else {
+        let directory = environment["INGEST_BENCH_BACKLOG_DIR"],
+        let count = Int(environment["INGEST_BENCH_BACKLOG_OBJECTS"] ?? "")
+    else {
         finish("failed: missing INGEST_BENCH_BACKLOG_* variables", 2)
     }
     var configuration = App.Configuration(baseURL: URL(string: "http://127.0.0.1:\(port)")!, metadataDirectory: directory)

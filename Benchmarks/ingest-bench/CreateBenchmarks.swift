@@ -26,7 +26,9 @@ private struct BenchWeatherReading: Codable {
 private final class DiscardingSink: TransactionSink {
     private let counts = LockedBox((records: 0, bytes: 0))
     func commit(_ transaction: EncodedTransaction) throws {
-        counts.withLock { $0.records += transaction.records.count; $0.bytes += transaction.bytes.count }
+        counts.withLock {
+            $0.records += transaction.records.count; $0.bytes += transaction.bytes.count
+        }
     }
     var records: Int { counts.withLock { $0.records } }
 }
@@ -47,8 +49,10 @@ func createBenchmarks() throws -> [Figure] {
 
     let ids = (0..<batch).map { _ in ObjectId.generate() }
     let dictionaries: [[String: Any]] = ids.map { id in
-        ["_id": id, "deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
-         "barometricPressureInHg": 29.65, "windSpeedInMph": 2]
+        [
+            "_id": id, "deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
+            "barometricPressureInHg": 29.65, "windSpeedInMph": 2,
+        ]
     }
     let instances: [BenchWeatherSensor] = ids.map { id in
         let sensor = BenchWeatherSensor()
@@ -60,30 +64,36 @@ func createBenchmarks() throws -> [Figure] {
         return sensor
     }
     let readings = ids.map {
-        BenchWeatherReading(_id: $0.hex, deviceId: "WX1278UIT", temperatureInFahrenheit: 66.7,
-                            barometricPressureInHg: 29.65, windSpeedInMph: 2)
+        BenchWeatherReading(
+            _id: $0.hex, deviceId: "WX1278UIT", temperatureInFahrenheit: 66.7,
+            barometricPressureInHg: 29.65, windSpeedInMph: 2)
     }
 
-    let dictionaryForm = try medianNanoseconds(iterations: 20, rounds: 9) {
-        try realm.write {
-            for value in dictionaries { realm.create(BenchWeatherSensor.self, value: value) }
-        }
-    } / Double(batch)
-    let instanceForm = try medianNanoseconds(iterations: 20, rounds: 9) {
-        try realm.write {
-            for value in instances { realm.create(BenchWeatherSensor.self, value: value) }
-        }
-    } / Double(batch)
+    let dictionaryForm =
+        try medianNanoseconds(iterations: 20, rounds: 9) {
+            try realm.write {
+                for value in dictionaries { realm.create(BenchWeatherSensor.self, value: value) }
+            }
+        } / Double(batch)
+    let instanceForm =
+        try medianNanoseconds(iterations: 20, rounds: 9) {
+            try realm.write {
+                for value in instances { realm.create(BenchWeatherSensor.self, value: value) }
+            }
+        } / Double(batch)
     let encoder = JSONEncoder()
-    let json = try medianNanoseconds(iterations: 5, rounds: 9) {
-        for reading in readings { blackHole(try encoder.encode(reading)) }
-    } / Double(batch)
+    let json =
+        try medianNanoseconds(iterations: 5, rounds: 9) {
+            for reading in readings { blackHole(try encoder.encode(reading)) }
+        } / Double(batch)
     guard sink.records > 0 else { throw BenchmarkError("nothing was committed") }
 
     return [
-        Figure(group: "create", name: "create WeatherSensor, dictionary form (txn of 1,000)",
-               value: dictionaryForm / 1000, unit: "µs/object", baseline: ("JSONEncoder", json / 1000), target: .atMost(1)),
-        Figure(group: "create", name: "create WeatherSensor, instance form (txn of 1,000)",
-               value: instanceForm / 1000, unit: "µs/object", baseline: ("JSONEncoder", json / 1000), target: .atMost(1)),
+        Figure(
+            group: "create", name: "create WeatherSensor, dictionary form (txn of 1,000)",
+            value: dictionaryForm / 1000, unit: "µs/object", baseline: ("JSONEncoder", json / 1000), target: .atMost(1)),
+        Figure(
+            group: "create", name: "create WeatherSensor, instance form (txn of 1,000)",
+            value: instanceForm / 1000, unit: "µs/object", baseline: ("JSONEncoder", json / 1000), target: .atMost(1)),
     ]
 }

@@ -37,7 +37,9 @@ func forwardBenchmarks() throws -> [Figure] {
         guard let file = fopen(logPath, "w") else { throw ServerBenchError("cannot create \(logPath)") }
         defer { fclose(file) }
         for i in 0..<lineCount {
-            fputs("2026-11-29T16:\(10 + i / 60_000 % 50):\(10 + i / 1_000 % 50).\(100 + i % 900)Z INFO api request \(i) handled in \(i % 97) ms status=200\n", file)
+            fputs(
+                "2026-11-29T16:\(10 + i / 60_000 % 50):\(10 + i / 1_000 % 50).\(100 + i % 900)Z INFO api request \(i) handled in \(i % 97) ms status=200\n",
+                file)
         }
     }
 
@@ -45,16 +47,19 @@ func forwardBenchmarks() throws -> [Figure] {
     let readRate = try readLinesPerSecond(logPath, expected: lineCount)
 
     // Baseline 2: the same lines inserted directly into a ForwardedLine-shaped table.
-    let sqliteRate = try directForwardedLineInserts(logPath, expected: lineCount, batch: 1_000,
-                                                    database: directory + "/baseline.sqlite")
+    let sqliteRate = try directForwardedLineInserts(
+        logPath, expected: lineCount, batch: 1_000,
+        database: directory + "/baseline.sqlite")
 
     // The forwarder into the server.
     let server = try ServerBenchProcess(directory: directory)
     defer { server.stop() }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: forwardPath)
-    process.arguments = ["--app-id", server.appId, "--base-url", "http://127.0.0.1:\(server.port)",
-                         "--data-dir", directory + "/forward", "--once", "--upload-timeout", "\(Int(timeoutSeconds))", logPath]
+    process.arguments = [
+        "--app-id", server.appId, "--base-url", "http://127.0.0.1:\(server.port)",
+        "--data-dir", directory + "/forward", "--once", "--upload-timeout", "\(Int(timeoutSeconds))", logPath,
+    ]
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     let outputPath = directory + "/forward.out"
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
@@ -83,12 +88,14 @@ func forwardBenchmarks() throws -> [Figure] {
     let forwardRate = Double(lineCount) / seconds
 
     return [
-        Figure(group: "forward", name: "ingest-forward --once, \(lineCount)-line file into ingest-server, until all in its SQLite",
-               value: forwardRate, unit: "lines/s",
-               baseline: ("direct SQLite inserts of the lines, ForwardedLine shape, txn of 1,000, synchronous=FULL", sqliteRate),
-               target: nil),
-        Figure(group: "forward", name: "  same run", value: forwardRate, unit: "lines/s",
-               baseline: ("reading the file line by line into Strings", readRate), target: nil),
+        Figure(
+            group: "forward", name: "ingest-forward --once, \(lineCount)-line file into ingest-server, until all in its SQLite",
+            value: forwardRate, unit: "lines/s",
+            baseline: ("direct SQLite inserts of the lines, ForwardedLine shape, txn of 1,000, synchronous=FULL", sqliteRate),
+            target: nil),
+        Figure(
+            group: "forward", name: "  same run", value: forwardRate, unit: "lines/s",
+            baseline: ("reading the file line by line into Strings", readRate), target: nil),
     ]
 }
 
@@ -131,17 +138,20 @@ private func readLinesPerSecond(_ path: String, expected: Int) throws -> Double 
 /// the sink's ForwardedLine table (text `_id` primary key, WITHOUT ROWID),
 /// `batch` rows per `BEGIN IMMEDIATE … COMMIT`, WAL, synchronous=FULL.
 private func directForwardedLineInserts(_ path: String, expected: Int, batch: Int, database: String) throws -> Double {
-    let db = try openBaselineDatabase(database, creating: """
-        CREATE TABLE "ForwardedLine" ("_id" TEXT NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
-          "source" TEXT, "offset" INTEGER, "host" TEXT, "receivedAt" INTEGER, "format" TEXT, "message" TEXT,
-          "timestamp" INTEGER, "level" TEXT, "fields" TEXT) WITHOUT ROWID
-        """)
+    let db = try openBaselineDatabase(
+        database,
+        creating: """
+            CREATE TABLE "ForwardedLine" ("_id" TEXT NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
+              "source" TEXT, "offset" INTEGER, "host" TEXT, "receivedAt" INTEGER, "format" TEXT, "message" TEXT,
+              "timestamp" INTEGER, "level" TEXT, "fields" TEXT) WITHOUT ROWID
+            """)
     defer { db.close() }
     func exec(_ sql: String) throws { try db.execute(sql: sql) }
-    let insert = try db.cachedStatement(sql: """
-        INSERT INTO "ForwardedLine" ("_id", "_ingested_at", "source", "offset", "host", "receivedAt", "format", "message",
-          "timestamp", "level", "fields") VALUES (?, ?, ?, ?, ?, ?, 'plain', ?, NULL, NULL, NULL) ON CONFLICT("_id") DO NOTHING
-        """)
+    let insert = try db.cachedStatement(
+        sql: """
+            INSERT INTO "ForwardedLine" ("_id", "_ingested_at", "source", "offset", "host", "receivedAt", "format", "message",
+              "timestamp", "level", "fields") VALUES (?, ?, ?, ?, ?, ?, 'plain', ?, NULL, NULL, NULL) ON CONFLICT("_id") DO NOTHING
+            """)
     guard let file = fopen(path, "r") else { throw ServerBenchError("cannot open \(path)") }
     defer { fclose(file) }
     let sourceId = "65a1f0c2e4b0a1b2c3d4e5f6"

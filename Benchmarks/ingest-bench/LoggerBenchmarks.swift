@@ -91,8 +91,10 @@ private func baselineLine(_ i: Int) -> String {
 /// `body` (after one warm-up round), both as wall time and as this
 /// thread's CPU time (user + system; less sensitive to other processes
 /// taking the cores). `between` runs after each round, untimed.
-private func medianPerCall(rounds: Int = 9, iterations: Int, between: () throws -> Void = {},
-                           _ body: (Int) throws -> Void) throws -> (wall: Double, cpu: Double) {
+private func medianPerCall(
+    rounds: Int = 9, iterations: Int, between: () throws -> Void = {},
+    _ body: (Int) throws -> Void
+) throws -> (wall: Double, cpu: Double) {
     for i in 0..<iterations { try body(i) }
     try between()
     var wall: [Double] = []
@@ -130,7 +132,8 @@ private func otherThreadsCPUSeconds() -> [Int: Double] {
 /// User + system CPU seconds of thread `tid` of this process (clock ticks).
 private func threadCPUSeconds(_ tid: Int) -> Double {
     guard let stat = try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return 0 }
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
     let fields = stat[stat.index(after: close)...].split(separator: " ")
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -154,8 +157,9 @@ func loggerBenchmarks() throws -> [Figure] {
 
     let server = try ServerBenchProcess(directory: directory)
     defer { server.stop() }
-    var appConfiguration = App.Configuration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!,
-                                             metadataDirectory: directory + "/client")
+    var appConfiguration = App.Configuration(
+        baseURL: URL(string: "http://127.0.0.1:\(server.port)")!,
+        metadataDirectory: directory + "/client")
     appConfiguration.sync.maximumBackoff = 1
     let app = App(id: server.appId, configuration: appConfiguration)
     let user = try blocking { try await app.login(credentials: .anonymous) }
@@ -172,12 +176,16 @@ func loggerBenchmarks() throws -> [Figure] {
 
     // 1. One enabled call on the caller's thread.
     user.session.suspend()
-    let enabled = try medianPerCall(rounds: rounds, iterations: round, between: {
-        guard writer.flush(timeout: 120) else { throw LoggerBenchError("flush timed out") }
-    }) { enabledCall(holder, $0) }
+    let enabled = try medianPerCall(
+        rounds: rounds, iterations: round,
+        between: {
+            guard writer.flush(timeout: 120) else { throw LoggerBenchError("flush timed out") }
+        }
+    ) { enabledCall(holder, $0) }
     let afterRounds = writer.currentStatistics
     guard afterRounds.droppedEvents == 0, afterRounds.committedEvents == (rounds + 1) * round else {
-        throw LoggerBenchError("enabled calls: \(afterRounds.committedEvents) committed, \(afterRounds.droppedEvents) dropped of \((rounds + 1) * round)")
+        throw LoggerBenchError(
+            "enabled calls: \(afterRounds.committedEvents) committed, \(afterRounds.droppedEvents) dropped of \((rounds + 1) * round)")
     }
 
     // 2. One disabled call.
@@ -190,13 +198,19 @@ func loggerBenchmarks() throws -> [Figure] {
     // 3. swift-log's Logger: through IngestLogHandler, through StreamLogHandler to a file, disabled.
     let swiftHolder = SwiftLoggerHolder(Logging.Logger(label: "com.example.bench", factory: IngestLogHandler.factory(writer)))
     let beforeSwiftLog = writer.currentStatistics
-    let swiftLogEnabled = try medianPerCall(rounds: rounds, iterations: round, between: {
-        guard writer.flush(timeout: 120) else { throw LoggerBenchError("flush timed out") }
-    }) { swiftLogEnabledCall(swiftHolder, $0) }
+    let swiftLogEnabled = try medianPerCall(
+        rounds: rounds, iterations: round,
+        between: {
+            guard writer.flush(timeout: 120) else { throw LoggerBenchError("flush timed out") }
+        }
+    ) { swiftLogEnabledCall(swiftHolder, $0) }
     let afterSwiftLog = writer.currentStatistics
     guard afterSwiftLog.droppedEvents == 0,
-          afterSwiftLog.committedEvents - beforeSwiftLog.committedEvents == (rounds + 1) * round else {
-        throw LoggerBenchError("swift-log calls: \(afterSwiftLog.committedEvents - beforeSwiftLog.committedEvents) committed, \(afterSwiftLog.droppedEvents) dropped of \((rounds + 1) * round)")
+        afterSwiftLog.committedEvents - beforeSwiftLog.committedEvents == (rounds + 1) * round
+    else {
+        throw LoggerBenchError(
+            "swift-log calls: \(afterSwiftLog.committedEvents - beforeSwiftLog.committedEvents) committed, \(afterSwiftLog.droppedEvents) dropped of \((rounds + 1) * round)"
+        )
     }
     let swiftLogDisabled = try medianPerCall(iterations: 5_000_000) { swiftLogDisabledCall(swiftHolder, $0) }
     guard writer.currentStatistics.acceptedEvents == afterSwiftLog.acceptedEvents else {
@@ -204,7 +218,8 @@ func loggerBenchmarks() throws -> [Figure] {
     }
     let streamPath = directory + "/stream-log-handler.log"
     let streamed = try withStandardOutput(redirectedTo: streamPath) {
-        let streamHolder = SwiftLoggerHolder(Logging.Logger(label: "com.example.bench", factory: { label in StreamLogHandler.standardOutput(label: label) }))
+        let streamHolder = SwiftLoggerHolder(
+            Logging.Logger(label: "com.example.bench", factory: { label in StreamLogHandler.standardOutput(label: label) }))
         return try medianPerCall(rounds: rounds, iterations: round) { swiftLogStreamCall(streamHolder, $0) }
     }
     let streamedLines = (try? String(contentsOfFile: streamPath, encoding: .utf8))?.split(separator: "\n").count ?? 0
@@ -245,7 +260,8 @@ func loggerBenchmarks() throws -> [Figure] {
     let writerCPUPerEvent: Double? = busiest > 0 ? busiest * 1e9 / Double(sustained) : nil
     let after = writer.currentStatistics
     guard after.committedEvents - before.committedEvents == sustained, after.droppedEvents == 0 else {
-        throw LoggerBenchError("sustained: \(after.committedEvents - before.committedEvents) of \(sustained) committed, \(after.droppedEvents) dropped")
+        throw LoggerBenchError(
+            "sustained: \(after.committedEvents - before.committedEvents) of \(sustained) committed, \(after.droppedEvents) dropped")
     }
     let sustainedRate = Double(sustained) / sustainedSeconds
 
@@ -275,46 +291,67 @@ func loggerBenchmarks() throws -> [Figure] {
 
     let callName = "enabled call (info, 2 interpolations, 1 metadata entry), median of \(rounds) × \(round)"
     return [
-        Figure(group: "logger", name: callName + ", caller's wall time",
-               value: enabled.wall, unit: "ns", baseline: ("print of the same line, stdout to a file", printed.wall),
-               target: .atMost(300)),
-        Figure(group: "logger", name: "  same, caller's thread CPU time", value: enabled.cpu, unit: "ns",
-               baseline: ("print, thread CPU time", printed.cpu), target: .atMost(300)),
-        Figure(group: "logger", name: "  same, wall", value: enabled.wall, unit: "ns",
-               baseline: ("fputs of the same line to a FILE*", fputsTimes.wall), target: nil),
-        Figure(group: "logger", name: "  same, wall", value: enabled.wall, unit: "ns",
-               baseline: ("FileHandle.write of the same line", handled.wall), target: nil),
-        Figure(group: "logger", name: "disabled call (debug below .info) through a non-inlined function, wall",
-               value: disabled.wall, unit: "ns", baseline: ("the same call comparing an Int instead, wall", empty.wall),
-               target: .atMost(5)),
-        Figure(group: "logger", name: "  same, thread CPU time", value: disabled.cpu, unit: "ns",
-               baseline: ("the same call comparing an Int instead, CPU", empty.cpu), target: .atMost(5)),
-        Figure(group: "logger", name: "swift-log Logger, the same call through IngestLogHandler, caller's wall time",
-               value: swiftLogEnabled.wall, unit: "ns",
-               baseline: ("the same call through StreamLogHandler, stdout to a file", streamed.wall), target: .atMost(400)),
-        Figure(group: "logger", name: "  same, caller's thread CPU time", value: swiftLogEnabled.cpu, unit: "ns",
-               baseline: ("StreamLogHandler, thread CPU time", streamed.cpu), target: nil),
-        Figure(group: "logger", name: "  same, wall", value: swiftLogEnabled.wall, unit: "ns",
-               baseline: ("IngestLogger's call (above)", enabled.wall), target: nil),
-        Figure(group: "logger", name: "swift-log Logger, disabled call (debug below .info) through a non-inlined function, wall",
-               value: swiftLogDisabled.wall, unit: "ns", baseline: ("the same call comparing an Int instead, wall", empty.wall),
-               target: nil),
-        Figure(group: "logger", name: "  same, thread CPU time", value: swiftLogDisabled.cpu, unit: "ns",
-               baseline: ("IngestLogger's disabled call, CPU", disabled.cpu), target: nil),
-        Figure(group: "logger", name: "sustained: \(sustained) events from 1 thread committed to the segment store (uploads paused)",
-               value: sustainedRate, unit: "events/s", baseline: ("print of the same lines, stdout to a file", printRate),
-               target: .atLeast(300_000)),
-        Figure(group: "logger", name: "  same sustained run", value: sustainedRate, unit: "events/s",
-               baseline: ("FileHandle.write of the same lines", handleRate), target: nil),
-        Figure(group: "logger", name: "  CPU time per event in that run: the caller's thread", value: callerCPUPerEvent, unit: "ns",
-               baseline: nil, target: nil),
-    ] + (writerCPUPerEvent.map { [
-        Figure(group: "logger", name: "  CPU time per event in that run: the busiest other thread, the writer (1e9 / this = its events/s on a free core)",
-               value: $0, unit: "ns", baseline: nil, target: .atMost(1e9 / 300_000)),
-    ] } ?? []) + [
-        Figure(group: "logger", name: "then upload of all \(after.committedEvents) events into the server's SQLite",
-               value: Double(after.committedEvents) / uploadSeconds, unit: "events/s", baseline: nil, target: nil),
+        Figure(
+            group: "logger", name: callName + ", caller's wall time",
+            value: enabled.wall, unit: "ns", baseline: ("print of the same line, stdout to a file", printed.wall),
+            target: .atMost(300)),
+        Figure(
+            group: "logger", name: "  same, caller's thread CPU time", value: enabled.cpu, unit: "ns",
+            baseline: ("print, thread CPU time", printed.cpu), target: .atMost(300)),
+        Figure(
+            group: "logger", name: "  same, wall", value: enabled.wall, unit: "ns",
+            baseline: ("fputs of the same line to a FILE*", fputsTimes.wall), target: nil),
+        Figure(
+            group: "logger", name: "  same, wall", value: enabled.wall, unit: "ns",
+            baseline: ("FileHandle.write of the same line", handled.wall), target: nil),
+        Figure(
+            group: "logger", name: "disabled call (debug below .info) through a non-inlined function, wall",
+            value: disabled.wall, unit: "ns", baseline: ("the same call comparing an Int instead, wall", empty.wall),
+            target: .atMost(5)),
+        Figure(
+            group: "logger", name: "  same, thread CPU time", value: disabled.cpu, unit: "ns",
+            baseline: ("the same call comparing an Int instead, CPU", empty.cpu), target: .atMost(5)),
+        Figure(
+            group: "logger", name: "swift-log Logger, the same call through IngestLogHandler, caller's wall time",
+            value: swiftLogEnabled.wall, unit: "ns",
+            baseline: ("the same call through StreamLogHandler, stdout to a file", streamed.wall), target: .atMost(400)),
+        Figure(
+            group: "logger", name: "  same, caller's thread CPU time", value: swiftLogEnabled.cpu, unit: "ns",
+            baseline: ("StreamLogHandler, thread CPU time", streamed.cpu), target: nil),
+        Figure(
+            group: "logger", name: "  same, wall", value: swiftLogEnabled.wall, unit: "ns",
+            baseline: ("IngestLogger's call (above)", enabled.wall), target: nil),
+        Figure(
+            group: "logger", name: "swift-log Logger, disabled call (debug below .info) through a non-inlined function, wall",
+            value: swiftLogDisabled.wall, unit: "ns", baseline: ("the same call comparing an Int instead, wall", empty.wall),
+            target: nil),
+        Figure(
+            group: "logger", name: "  same, thread CPU time", value: swiftLogDisabled.cpu, unit: "ns",
+            baseline: ("IngestLogger's disabled call, CPU", disabled.cpu), target: nil),
+        Figure(
+            group: "logger", name: "sustained: \(sustained) events from 1 thread committed to the segment store (uploads paused)",
+            value: sustainedRate, unit: "events/s", baseline: ("print of the same lines, stdout to a file", printRate),
+            target: .atLeast(300_000)),
+        Figure(
+            group: "logger", name: "  same sustained run", value: sustainedRate, unit: "events/s",
+            baseline: ("FileHandle.write of the same lines", handleRate), target: nil),
+        Figure(
+            group: "logger", name: "  CPU time per event in that run: the caller's thread", value: callerCPUPerEvent, unit: "ns",
+            baseline: nil, target: nil),
     ]
+        + (writerCPUPerEvent.map {
+            [
+                Figure(
+                    group: "logger",
+                    name:
+                        "  CPU time per event in that run: the busiest other thread, the writer (1e9 / this = its events/s on a free core)",
+                    value: $0, unit: "ns", baseline: nil, target: .atMost(1e9 / 300_000))
+            ]
+        } ?? []) + [
+            Figure(
+                group: "logger", name: "then upload of all \(after.committedEvents) events into the server's SQLite",
+                value: Double(after.committedEvents) / uploadSeconds, unit: "events/s", baseline: nil, target: nil)
+        ]
 }
 
 /// Runs `body` with file descriptor 1 pointing at `path` (created or

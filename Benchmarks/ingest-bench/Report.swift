@@ -23,8 +23,10 @@ struct Report {
             case .some(false): verdict = "MISSED"
             case .none: verdict = ""
             }
-            rows.append([figure.group, figure.name, "\(Figure.format(figure.value)) \(figure.unit)",
-                         baseline, ratio, figure.targetText, verdict])
+            rows.append([
+                figure.group, figure.name, "\(Figure.format(figure.value)) \(figure.unit)",
+                baseline, ratio, figure.targetText, verdict,
+            ])
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {

@@ -21,21 +21,27 @@ func sqliteBenchmarks() throws -> [Figure] {
     let lookups = max(1_000, Int(20_000 * scale))
 
     // MARK: Local store
-    let schema = try Schema([ObjectSchema(className: "Reading", kind: .topLevel, properties: [
-        Property(name: "_id", type: .objectId, isPrimaryKey: true),
-        Property(name: "deviceId", type: .string, isIndexed: true),
-        Property(name: "temperature", type: .double),
-        Property(name: "pressure", type: .double),
-        Property(name: "wind", type: .int),
-    ])])
+    let schema = try Schema([
+        ObjectSchema(
+            className: "Reading", kind: .topLevel,
+            properties: [
+                Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                Property(name: "deviceId", type: .string, isIndexed: true),
+                Property(name: "temperature", type: .double),
+                Property(name: "pressure", type: .double),
+                Property(name: "wind", type: .int),
+            ])
+    ])
     let store = try LocalStore(fileURL: directory.appendingPathComponent("local.realm"), schema: schema)
     defer { store.close() }
     var ids: [ObjectId] = []
     func reading(_ n: Int) -> BSONDocument {
         let id = ObjectId.generate()
         ids.append(id)
-        return ["_id": .objectId(id), "deviceId": .string("WX\(n % 100)"), "temperature": .double(Double(n % 90)),
-                "pressure": .double(29.65), "wind": .int64(Int64(n % 30))]
+        return [
+            "_id": .objectId(id), "deviceId": .string("WX\(n % 100)"), "temperature": .double(Double(n % 90)),
+            "pressure": .double(29.65), "wind": .int64(Int64(n % 30)),
+        ]
     }
     var documents: [[BSONDocument]] = []
     for t in 0..<transactions { documents.append((0..<batch).map { reading(t * batch + $0) }) }
@@ -64,18 +70,22 @@ func sqliteBenchmarks() throws -> [Figure] {
     // The same rows, prepared statements on a table of the same shape.
     let direct = try SQLiteConnection(path: directory.appendingPathComponent("direct.sqlite").path)
     defer { direct.close() }
-    for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", """
+    for sql in [
+        "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+        """
         CREATE TABLE "Reading" ("_id" BLOB NOT NULL PRIMARY KEY, "deviceId" TEXT NOT NULL, "temperature" REAL NOT NULL,
           "pressure" REAL NOT NULL, "wind" INTEGER NOT NULL)
-        """, #"CREATE INDEX "idx_Reading_deviceId" ON "Reading" ("deviceId")"#] {
+        """, #"CREATE INDEX "idx_Reading_deviceId" ON "Reading" ("deviceId")"#,
+    ] {
         try direct.execute(sql: sql)
     }
     start = nowNanoseconds()
     for transaction in documents {
         try direct.begin(.immediate)
         for document in transaction {
-            try direct.run(sql: #"INSERT INTO "Reading" ("_id", "deviceId", "temperature", "pressure", "wind") VALUES (?, ?, ?, ?, ?)"#,
-                           arguments: directValues(document))
+            try direct.run(
+                sql: #"INSERT INTO "Reading" ("_id", "deviceId", "temperature", "pressure", "wind") VALUES (?, ?, ?, ?, ?)"#,
+                arguments: directValues(document))
         }
         try direct.commit()
     }
@@ -84,8 +94,9 @@ func sqliteBenchmarks() throws -> [Figure] {
     for n in 0..<lookups {
         let id = id(n)
         try direct.begin()
-        let rows = try direct.rows(sql: #"SELECT "_id", "deviceId", "temperature", "pressure", "wind" FROM "Reading" WHERE "_id" = ?"#,
-                                   arguments: [.blob(id.bytes)])
+        let rows = try direct.rows(
+            sql: #"SELECT "_id", "deviceId", "temperature", "pressure", "wind" FROM "Reading" WHERE "_id" = ?"#,
+            arguments: [.blob(id.bytes)])
         try direct.commit()
         guard !rows.isEmpty else { throw BenchmarkError("direct lookup missed") }
     }
@@ -94,20 +105,26 @@ func sqliteBenchmarks() throws -> [Figure] {
     // MARK: SQLite sink
     let sink = try SQLiteSink(path: directory.appendingPathComponent("sink.sqlite").path)
     defer { sink.close() }
-    try sink.migrate(to: try Schema([ObjectSchema(className: "WeatherSensor", kind: .asymmetric, properties: [
-        Property(name: "_id", type: .objectId, isPrimaryKey: true),
-        Property(name: "deviceId", type: .string),
-        Property(name: "temperatureInFahrenheit", type: .double),
-        Property(name: "barometricPressureInHg", type: .double),
-        Property(name: "windSpeedInMph", type: .int),
-    ])]))
+    try sink.migrate(
+        to: try Schema([
+            ObjectSchema(
+                className: "WeatherSensor", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "deviceId", type: .string),
+                    Property(name: "temperatureInFahrenheit", type: .double),
+                    Property(name: "barometricPressureInHg", type: .double),
+                    Property(name: "windSpeedInMph", type: .int),
+                ])
+        ]))
     let sensor = WeatherSensorBSON()
     var segments: [[SinkObject]] = []
     for _ in 0..<transactions {
-        segments.append((0..<batch).map { _ in
-            sensor.next()
-            return SinkObject(collection: "WeatherSensor", bson: sensor.bytes)
-        })
+        segments.append(
+            (0..<batch).map { _ in
+                sensor.next()
+                return SinkObject(collection: "WeatherSensor", bson: sensor.bytes)
+            })
     }
     let storeId = SegmentStoreID.random()
     let answer = Array(#"{"accepted":1000}"#.utf8)
@@ -120,29 +137,37 @@ func sqliteBenchmarks() throws -> [Figure] {
     let baselineObjects = segments.joined().map { object -> ServerBenchSegments.Object in
         let document = try! BSONDocument(bson: object.bson)
         guard case .objectId(let id)? = document["_id"], case .string(let device)? = document["deviceId"],
-              case .double(let temperature)? = document["temperatureInFahrenheit"],
-              case .double(let pressure)? = document["barometricPressureInHg"],
-              case .int64(let wind)? = document["windSpeedInMph"] else { fatalError("unexpected WeatherSensor document") }
+            case .double(let temperature)? = document["temperatureInFahrenheit"],
+            case .double(let pressure)? = document["barometricPressureInHg"],
+            case .int64(let wind)? = document["windSpeedInMph"]
+        else { fatalError("unexpected WeatherSensor document") }
         return ServerBenchSegments.Object(id: id.bytes, deviceId: device, temperature: temperature, pressure: pressure, wind: wind)
     }
-    let directSink = 1e9 / (try directSinkShapedInserts(baselineObjects, batch: batch,
-                                                         path: directory.appendingPathComponent("direct-sink.sqlite").path))
+    let directSink =
+        1e9
+        / (try directSinkShapedInserts(
+            baselineObjects, batch: batch,
+            path: directory.appendingPathComponent("direct-sink.sqlite").path))
 
     return [
-        Figure(group: "sqlite", name: "local store insert (txn of 1,000)", value: localInsert / 1000, unit: "µs/object",
-               baseline: ("direct SQLite insert", directInsert / 1000)),
-        Figure(group: "sqlite", name: "local store object by primary key", value: localLookup / 1000, unit: "µs/lookup",
-               baseline: ("direct SQLite select", directLookup / 1000)),
+        Figure(
+            group: "sqlite", name: "local store insert (txn of 1,000)", value: localInsert / 1000, unit: "µs/object",
+            baseline: ("direct SQLite insert", directInsert / 1000)),
+        Figure(
+            group: "sqlite", name: "local store object by primary key", value: localLookup / 1000, unit: "µs/lookup",
+            baseline: ("direct SQLite select", directLookup / 1000)),
         Figure(group: "sqlite", name: "local store query (filter, sort, limit 50)", value: localQuery / 1000, unit: "µs/query"),
-        Figure(group: "sqlite", name: "SQLite sink write, in process (segments of 1,000)", value: sinkWrite / 1000, unit: "µs/object",
-               baseline: ("direct SQLite insert, sink's shape", directSink / 1000)),
+        Figure(
+            group: "sqlite", name: "SQLite sink write, in process (segments of 1,000)", value: sinkWrite / 1000, unit: "µs/object",
+            baseline: ("direct SQLite insert, sink's shape", directSink / 1000)),
     ]
 }
 
 /// A Reading document's values in column order, for the direct baseline.
 private func directValues(_ document: BSONDocument) -> [SQLiteValue] {
     guard case .objectId(let id)? = document["_id"], case .string(let device)? = document["deviceId"],
-          case .double(let temperature)? = document["temperature"], case .double(let pressure)? = document["pressure"],
-          case .int64(let wind)? = document["wind"] else { return [] }
+        case .double(let temperature)? = document["temperature"], case .double(let pressure)? = document["pressure"],
+        case .int64(let wind)? = document["wind"]
+    else { return [] }
     return [.blob(id.bytes), .text(device), .real(temperature), .real(pressure), .integer(wind)]
 }

@@ -52,8 +52,9 @@ func serverBenchmarks() throws -> [Figure] {
 
     // 2. The baseline: the same objects straight into SQLite.
     let baselineCPUBefore = processCPUSeconds()
-    let baselineRate = try directSinkShapedInserts(rateSegments.objects, batch: perSegment,
-                                                    path: directory + "/baseline.sqlite")
+    let baselineRate = try directSinkShapedInserts(
+        rateSegments.objects, batch: perSegment,
+        path: directory + "/baseline.sqlite")
     let baselineCPU = (processCPUSeconds() - baselineCPUBefore) / Double(segmentCount * perSegment)
 
     // 3. 16 clients ingest continuously; the server's peak resident memory.
@@ -62,18 +63,22 @@ func serverBenchmarks() throws -> [Figure] {
     guard peakKiB > 0 else { throw ServerBenchError("could not read VmHWM of the server (pid \(server.pid))") }
 
     return [
-        Figure(group: "server",
-               name: "upload \(segmentCount) sealed segments × 1,000 WeatherSensor, \(clients) keep-alive clients, until acknowledged",
-               value: serverRate, unit: "objects/s",
-               baseline: ("direct SQLite inserts, sink's table, txn of 1,000, synchronous=FULL", baselineRate),
-               target: .ratioAtLeast(0.85)),
-        Figure(group: "server", name: "server CPU time per object (user + system) during that upload",
-               value: serverCPU * 1e6, unit: "µs",
-               baseline: ("CPU per object of the direct SQLite inserts", baselineCPU * 1e6), target: nil),
-        Figure(group: "server", name: "upload from 16 clients (\(memorySegments) segments)",
-               value: Double(memorySegments * perSegment) / memorySeconds, unit: "objects/s", baseline: nil, target: nil),
-        Figure(group: "server", name: "server peak resident memory (VmHWM) after 16 clients ingesting",
-               value: Double(peakKiB) / 1024, unit: "MiB", baseline: nil, target: .atMost(256)),
+        Figure(
+            group: "server",
+            name: "upload \(segmentCount) sealed segments × 1,000 WeatherSensor, \(clients) keep-alive clients, until acknowledged",
+            value: serverRate, unit: "objects/s",
+            baseline: ("direct SQLite inserts, sink's table, txn of 1,000, synchronous=FULL", baselineRate),
+            target: .ratioAtLeast(0.85)),
+        Figure(
+            group: "server", name: "server CPU time per object (user + system) during that upload",
+            value: serverCPU * 1e6, unit: "µs",
+            baseline: ("CPU per object of the direct SQLite inserts", baselineCPU * 1e6), target: nil),
+        Figure(
+            group: "server", name: "upload from 16 clients (\(memorySegments) segments)",
+            value: Double(memorySegments * perSegment) / memorySeconds, unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "server", name: "server peak resident memory (VmHWM) after 16 clients ingesting",
+            value: Double(peakKiB) / 1024, unit: "MiB", baseline: nil, target: .atMost(256)),
     ]
 }
 
@@ -121,9 +126,10 @@ struct ServerBenchSegments {
                 try writer.append(collection: "WeatherSensor", document: sensor.bytes)
                 let document = try BSONDocument(bson: sensor.bytes)
                 guard case .objectId(let id)? = document["_id"], case .string(let device)? = document["deviceId"],
-                      case .double(let temperature)? = document["temperatureInFahrenheit"],
-                      case .double(let pressure)? = document["barometricPressureInHg"],
-                      case .int64(let wind)? = document["windSpeedInMph"] else {
+                    case .double(let temperature)? = document["temperatureInFahrenheit"],
+                    case .double(let pressure)? = document["barometricPressureInHg"],
+                    case .int64(let wind)? = document["windSpeedInMph"]
+                else {
                     throw ServerBenchError("unexpected WeatherSensor document")
                 }
                 objects.append(Object(id: id.bytes, deviceId: device, temperature: temperature, pressure: pressure, wind: wind))
@@ -142,15 +148,18 @@ struct ServerBenchSegments {
 /// properties; WAL; synchronous=FULL as the sink's default), `batch` rows per
 /// `BEGIN IMMEDIATE … COMMIT`.
 func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
-    let db = try openBaselineDatabase(path, creating: """
-        CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
-          "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
-        """)
+    let db = try openBaselineDatabase(
+        path,
+        creating: """
+            CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
+              "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
+            """)
     defer { db.close() }
-    let insert = try db.cachedStatement(sql: """
-        INSERT INTO "WeatherSensor" ("_id", "_ingested_at", "deviceId", "temperatureInFahrenheit", "barometricPressureInHg", "windSpeedInMph")
-        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT("_id") DO NOTHING
-        """)
+    let insert = try db.cachedStatement(
+        sql: """
+            INSERT INTO "WeatherSensor" ("_id", "_ingested_at", "deviceId", "temperatureInFahrenheit", "barometricPressureInHg", "windSpeedInMph")
+            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT("_id") DO NOTHING
+            """)
     let begin = try db.cachedStatement(sql: "BEGIN IMMEDIATE")
     let commit = try db.cachedStatement(sql: "COMMIT")
     let start = nowNanoseconds()
@@ -204,8 +213,10 @@ private final class UploadRun: @unchecked Sendable {
 
 /// Uploads every body once over `clients` keep-alive connections; returns the
 /// seconds until the last one is acknowledged with all objects accepted.
-func uploadAll(_ bodies: [[UInt8]], clients: Int, server: ServerBenchProcess, token: String,
-                       expectPerSegment: Int) throws -> Double {
+func uploadAll(
+    _ bodies: [[UInt8]], clients: Int, server: ServerBenchProcess, token: String,
+    expectPerSegment: Int
+) throws -> Double {
     let run = UploadRun(bodies: bodies)
     let path = ProtocolRoutes.uploadPath(appId: server.appId)
     let port = server.port
@@ -398,7 +409,9 @@ final class ServerBenchProcess {
             throw ServerBenchError("ingest-server did not start (first line: \"\(text)\")")
         }
         self.port = port
-        appId = config?.appId ?? ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
+        appId =
+            config?.appId
+            ?? ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
         guard !appId.isEmpty else {
             kill(process.processIdentifier, SIGKILL)
@@ -423,7 +436,8 @@ final class ServerBenchProcess {
             method: "POST", path: ProtocolRoutes.loginPath(appId: appId, provider: "anon-user"),
             headers: ["Content-Type: application/json"], body: Array("{}".utf8))
         guard status == 200, let json = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let token = json["access_token"] as? String else {
+            let token = json["access_token"] as? String
+        else {
             throw ServerBenchError("anonymous login: HTTP \(status) \(String(decoding: body, as: UTF8.self))")
         }
         return token
@@ -441,7 +455,8 @@ final class ServerBenchProcess {
     /// The server's user + system CPU seconds so far (/proc/PID/stat, clock-tick resolution).
     func cpuSeconds() -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
@@ -451,8 +466,8 @@ final class ServerBenchProcess {
     /// Rows of `table` in the app's SQLite database (read-only connection).
     func count(_ table: String) -> Int64 {
         guard let db = try? SQLiteConnection(path: dataPath + "/\(appId).sqlite", options: .init(access: .readOnly)),
-              let statement = try? db.makeStatement(sql: "SELECT count(*) FROM \"\(table)\""),
-              (try? statement.step()) == true
+            let statement = try? db.makeStatement(sql: "SELECT count(*) FROM \"\(table)\""),
+            (try? statement.step()) == true
         else { return -1 }
         return statement.int64(at: 0)
     }

@@ -44,12 +44,14 @@ func sinkBenchmarks() throws -> [Figure] {
     let postgresURL = environment["INGEST_BENCH_POSTGRES_URL"] ?? environment["INGEST_TEST_POSTGRES_URL"]
     let clickHouseURL = environment["INGEST_BENCH_CLICKHOUSE_URL"] ?? environment["INGEST_TEST_CLICKHOUSE_URL"]
     if postgresURL == nil {
-        sinkBenchNote("skipped the PostgreSQL figures: INGEST_BENCH_POSTGRES_URL (or INGEST_TEST_POSTGRES_URL) is not set; "
-                      + "start one with `Scripts/services/postgres.sh start DIR` and `source DIR/postgres.env`")
+        sinkBenchNote(
+            "skipped the PostgreSQL figures: INGEST_BENCH_POSTGRES_URL (or INGEST_TEST_POSTGRES_URL) is not set; "
+                + "start one with `Scripts/services/postgres.sh start DIR` and `source DIR/postgres.env`")
     }
     if clickHouseURL == nil {
-        sinkBenchNote("skipped the ClickHouse figures: INGEST_BENCH_CLICKHOUSE_URL (or INGEST_TEST_CLICKHOUSE_URL) is not set; "
-                      + "start one with `Scripts/services/clickhouse.sh start DIR` and `source DIR/clickhouse.env`")
+        sinkBenchNote(
+            "skipped the ClickHouse figures: INGEST_BENCH_CLICKHOUSE_URL (or INGEST_TEST_CLICKHOUSE_URL) is not set; "
+                + "start one with `Scripts/services/clickhouse.sh start DIR` and `source DIR/clickhouse.env`")
     }
     guard postgresURL != nil || clickHouseURL != nil else { return [] }
 
@@ -65,8 +67,9 @@ func sinkBenchmarks() throws -> [Figure] {
         figures += try postgresSinkFigures(url: postgresURL, segments: segments, clients: clients, directory: directory + "/postgres")
     }
     if let clickHouseURL {
-        figures += try clickHouseSinkFigures(url: clickHouseURL, segments: segments, clients: clients,
-                                             directory: directory + "/clickhouse")
+        figures += try clickHouseSinkFigures(
+            url: clickHouseURL, segments: segments, clients: clients,
+            directory: directory + "/clickhouse")
     }
     return figures
 }
@@ -107,15 +110,18 @@ private func sinkBenchConfig(directory: String, sink: String) throws -> (path: S
 
 /// Runs the server with `config`, uploads every segment; returns objects/s
 /// and the server's CPU seconds per object.
-private func throughServer(_ segments: ServerBenchSegments, clients: Int, directory: String,
-                           config: (path: String, appId: String)) throws -> (rate: Double, cpuPerObject: Double) {
+private func throughServer(
+    _ segments: ServerBenchSegments, clients: Int, directory: String,
+    config: (path: String, appId: String)
+) throws -> (rate: Double, cpuPerObject: Double) {
     let server = try ServerBenchProcess(directory: directory, config: config)
     defer { server.stop() }
     let token = try server.loginAnonymously()
     let objects = Double(segments.objects.count)
     let cpuBefore = server.cpuSeconds()
-    let seconds = try uploadAll(segments.bodies, clients: clients, server: server, token: token,
-                                expectPerSegment: segments.objects.count / segments.bodies.count)
+    let seconds = try uploadAll(
+        segments.bodies, clients: clients, server: server, token: token,
+        expectPerSegment: segments.objects.count / segments.bodies.count)
     return (objects / seconds, (server.cpuSeconds() - cpuBefore) / objects)
 }
 
@@ -142,7 +148,8 @@ private func postgresSinkFigures(url: String, segments: ServerBenchSegments, cli
 
     // 2. Bare COPY of the same rows into a table of the sink's shape.
     func createBaseline(_ name: String) throws {
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE "\(name)" ("_id" bytea NOT NULL PRIMARY KEY, "_ingested_at" timestamptz NOT NULL DEFAULT now(),
               "deviceId" text, "temperatureInFahrenheit" double precision, "barometricPressureInHg" double precision,
               "windSpeedInMph" bigint)
@@ -174,17 +181,21 @@ private func postgresSinkFigures(url: String, segments: ServerBenchSegments, cli
     }
 
     return [
-        Figure(group: "sinks",
-               name: "PostgreSQL: \(segments.bodies.count) segments × \(perSegment) WeatherSensor through ingest-server, \(clients) clients",
-               value: server.rate, unit: "objects/s",
-               baseline: ("bare COPY text, same rows, \(perSegment) per COPY/txn, 1 connection", perSegmentRate),
-               target: .ratioAtLeast(1.0)),
-        Figure(group: "sinks", name: "PostgreSQL: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
-               unit: "µs", baseline: nil, target: nil),
-        Figure(group: "sinks", name: "PostgreSQL: bare COPY, \(perSegment) per COPY/txn, \(clients) connections in parallel (for scale)",
-               value: parallelRate, unit: "objects/s", baseline: nil, target: nil),
-        Figure(group: "sinks", name: "PostgreSQL: bare COPY of all \(count) rows in one statement (for scale)",
-               value: oneCopyRate, unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "sinks",
+            name: "PostgreSQL: \(segments.bodies.count) segments × \(perSegment) WeatherSensor through ingest-server, \(clients) clients",
+            value: server.rate, unit: "objects/s",
+            baseline: ("bare COPY text, same rows, \(perSegment) per COPY/txn, 1 connection", perSegmentRate),
+            target: .ratioAtLeast(1.0)),
+        Figure(
+            group: "sinks", name: "PostgreSQL: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
+            unit: "µs", baseline: nil, target: nil),
+        Figure(
+            group: "sinks", name: "PostgreSQL: bare COPY, \(perSegment) per COPY/txn, \(clients) connections in parallel (for scale)",
+            value: parallelRate, unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "sinks", name: "PostgreSQL: bare COPY of all \(count) rows in one statement (for scale)",
+            value: oneCopyRate, unit: "objects/s", baseline: nil, target: nil),
     ]
 }
 
@@ -195,10 +206,10 @@ private func postgresCopyText(_ objects: ArraySlice<ServerBenchSegments.Object>)
     var out: [UInt8] = []
     out.reserveCapacity(objects.count * 80)
     for object in objects {
-        out.append(contentsOf: [0x5C, 0x5C, 0x78])   // \\x: bytea hex, backslash escaped for COPY
+        out.append(contentsOf: [0x5C, 0x5C, 0x78])  // \\x: bytea hex, backslash escaped for COPY
         for byte in object.id { out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 0xF)]) }
         out.append(0x09)
-        out.append(contentsOf: object.deviceId.utf8)   // the generator's ids need no escaping
+        out.append(contentsOf: object.deviceId.utf8)  // the generator's ids need no escaping
         out.append(0x09)
         out.append(contentsOf: object.temperature.description.utf8)
         out.append(0x09)
@@ -232,15 +243,17 @@ private func clickHouseSinkFigures(url: String, segments: ServerBenchSegments, c
     let perSegment = count / segments.bodies.count
 
     // 1. Through the server (it creates the database and the table).
-    let config = try sinkBenchConfig(directory: directory,
-                                     sink: #"{ "kind": "clickhouse", "url": "\#(url)", "database": "\#(database)" }"#)
+    let config = try sinkBenchConfig(
+        directory: directory,
+        sink: #"{ "kind": "clickhouse", "url": "\#(url)", "database": "\#(database)" }"#)
     let server = try throughServer(segments, clients: clients, directory: directory, config: config)
     let stored = try client.query("SELECT count() FROM `\(database)`.`WeatherSensor`").trimmingCharacters(in: .whitespacesAndNewlines)
     guard stored == String(count) else { throw ServerBenchError("ClickHouse holds \(stored) of \(count) objects") }
 
     // 2. Bare JSONEachRow inserts of the same rows into a table of the sink's shape.
     func createBaseline(_ name: String) throws {
-        try client.execute("""
+        try client.execute(
+            """
             CREATE TABLE `\(database)`.`\(name)` (`_id` FixedString(12), `_ingested_at` DateTime DEFAULT now(),
               `deviceId` Nullable(String), `temperatureInFahrenheit` Nullable(Float64),
               `barometricPressureInHg` Nullable(Float64), `windSpeedInMph` Nullable(Int64))
@@ -271,23 +284,29 @@ private func clickHouseSinkFigures(url: String, segments: ServerBenchSegments, c
         guard rows == String(count) else { throw ServerBenchError("\(table) holds \(rows) of \(count) rows") }
     }
     // The raw-byte ids arrived as 12 bytes, equal to the sink's.
-    let differing = try client.query("""
+    let differing = try client.query(
+        """
         SELECT count() FROM `\(database)`.`baseline_per_segment` WHERE `_id` NOT IN (SELECT `_id` FROM `\(database)`.`WeatherSensor`)
-        """).trimmingCharacters(in: .whitespacesAndNewlines)
+        """
+    ).trimmingCharacters(in: .whitespacesAndNewlines)
     guard differing == "0" else { throw ServerBenchError("\(differing) baseline ids differ from the sink's") }
 
     return [
-        Figure(group: "sinks",
-               name: "ClickHouse: \(segments.bodies.count) segments × \(perSegment) WeatherSensor through ingest-server, \(clients) clients",
-               value: server.rate, unit: "objects/s",
-               baseline: ("bare INSERT FORMAT JSONEachRow over HTTP, same rows, \(perSegment) per insert", perSegmentRate),
-               target: .ratioAtLeast(1.0)),
-        Figure(group: "sinks", name: "ClickHouse: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
-               unit: "µs", baseline: nil, target: nil),
-        Figure(group: "sinks", name: "ClickHouse: bare JSONEachRow, \(perSegment) per insert, \(clients) connections in parallel (for scale)",
-               value: parallelRate, unit: "objects/s", baseline: nil, target: nil),
-        Figure(group: "sinks", name: "ClickHouse: bare JSONEachRow insert of all \(count) rows in one statement (for scale)",
-               value: oneInsertRate, unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "sinks",
+            name: "ClickHouse: \(segments.bodies.count) segments × \(perSegment) WeatherSensor through ingest-server, \(clients) clients",
+            value: server.rate, unit: "objects/s",
+            baseline: ("bare INSERT FORMAT JSONEachRow over HTTP, same rows, \(perSegment) per insert", perSegmentRate),
+            target: .ratioAtLeast(1.0)),
+        Figure(
+            group: "sinks", name: "ClickHouse: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
+            unit: "µs", baseline: nil, target: nil),
+        Figure(
+            group: "sinks", name: "ClickHouse: bare JSONEachRow, \(perSegment) per insert, \(clients) connections in parallel (for scale)",
+            value: parallelRate, unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "sinks", name: "ClickHouse: bare JSONEachRow insert of all \(count) rows in one statement (for scale)",
+            value: oneInsertRate, unit: "objects/s", baseline: nil, target: nil),
     ]
 }
 
@@ -309,7 +328,7 @@ private func clickHouseJSONEachRow(_ objects: ArraySlice<ServerBenchSegments.Obj
             }
         }
         out.append(contentsOf: #"","deviceId":""#.utf8)
-        out.append(contentsOf: object.deviceId.utf8)   // the generator's ids need no escaping
+        out.append(contentsOf: object.deviceId.utf8)  // the generator's ids need no escaping
         out.append(contentsOf: #"","temperatureInFahrenheit":"#.utf8)
         out.append(contentsOf: object.temperature.description.utf8)
         out.append(contentsOf: #","barometricPressureInHg":"#.utf8)
@@ -324,8 +343,10 @@ private func clickHouseJSONEachRow(_ objects: ArraySlice<ServerBenchSegments.Obj
 /// Sends `batches` over `connections` connections in parallel (connection
 /// `i`, made by `open` on its own thread, sends batches `i`,
 /// `i + connections`, …); returns `objects` (all batches' rows) per second.
-private func parallelLoad(_ batches: [[UInt8]], objects: Int, connections: Int,
-                          open: @escaping @Sendable () throws -> ([UInt8]) throws -> Void) throws -> Double {
+private func parallelLoad(
+    _ batches: [[UInt8]], objects: Int, connections: Int,
+    open: @escaping @Sendable () throws -> ([UInt8]) throws -> Void
+) throws -> Double {
     let failures = LockedBox<[String]>([])
     let start = nowNanoseconds()
     DispatchQueue.concurrentPerform(iterations: connections) { lane in

@@ -25,7 +25,8 @@ func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
     // segment is sealed), interval durability (the default).
     let bigTransactions = count(1_000_000)
     let readBack = ReadBackRate()
-    let (storeBig, bytesPerObject) = try measureStoreIngest(root + "/big", sensor: sensor, objects: bigTransactions, perTransaction: 1_000, readBack: readBack)
+    let (storeBig, bytesPerObject) = try measureStoreIngest(
+        root + "/big", sensor: sensor, objects: bigTransactions, perTransaction: 1_000, readBack: readBack)
     let smallTransactions = count(200_000)
     let (storeSmall, _) = try measureStoreIngest(root + "/small", sensor: sensor, objects: smallTransactions, perTransaction: 1)
     let sqliteBig = try measureSQLiteQueue(root + "/queue-big.sqlite", sensor: sensor, objects: bigTransactions, perTransaction: 1_000)
@@ -33,35 +34,45 @@ func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
     let (jsonRate, jsonBytesPerObject) = try measureJSONAppend(root + "/events.jsonl", objects: count(200_000))
     // The same with encryption at rest (AES-256-GCM, Docs/Security.md), next to the unencrypted run above.
     let key = Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 7) })
-    let (storeBigEncrypted, _) = try measureStoreIngest(root + "/big-aes", sensor: sensor, objects: bigTransactions, perTransaction: 1_000, encryptionKey: key)
-    let (storeSmallEncrypted, _) = try measureStoreIngest(root + "/small-aes", sensor: sensor, objects: smallTransactions, perTransaction: 1, encryptionKey: key)
+    let (storeBigEncrypted, _) = try measureStoreIngest(
+        root + "/big-aes", sensor: sensor, objects: bigTransactions, perTransaction: 1_000, encryptionKey: key)
+    let (storeSmallEncrypted, _) = try measureStoreIngest(
+        root + "/small-aes", sensor: sensor, objects: smallTransactions, perTransaction: 1, encryptionKey: key)
 
-    results.append(Figure(
-        group: "store", name: "sustained ingest, 1,000-object transactions, gzip, interval durability",
-        value: storeBig, unit: "objects/s", baseline: ("SQLite queue, 1,000-object transactions", sqliteBig),
-        target: .atLeast(500_000)))
-    results.append(Figure(
-        group: "store", name: "ratio to SQLite queue, 1,000-object transactions", value: storeBig / sqliteBig, unit: "×",
-        baseline: nil, target: .atLeast(1)))
-    results.append(Figure(
-        group: "store", name: "sustained ingest, 1-object transactions, gzip, interval durability",
-        value: storeSmall, unit: "objects/s", baseline: ("SQLite queue, 1-object transactions", sqliteSmall),
-        target: .ratioAtLeast(5)))
-    results.append(Figure(
-        group: "store", name: "sustained ingest, 1,000-object transactions, gzip, interval durability, AES-256-GCM at rest",
-        value: storeBigEncrypted, unit: "objects/s", baseline: ("the same without encryption", storeBig), target: nil))
-    results.append(Figure(
-        group: "store", name: "sustained ingest, 1-object transactions, gzip, interval durability, AES-256-GCM at rest",
-        value: storeSmallEncrypted, unit: "objects/s", baseline: ("the same without encryption", storeSmall), target: nil))
-    results.append(Figure(
-        group: "store", name: "read back sealed segments (inflate, CRC, records), as the server reads uploads",
-        value: readBack.value, unit: "objects/s", baseline: nil, target: nil))
-    results.append(Figure(
-        group: "store", name: "JSONEncoder + append to file (analytics-SDK style)", value: jsonRate, unit: "objects/s",
-        baseline: nil, target: nil))
-    results.append(Figure(
-        group: "store", name: "bytes on disk per object (sealed .seg.gz)", value: bytesPerObject, unit: "bytes",
-        baseline: ("JSON lines file", jsonBytesPerObject), target: .ratioAtLeast(4)))
+    results.append(
+        Figure(
+            group: "store", name: "sustained ingest, 1,000-object transactions, gzip, interval durability",
+            value: storeBig, unit: "objects/s", baseline: ("SQLite queue, 1,000-object transactions", sqliteBig),
+            target: .atLeast(500_000)))
+    results.append(
+        Figure(
+            group: "store", name: "ratio to SQLite queue, 1,000-object transactions", value: storeBig / sqliteBig, unit: "×",
+            baseline: nil, target: .atLeast(1)))
+    results.append(
+        Figure(
+            group: "store", name: "sustained ingest, 1-object transactions, gzip, interval durability",
+            value: storeSmall, unit: "objects/s", baseline: ("SQLite queue, 1-object transactions", sqliteSmall),
+            target: .ratioAtLeast(5)))
+    results.append(
+        Figure(
+            group: "store", name: "sustained ingest, 1,000-object transactions, gzip, interval durability, AES-256-GCM at rest",
+            value: storeBigEncrypted, unit: "objects/s", baseline: ("the same without encryption", storeBig), target: nil))
+    results.append(
+        Figure(
+            group: "store", name: "sustained ingest, 1-object transactions, gzip, interval durability, AES-256-GCM at rest",
+            value: storeSmallEncrypted, unit: "objects/s", baseline: ("the same without encryption", storeSmall), target: nil))
+    results.append(
+        Figure(
+            group: "store", name: "read back sealed segments (inflate, CRC, records), as the server reads uploads",
+            value: readBack.value, unit: "objects/s", baseline: nil, target: nil))
+    results.append(
+        Figure(
+            group: "store", name: "JSONEncoder + append to file (analytics-SDK style)", value: jsonRate, unit: "objects/s",
+            baseline: nil, target: nil))
+    results.append(
+        Figure(
+            group: "store", name: "bytes on disk per object (sealed .seg.gz)", value: bytesPerObject, unit: "bytes",
+            baseline: ("JSON lines file", jsonBytesPerObject), target: .ratioAtLeast(4)))
 
     // The gzip level: compress one 4 MiB segment's worth of frames at levels 1 and 6.
     var frames: [UInt8] = []
@@ -81,12 +92,14 @@ func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
         }
         levelFigures.append((level, Double(frames.count) / median(times) / 1e6, Double(size) / recordsInFrames))
     }
-    results.append(Figure(
-        group: "store", name: "gzip level 1 (default) on segment frames", value: levelFigures[0].mbPerSecond, unit: "MB/s",
-        baseline: ("level 6", levelFigures[1].mbPerSecond), target: nil))
-    results.append(Figure(
-        group: "store", name: "gzip level 1 (default) bytes per object", value: levelFigures[0].bytesPerObject, unit: "bytes",
-        baseline: ("level 6", levelFigures[1].bytesPerObject), target: nil))
+    results.append(
+        Figure(
+            group: "store", name: "gzip level 1 (default) on segment frames", value: levelFigures[0].mbPerSecond, unit: "MB/s",
+            baseline: ("level 6", levelFigures[1].mbPerSecond), target: nil))
+    results.append(
+        Figure(
+            group: "store", name: "gzip level 1 (default) bytes per object", value: levelFigures[0].bytesPerObject, unit: "bytes",
+            baseline: ("level 6", levelFigures[1].bytesPerObject), target: nil))
 
     // Latency of a one-object commit at each durability level.
     let bare = try measureBareWriteSync(root + "/bare", bytes: sensor.frameSizeEstimate, iterations: 100)
@@ -95,26 +108,32 @@ func storeBenchmarks(scale: Double = 1) throws -> [Figure] {
         ("interval (100 ms)", .interval(milliseconds: 100), 20_000, 9),
         ("full", .full, 100, 5),
     ] as [(String, SegmentStore.Durability, Int, Int)] {
-        let median = try measureCommitLatency(root + "/latency-\(label.prefix(4))", sensor: sensor, durability: durability, iterations: iterations, rounds: rounds)
+        let median = try measureCommitLatency(
+            root + "/latency-\(label.prefix(4))", sensor: sensor, durability: durability, iterations: iterations, rounds: rounds)
         switch durability {
         case .full:
-            results.append(Figure(
-        group: "store",                 name: "1-object commit latency, full durability (median)", value: median / 1_000, unit: "µs",
-                baseline: ("bare write + fdatasync", bare / 1_000), target: .ratioAtLeast(1 / 1.5)))
+            results.append(
+                Figure(
+                    group: "store", name: "1-object commit latency, full durability (median)", value: median / 1_000, unit: "µs",
+                    baseline: ("bare write + fdatasync", bare / 1_000), target: .ratioAtLeast(1 / 1.5)))
         case .interval:
-            results.append(Figure(
-        group: "store",                 name: "1-object commit latency, interval durability (median)", value: median / 1_000, unit: "µs",
-                baseline: nil, target: .atMost(3)))
+            results.append(
+                Figure(
+                    group: "store", name: "1-object commit latency, interval durability (median)", value: median / 1_000, unit: "µs",
+                    baseline: nil, target: .atMost(3)))
         case .none:
-            results.append(Figure(
-        group: "store",                 name: "1-object commit latency, no sync (median)", value: median / 1_000, unit: "µs",
-                baseline: nil, target: nil))
+            results.append(
+                Figure(
+                    group: "store", name: "1-object commit latency, no sync (median)", value: median / 1_000, unit: "µs",
+                    baseline: nil, target: nil))
         }
         if case .interval = durability {
-            let encrypted = try measureCommitLatency(root + "/latency-aes", sensor: sensor, durability: durability, iterations: iterations, rounds: rounds, encryptionKey: key)
-            results.append(Figure(
-                group: "store", name: "1-object commit latency, interval durability, AES-256-GCM at rest (median)",
-                value: encrypted / 1_000, unit: "µs", baseline: ("the same without encryption", median / 1_000), target: nil))
+            let encrypted = try measureCommitLatency(
+                root + "/latency-aes", sensor: sensor, durability: durability, iterations: iterations, rounds: rounds, encryptionKey: key)
+            results.append(
+                Figure(
+                    group: "store", name: "1-object commit latency, interval durability, AES-256-GCM at rest (median)",
+                    value: encrypted / 1_000, unit: "µs", baseline: ("the same without encryption", median / 1_000), target: nil))
         }
     }
     return results
@@ -185,10 +204,12 @@ final class WeatherSensorBSON {
     /// The current reading's values (for the JSON baseline).
     var values: (device: String, temperature: Double, pressure: Double, wind: Int) {
         bytes.withUnsafeBytes { raw in
-            (String(decoding: bytes[(deviceOffset)..<(deviceOffset + 9)], as: UTF8.self),
-             Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: temperatureOffset, as: UInt64.self))),
-             Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: pressureOffset, as: UInt64.self))),
-             Int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: windOffset, as: Int64.self))))
+            (
+                String(decoding: bytes[(deviceOffset)..<(deviceOffset + 9)], as: UTF8.self),
+                Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: temperatureOffset, as: UInt64.self))),
+                Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: pressureOffset, as: UInt64.self))),
+                Int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: windOffset, as: Int64.self)))
+            )
         }
     }
 
@@ -209,8 +230,10 @@ private func storeBenchNow() -> UInt64 {
 /// Objects/s until everything is sealed, and sealed bytes per object.
 private final class ReadBackRate { var value = 0.0 }
 
-private func measureStoreIngest(_ path: String, sensor: WeatherSensorBSON, objects: Int, perTransaction: Int, readBack: ReadBackRate? = nil,
-                                encryptionKey: Data? = nil) throws -> (Double, Double) {
+private func measureStoreIngest(
+    _ path: String, sensor: WeatherSensorBSON, objects: Int, perTransaction: Int, readBack: ReadBackRate? = nil,
+    encryptionKey: Data? = nil
+) throws -> (Double, Double) {
     var configuration = SegmentStore.Configuration(directory: path)
     configuration.encryptionKey = encryptionKey
     configuration.durability = .interval(milliseconds: 100)
@@ -295,9 +318,10 @@ private func measureJSONAppend(_ path: String, objects: Int) throws -> (Double, 
     for _ in 0..<objects {
         sensor.next()
         let v = sensor.values
-        var data = try encoder.encode(JSONWeatherSensor(
-            _id: sensor.hex, deviceId: v.device, temperatureInFahrenheit: v.temperature,
-            barometricPressureInHg: v.pressure, windSpeedInMph: v.wind))
+        var data = try encoder.encode(
+            JSONWeatherSensor(
+                _id: sensor.hex, deviceId: v.device, temperatureInFahrenheit: v.temperature,
+                barometricPressureInHg: v.pressure, windSpeedInMph: v.wind))
         data.append(0x0A)
         _ = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
@@ -310,8 +334,10 @@ private func measureJSONAppend(_ path: String, objects: Int) throws -> (Double, 
 private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 /// Median nanoseconds of a one-object commit.
-private func measureCommitLatency(_ path: String, sensor: WeatherSensorBSON, durability: SegmentStore.Durability, iterations: Int, rounds: Int,
-                                  encryptionKey: Data? = nil) throws -> Double {
+private func measureCommitLatency(
+    _ path: String, sensor: WeatherSensorBSON, durability: SegmentStore.Durability, iterations: Int, rounds: Int,
+    encryptionKey: Data? = nil
+) throws -> Double {
     var configuration = SegmentStore.Configuration(directory: path)
     configuration.encryptionKey = encryptionKey
     configuration.durability = durability

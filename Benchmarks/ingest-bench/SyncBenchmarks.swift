@@ -58,7 +58,8 @@ extension ServerBenchProcess {
     /// The first column of each row, as Int64.
     func query(_ sql: String) -> [Int64] {
         guard let db = try? SQLiteConnection(path: dataPath + "/\(appId).sqlite", options: .init(access: .readOnly)),
-              let statement = try? db.makeStatement(sql: sql) else { return [] }
+            let statement = try? db.makeStatement(sql: sql)
+        else { return [] }
         var rows: [Int64] = []
         while (try? statement.step()) == true { rows.append(statement.int64(at: 0)) }
         return rows
@@ -70,8 +71,10 @@ extension ServerBenchProcess {
 func directSQLiteObjectsPerSecond(count: Int, batch: Int, path: String) throws -> Double {
     let db = try SQLiteConnection(path: path)
     defer { db.close() }
-    for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
-                #"CREATE TABLE WeatherSensor ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL, deviceId TEXT, temperatureInFahrenheit REAL, barometricPressureInHg REAL, windSpeedInMph INTEGER) WITHOUT ROWID"#] {
+    for sql in [
+        "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+        #"CREATE TABLE WeatherSensor ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL, deviceId TEXT, temperatureInFahrenheit REAL, barometricPressureInHg REAL, windSpeedInMph INTEGER) WITHOUT ROWID"#,
+    ] {
         try db.execute(sql: sql)
     }
     let insert = try db.cachedStatement(sql: "INSERT INTO WeatherSensor VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(\"_id\") DO NOTHING")
@@ -104,8 +107,9 @@ func syncBenchmarks() throws -> [Figure] {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let server = try ServerBenchProcess(directory: directory)
     defer { server.stop() }
-    var configuration = App.Configuration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!,
-                                          metadataDirectory: directory + "/client")
+    var configuration = App.Configuration(
+        baseURL: URL(string: "http://127.0.0.1:\(server.port)")!,
+        metadataDirectory: directory + "/client")
     configuration.sync.maximumBackoff = 1
     let app = App(id: server.appId, configuration: configuration)
     let user = try blocking { try await app.login(credentials: .anonymous) }
@@ -134,9 +138,13 @@ func syncBenchmarks() throws -> [Figure] {
             let millis = Int(Date().timeIntervalSince1970 * 1000)
             try realm.write {
                 for _ in 0..<100 {
-                    realm.create(BenchTimedSensor.self, value: ["_id": ObjectId.generate(), "deviceId": "WX1278UIT",
-                                                                "temperatureInFahrenheit": 66.7, "barometricPressureInHg": 29.65,
-                                                                "windSpeedInMph": 2, "committedAtMillis": millis])
+                    realm.create(
+                        BenchTimedSensor.self,
+                        value: [
+                            "_id": ObjectId.generate(), "deviceId": "WX1278UIT",
+                            "temperatureInFahrenheit": 66.7, "barometricPressureInHg": 29.65,
+                            "windSpeedInMph": 2, "committedAtMillis": millis,
+                        ])
                 }
             }
         }
@@ -149,15 +157,19 @@ func syncBenchmarks() throws -> [Figure] {
     _ = try blocking { try await user.logOut() }
 
     return [
-        Figure(group: "sync", name: "end to end, create to the server's SQLite (\(count) WeatherSensor, txn of 1,000)",
-               value: endToEnd, unit: "objects/s", baseline: ("direct SQLite inserts, txn of 10,000", baseline),
-               target: .atLeast(150_000)),
-        Figure(group: "sync", name: "of which the client's create and commit into the segment store", value: Double(count) / committedSeconds,
-               unit: "objects/s", baseline: nil, target: nil),
-        Figure(group: "sync", name: "commit to durable in the server at 10k objects/s, median", value: median, unit: "ms",
-               baseline: nil, target: .atMost(1_500)),
-        Figure(group: "sync", name: "commit to durable in the server at 10k objects/s, p99", value: p99, unit: "ms",
-               baseline: nil, target: nil),
+        Figure(
+            group: "sync", name: "end to end, create to the server's SQLite (\(count) WeatherSensor, txn of 1,000)",
+            value: endToEnd, unit: "objects/s", baseline: ("direct SQLite inserts, txn of 10,000", baseline),
+            target: .atLeast(150_000)),
+        Figure(
+            group: "sync", name: "of which the client's create and commit into the segment store", value: Double(count) / committedSeconds,
+            unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "sync", name: "commit to durable in the server at 10k objects/s, median", value: median, unit: "ms",
+            baseline: nil, target: .atMost(1_500)),
+        Figure(
+            group: "sync", name: "commit to durable in the server at 10k objects/s, p99", value: p99, unit: "ms",
+            baseline: nil, target: nil),
     ]
 }
 
@@ -168,9 +180,13 @@ func commitWeatherSensors(_ count: Int, into realm: Realm) throws {
     while written < count {
         try realm.write {
             for _ in 0..<1000 {
-                realm.create(SyncBenchSensor.self, value: ["_id": ObjectId.generate(), "deviceId": "WX1278UIT",
-                                                           "temperatureInFahrenheit": 66.7, "barometricPressureInHg": 29.65,
-                                                           "windSpeedInMph": 2])
+                realm.create(
+                    SyncBenchSensor.self,
+                    value: [
+                        "_id": ObjectId.generate(), "deviceId": "WX1278UIT",
+                        "temperatureInFahrenheit": 66.7, "barometricPressureInHg": 29.65,
+                        "windSpeedInMph": 2,
+                    ])
             }
         }
         written += 1000

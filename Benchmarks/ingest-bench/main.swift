@@ -24,8 +24,9 @@ struct Options: ParsableCommand {
     @Flag(help: "Print the figures as JSON.")
     var json = false
 
-    @Option(help: ArgumentHelp("Run only the groups whose name contains this (e.g. bson).", valueName: "group"),
-            transform: { $0.lowercased() })
+    @Option(
+        help: ArgumentHelp("Run only the groups whose name contains this (e.g. bson).", valueName: "group"),
+        transform: { $0.lowercased() })
     var filter: String?
 }
 

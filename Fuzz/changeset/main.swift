@@ -12,24 +12,28 @@ import RealmSync
 let recordedSchema: Schema = {
     do {
         return try Schema([
-            ObjectSchema(className: "Location", kind: .embedded, properties: [
-                Property(name: "lat", type: .double), Property(name: "lon", type: .double),
-                Property(name: "label", type: .string, isOptional: true),
-            ]),
-            ObjectSchema(className: "SensorReading", kind: .asymmetric, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                Property(name: "deviceId", type: .string), Property(name: "seq", type: .int), Property(name: "ok", type: .bool),
-                Property(name: "temperature", type: .float), Property(name: "pressure", type: .double),
-                Property(name: "price", type: .decimal128), Property(name: "takenAt", type: .date),
-                Property(name: "runId", type: .uuid), Property(name: "raw", type: .data),
-                Property(name: "note", type: .string, isOptional: true), Property(name: "count", type: .int, isOptional: true),
-                Property(name: "tags", type: .string, collection: .list), Property(name: "samples", type: .int, collection: .list),
-                Property(name: "labels", type: .string, collection: .list),
-                Property(name: "attrs", type: .string, isOptional: true, collection: .map),
-                Property(name: "extra", type: .mixed, isOptional: true),
-                Property(name: "location", type: .object, isOptional: true, objectClassName: "Location"),
-                Property(name: "route", type: .object, collection: .list, objectClassName: "Location"),
-            ]),
+            ObjectSchema(
+                className: "Location", kind: .embedded,
+                properties: [
+                    Property(name: "lat", type: .double), Property(name: "lon", type: .double),
+                    Property(name: "label", type: .string, isOptional: true),
+                ]),
+            ObjectSchema(
+                className: "SensorReading", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "deviceId", type: .string), Property(name: "seq", type: .int), Property(name: "ok", type: .bool),
+                    Property(name: "temperature", type: .float), Property(name: "pressure", type: .double),
+                    Property(name: "price", type: .decimal128), Property(name: "takenAt", type: .date),
+                    Property(name: "runId", type: .uuid), Property(name: "raw", type: .data),
+                    Property(name: "note", type: .string, isOptional: true), Property(name: "count", type: .int, isOptional: true),
+                    Property(name: "tags", type: .string, collection: .list), Property(name: "samples", type: .int, collection: .list),
+                    Property(name: "labels", type: .string, collection: .list),
+                    Property(name: "attrs", type: .string, isOptional: true, collection: .map),
+                    Property(name: "extra", type: .mixed, isOptional: true),
+                    Property(name: "location", type: .object, isOptional: true, objectClassName: "Location"),
+                    Property(name: "route", type: .object, collection: .list, objectClassName: "Location"),
+                ]),
             ObjectSchema(className: "Station", kind: .topLevel, properties: [Property(name: "_id", type: .string, isPrimaryKey: true)]),
         ])
     } catch {
@@ -55,9 +59,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
 
-    var ingestor = ChangesetIngestor(schema: development ? empty : recordedSchema,
-                                     schemaMode: development ? .development : .fixed,
-                                     limits: .init(maxValues: 100_000, decoder: limits))
+    var ingestor = ChangesetIngestor(
+        schema: development ? empty : recordedSchema,
+        schemaMode: development ? .development : .fixed,
+        limits: .init(maxValues: 100_000, decoder: limits))
     guard let result = try? ingestor.ingest(input) else { return 0 }
     for object in result.objects {
         let bson = object.document.bsonBytes()

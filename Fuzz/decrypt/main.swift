@@ -40,7 +40,9 @@ let cuts = [0, 1, 16, 17, 33, 49, 100, 1000]
 
 /// The seeds' key (Fuzz/make-seeds.py: FUZZ_KEY).
 let key: SegmentEncryptionKey = {
-    do { return try SegmentEncryptionKey(bytes: Array("decrypt-fuzz-key-0123456789abcde".utf8)) } catch { fatalError("the harness key: \(error)") }
+    do { return try SegmentEncryptionKey(bytes: Array("decrypt-fuzz-key-0123456789abcde".utf8)) } catch {
+        fatalError("the harness key: \(error)")
+    }
 }()
 let storeId = SegmentStoreID(bytes: Array(0..<16))!
 let salt = [UInt8](repeating: 0x5A, count: 16)
@@ -104,7 +106,9 @@ func readSealed(_ file: [UInt8]) -> (outcome: Outcome, gzip: [UInt8], drainError
     do {
         let source = try DecryptingByteSource(MemoryByteSource(file), key: key, kind: .sealed)
         (gzip, drainError) = drain(source)
-        guard source.plaintextOffset == gzip.count else { fatalError("plaintextOffset \(source.plaintextOffset), \(gzip.count) bytes read") }
+        guard source.plaintextOffset == gzip.count else {
+            fatalError("plaintextOffset \(source.plaintextOffset), \(gzip.count) bytes read")
+        }
     } catch {
         drainError = describe(error)
     }
@@ -127,11 +131,12 @@ func readActive(_ file: [UInt8]) -> (outcome: Outcome, stream: [UInt8], drainErr
         // Where recovery would cut the file: a verified block end, before what was read.
         let cut = decrypter.fileOffset(forPlaintextOffset: reader.offsetAfterLastCommit)
         guard cut >= EncryptedFileHeader.byteCount, cut <= decrypter.fileOffset, decrypter.fileOffset <= file.count,
-              reader.offsetAfterLastCommit <= decrypter.plaintextOffset,
-              decrypter.blockEnds.contains(where: { $0.file == cut })
+            reader.offsetAfterLastCommit <= decrypter.plaintextOffset,
+            decrypter.blockEnds.contains(where: { $0.file == cut })
         else {
-            fatalError("recovery cut \(cut): fileOffset \(decrypter.fileOffset), file \(file.count) bytes, "
-                       + "commit at \(reader.offsetAfterLastCommit) of \(decrypter.plaintextOffset)")
+            fatalError(
+                "recovery cut \(cut): fileOffset \(decrypter.fileOffset), file \(file.count) bytes, "
+                    + "commit at \(reader.offsetAfterLastCommit) of \(decrypter.plaintextOffset)")
         }
     }
     var stream: [UInt8] = []
@@ -163,7 +168,9 @@ func encryptActive(_ plain: [UInt8], blockBytes: Int) throws -> [UInt8] {
     var start = 0
     while start < plain.count {
         let end = min(plain.count, start + blockBytes)
-        try plain.withUnsafeBytes { try cipher.appendBlock(UnsafeRawBufferPointer(rebasing: $0[start..<end]), fileOffset: file.count, to: &file) }
+        try plain.withUnsafeBytes {
+            try cipher.appendBlock(UnsafeRawBufferPointer(rebasing: $0[start..<end]), fileOffset: file.count, to: &file)
+        }
         start = end
     }
     return file
@@ -216,24 +223,38 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             let file = try encryptActive(rest, blockBytes: blockBytes)
             let (outcome, stream, drainError) = readActive(Array(file.prefix(max(0, file.count - cut))))
             if cut == 0 {
-                check(outcome == expected, "active: decrypted \(outcome.events.count) events, \(outcome.error ?? "no error"); plaintext \(expected.events.count), \(expected.error ?? "no error")")
-                check(stream == rest && drainError == nil, "active: decrypted \(stream.count) of \(rest.count) bytes, \(drainError ?? "no error")")
+                check(
+                    outcome == expected,
+                    "active: decrypted \(outcome.events.count) events, \(outcome.error ?? "no error"); plaintext \(expected.events.count), \(expected.error ?? "no error")"
+                )
+                check(
+                    stream == rest && drainError == nil,
+                    "active: decrypted \(stream.count) of \(rest.count) bytes, \(drainError ?? "no error")")
             } else {
                 check(outcome.isPrefix(of: expected), "active, cut \(cut): the events are not a prefix of the plaintext's")
                 check(rest.starts(with: stream), "active, cut \(cut): the decrypted bytes are not a prefix of the plaintext")
             }
         default:
             let gzip = try Gzip.compress(rest, level: 1)
-            let expected = reference { try SegmentReader(source: GzipByteSource(MemoryByteSource(gzip), limits: limits.gzip), limits: limits) }
+            let expected = reference {
+                try SegmentReader(source: GzipByteSource(MemoryByteSource(gzip), limits: limits.gzip), limits: limits)
+            }
             let file = try encryptSealed(gzip, blockBytes: blockBytes)
             let (outcome, decrypted, drainError) = readSealed(Array(file.prefix(max(0, file.count - cut))))
             if cut == 0 {
-                check(outcome == expected, "sealed: decrypted \(outcome.events.count) events, \(outcome.error ?? "no error"); plaintext \(expected.events.count), \(expected.error ?? "no error")")
-                check(decrypted == gzip && drainError == nil, "sealed: decrypted \(decrypted.count) of \(gzip.count) bytes, \(drainError ?? "no error")")
+                check(
+                    outcome == expected,
+                    "sealed: decrypted \(outcome.events.count) events, \(outcome.error ?? "no error"); plaintext \(expected.events.count), \(expected.error ?? "no error")"
+                )
+                check(
+                    decrypted == gzip && drainError == nil,
+                    "sealed: decrypted \(decrypted.count) of \(gzip.count) bytes, \(drainError ?? "no error")")
             } else {
                 check(outcome.isPrefix(of: expected), "sealed, cut \(cut): the events are not a prefix of the plaintext's")
                 check(outcome.error != nil, "sealed, cut \(cut): a sealed file without its final block was read without an error")
-                check(gzip.starts(with: decrypted) && drainError != nil, "sealed, cut \(cut): \(decrypted.count) bytes decrypted, \(drainError ?? "no error")")
+                check(
+                    gzip.starts(with: decrypted) && drainError != nil,
+                    "sealed, cut \(cut): \(decrypted.count) bytes decrypted, \(drainError ?? "no error")")
             }
         }
     } catch {

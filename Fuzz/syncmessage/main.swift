@@ -8,8 +8,9 @@
 // to the same message.
 import RealmSync
 
-let limits = SyncMessageLimits(maxHeaderBytes: 256, maxBindDataBytes: 256, maxTokenBytes: 256, maxQueryBytes: 4096,
-                               maxBodyBytes: 1 << 20, maxTextBytes: 4096, maxChangesets: 10_000)
+let limits = SyncMessageLimits(
+    maxHeaderBytes: 256, maxBindDataBytes: 256, maxTokenBytes: 256, maxQueryBytes: 4096,
+    maxBodyBytes: 1 << 20, maxTextBytes: 4096, maxChangesets: 10_000)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -25,10 +26,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             if let changesets = try? upload.changesets(limits: limits) {
                 let total = changesets.reduce(0) { $0 + $1.data.count }
                 if total > upload.uncompressedSize { fatalError("changesets larger than the body") }
-                let again = UploadMessage(session: upload.session, changesets: changesets,
-                                          progressClientVersion: upload.progressClientVersion,
-                                          progressServerVersion: upload.progressServerVersion,
-                                          lockedServerVersion: upload.lockedServerVersion)
+                let again = UploadMessage(
+                    session: upload.session, changesets: changesets,
+                    progressClientVersion: upload.progressClientVersion,
+                    progressServerVersion: upload.progressServerVersion,
+                    lockedServerVersion: upload.lockedServerVersion)
                 guard (try? again.changesets(limits: limits)) == changesets else { fatalError("an upload body does not round-trip") }
             }
         case .jsonError(let error):

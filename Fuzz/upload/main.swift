@@ -15,25 +15,29 @@ let gzipLimits = GzipLimits(maxOutputBytes: 4 << 20, maxRatio: 50, ratioCheckFlo
 let serverSchema: Schema = {
     do {
         return try Schema([
-            ObjectSchema(className: "WeatherSensor", kind: .asymmetric, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                Property(name: "deviceId", type: .string),
-                Property(name: "temperatureInFahrenheit", type: .float),
-                Property(name: "windSpeedInMph", type: .int),
-                Property(name: "note", type: .string, isOptional: true),
-                Property(name: "readings", type: .double, collection: .list),
-                Property(name: "labels", type: .string, isOptional: true, collection: .map),
-                Property(name: "location", type: .object, isOptional: true, objectClassName: "Location"),
-                Property(name: "history", type: .object, collection: .list, objectClassName: "Location"),
-                Property(name: "extra", type: .mixed, isOptional: true),
-                Property(name: "serial", type: .uuid, isOptional: true),
-                Property(name: "amount", type: .decimal128, isOptional: true),
-                Property(name: "at", type: .date, isOptional: true),
-            ]),
-            ObjectSchema(className: "Location", kind: .embedded, properties: [
-                Property(name: "latitude", type: .double),
-                Property(name: "longitude", type: .double),
-            ]),
+            ObjectSchema(
+                className: "WeatherSensor", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "deviceId", type: .string),
+                    Property(name: "temperatureInFahrenheit", type: .float),
+                    Property(name: "windSpeedInMph", type: .int),
+                    Property(name: "note", type: .string, isOptional: true),
+                    Property(name: "readings", type: .double, collection: .list),
+                    Property(name: "labels", type: .string, isOptional: true, collection: .map),
+                    Property(name: "location", type: .object, isOptional: true, objectClassName: "Location"),
+                    Property(name: "history", type: .object, collection: .list, objectClassName: "Location"),
+                    Property(name: "extra", type: .mixed, isOptional: true),
+                    Property(name: "serial", type: .uuid, isOptional: true),
+                    Property(name: "amount", type: .decimal128, isOptional: true),
+                    Property(name: "at", type: .date, isOptional: true),
+                ]),
+            ObjectSchema(
+                className: "Location", kind: .embedded,
+                properties: [
+                    Property(name: "latitude", type: .double),
+                    Property(name: "longitude", type: .double),
+                ]),
         ])
     } catch {
         fatalError("the harness schema is invalid: \(error)")

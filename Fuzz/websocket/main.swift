@@ -53,8 +53,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var frames = 0
     while frames < 10_000, let frame = try? parser.nextFrame() {
         frames += 1
-        let again = WebSocketFrameEncoder.frame(frame.opcode, payload: frame.payload, isFinal: frame.isFinal,
-                                                maskingKey: masked ? (1, 2, 3, 4) : nil)
+        let again = WebSocketFrameEncoder.frame(
+            frame.opcode, payload: frame.payload, isFinal: frame.isFinal,
+            maskingKey: masked ? (1, 2, 3, 4) : nil)
         var check = WebSocketFrameParser(configuration: .init(maxPayloadBytes: limit, requireMasking: masked))
         check.append(again)
         guard let same = try? check.nextFrame(), same == frame, check.bufferedByteCount == 0 else {

@@ -136,7 +136,9 @@ final class Forwarder {
         self.settings = settings
         self.shouldStop = shouldStop
         var name = [CChar](repeating: 0, count: 256)
-        host = gethostname(&name, 255) == 0 ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+        host =
+            gethostname(&name, 255) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
         showProgress = !settings.quiet && isatty(STDERR_FILENO) == 1
         acknowledgedAtStart = session.storeCounters?.acknowledgedObjects ?? 0
     }
@@ -224,7 +226,10 @@ final class Forwarder {
                     // Said once a minute at most: a store at its budget fills again at once.
                     if !settings.quiet && Date().timeIntervalSince(lastFullMessage) >= 60 {
                         lastFullMessage = Date()
-                        FileHandle.standardError.write(Data("ingest-forward: the store is full (its disk budget, --max-pending-bytes \(settings.maxPendingBytes)); reading pauses until the server has acknowledged more, nothing is dropped\n".utf8))
+                        FileHandle.standardError.write(
+                            Data(
+                                "ingest-forward: the store is full (its disk budget, --max-pending-bytes \(settings.maxPendingBytes)); reading pauses until the server has acknowledged more, nothing is dropped\n"
+                                    .utf8))
                     }
                 }
                 progress(force: true)
@@ -264,15 +269,20 @@ final class Forwarder {
             if batch.count >= settings.batchLines { try commitBatch() }
         }
         if !partial.isEmpty {
-            batch.append(Line(tail: nil, id: "stdin-\(run):\(partialStart)", source: "-", offset: partialStart, end: offset, text: Self.text(partial)))
+            batch.append(
+                Line(
+                    tail: nil, id: "stdin-\(run):\(partialStart)", source: "-", offset: partialStart, end: offset, text: Self.text(partial))
+            )
         }
         try commitBatch()
     }
 
     /// Calls `emit(start, end, text)` for each complete line of `chunk` (which
     /// starts at offset `offset`); keeps an incomplete last line in `partial`.
-    private static func split(_ chunk: ArraySlice<UInt8>, at offset: Int, partial: inout [UInt8], partialStart: inout Int,
-                              _ emit: (Int, Int, String) -> Void) {
+    private static func split(
+        _ chunk: ArraySlice<UInt8>, at offset: Int, partial: inout [UInt8], partialStart: inout Int,
+        _ emit: (Int, Int, String) -> Void
+    ) {
         var lineStart = chunk.startIndex
         for index in chunk.indices where chunk[index] == 10 {
             let end = offset + (index + 1 - chunk.startIndex)
@@ -408,8 +418,10 @@ final class Forwarder {
     private func flushEvent(_ tail: Tail) {
         guard let event = tail.event else { return }
         tail.event = nil
-        batch.append(Line(tail: tail, id: "\(tail.cursor.sourceId):\(event.start)", source: tail.cursor.path,
-                          offset: event.start, end: event.end, text: event.text))
+        batch.append(
+            Line(
+                tail: tail, id: "\(tail.cursor.sourceId):\(event.start)", source: tail.cursor.path,
+                offset: event.start, end: event.end, text: event.text))
     }
 
     /// Events whose last line came `--multiline-timeout` ago (or all) are complete.
@@ -488,7 +500,8 @@ final class Forwarder {
             guard current <= tail.readOffset else { continue }
             var pathInfo = stat()
             if stat(tail.cursor.path, &pathInfo) != 0 || UInt64(pathInfo.st_ino) != tail.cursor.inode
-                || UInt64(pathInfo.st_dev) != tail.cursor.device {
+                || UInt64(pathInfo.st_dev) != tail.cursor.device
+            {
                 if let since = tail.rotatedAt, Date().timeIntervalSince(since) >= 1 {
                     finish(tail)
                 } else if tail.rotatedAt == nil {
@@ -534,8 +547,9 @@ final class Forwarder {
     /// a newline in a finished file is forwarded too.)
     private func finish(_ tail: Tail) {
         if !tail.partial.isEmpty {
-            emit(tail, start: tail.partialStart, end: tail.readOffset, text: Self.text(tail.partial),
-                 sourceId: tail.cursor.sourceId, path: tail.cursor.path)
+            emit(
+                tail, start: tail.partialStart, end: tail.readOffset, text: Self.text(tail.partial),
+                sourceId: tail.cursor.sourceId, path: tail.cursor.path)
             tail.partial.removeAll()
         }
         flushEvent(tail)
@@ -596,15 +610,19 @@ final class Forwarder {
             var prefix = [UInt8](repeating: 0, count: settings.fingerprintBytes)
             let n = max(0, pread(fd, &prefix, prefix.count, 0))
             prefix = Array(prefix.prefix(n))
-            let match = index.identify(device: device, inode: inode, prefix: prefix, size: Int(info.st_size), fullLength: settings.fingerprintBytes)
+            let match = index.identify(
+                device: device, inode: inode, prefix: prefix, size: Int(info.st_size), fullLength: settings.fingerprintBytes)
             if let match { index.remove(match) }
             if let match, match.finished && Int(info.st_size) <= match.offset {
                 close(fd)  // a rotated file already read to its end
                 continue
             }
-            var cursor = match ?? FileCursor(sourceId: ObjectId.generate().hex, path: path, device: device, inode: inode,
-                                             fingerprint: Fingerprint.of(prefix), fingerprintBytes: prefix.count,
-                                             offset: 0, lines: 0, finished: false)
+            var cursor =
+                match
+                ?? FileCursor(
+                    sourceId: ObjectId.generate().hex, path: path, device: device, inode: inode,
+                    fingerprint: Fingerprint.of(prefix), fingerprintBytes: prefix.count,
+                    offset: 0, lines: 0, finished: false)
             if let match, match.device != device || match.inode != inode {
                 // The same content under another inode (a copy): read on from its offset.
                 cursor.device = device
@@ -668,18 +686,25 @@ final class Forwarder {
     /// matches too (when looking for one generation in its own directory).
     private func addCompressed(_ path: String, device: UInt64, inode: UInt64, index: KnownIndex, anyLength: Bool = false) {
         guard let data = FileManager.default.contents(atPath: path),
-              let content = try? Gzip.decompress([UInt8](data), limits: GzipLimits(maxOutputBytes: 1 << 30, maxRatio: 1_000)) else {
-            if !settings.quiet { FileHandle.standardError.write(Data("ingest-forward: \(path) is not a readable gzip file; skipped\n".utf8)) }
+            let content = try? Gzip.decompress([UInt8](data), limits: GzipLimits(maxOutputBytes: 1 << 30, maxRatio: 1_000))
+        else {
+            if !settings.quiet {
+                FileHandle.standardError.write(Data("ingest-forward: \(path) is not a readable gzip file; skipped\n".utf8))
+            }
             return
         }
         let prefix = Array(content.prefix(settings.fingerprintBytes))
-        let match = index.identify(device: device, inode: inode, prefix: prefix, size: content.count,
-                                   fullLength: settings.fingerprintBytes, anyLength: anyLength)
+        let match = index.identify(
+            device: device, inode: inode, prefix: prefix, size: content.count,
+            fullLength: settings.fingerprintBytes, anyLength: anyLength)
         if let match { index.remove(match) }
         if let match, match.finished || content.count <= match.offset { return }
-        var cursor = match ?? FileCursor(sourceId: ObjectId.generate().hex, path: path, device: device, inode: inode,
-                                         fingerprint: Fingerprint.of(prefix), fingerprintBytes: prefix.count,
-                                         offset: 0, lines: 0, finished: false)
+        var cursor =
+            match
+            ?? FileCursor(
+                sourceId: ObjectId.generate().hex, path: path, device: device, inode: inode,
+                fingerprint: Fingerprint.of(prefix), fingerprintBytes: prefix.count,
+                offset: 0, lines: 0, finished: false)
         cursor.path = path
         cursor.device = device
         cursor.inode = inode
@@ -706,7 +731,8 @@ final class Forwarder {
                 if name.hasSuffix(".gz") {
                     guard settings.gzip == .read else { continue }
                     let before = tails.count
-                    addCompressed(path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), index: KnownIndex([cursor]), anyLength: true)
+                    addCompressed(
+                        path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), index: KnownIndex([cursor]), anyLength: true)
                     if tails.count > before, tails.last!.cursor.sourceId == cursor.sourceId {
                         found = true
                         break
@@ -728,7 +754,10 @@ final class Forwarder {
             }
             if !found {
                 if !settings.quiet {
-                    FileHandle.standardError.write(Data("ingest-forward: \(cursor.path) (\(cursor.lines) lines forwarded, up to byte \(cursor.offset)) is gone; anything written to it after that was not forwarded\n".utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            "ingest-forward: \(cursor.path) (\(cursor.lines) lines forwarded, up to byte \(cursor.offset)) is gone; anything written to it after that was not forwarded\n"
+                                .utf8))
                 }
                 cursorChanges.append((cursor.cursorName, []))
                 known[cursor.sourceId] = nil
@@ -801,8 +830,9 @@ final class Forwarder {
         lastProgress = Date()
         let elapsed = max(0.001, Date().timeIntervalSince(start))
         let counters = session.storeCounters
-        var line = String(format: "\rlines %d (%.0f/s)  files %d  pending %d  uploaded %d ", committedLines, Double(committedLines) / elapsed,
-                          tails.count, counters?.pendingObjects ?? 0, (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart)
+        var line = String(
+            format: "\rlines %d (%.0f/s)  files %d  pending %d  uploaded %d ", committedLines, Double(committedLines) / elapsed,
+            tails.count, counters?.pendingObjects ?? 0, (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart)
         if blockedSince != nil { line += " STORE FULL: reading paused " }
         FileHandle.standardError.write(Data(line.utf8))
         progressShown = true
@@ -817,9 +847,10 @@ final class Forwarder {
     func printSummary() {
         let elapsed = max(0.001, Date().timeIntervalSince(start))
         let counters = session.storeCounters
-        var text = String(format: "forwarded %d lines in %d transactions in %.1f s (%.0f lines/s); uploaded %d, pending %d",
-                          committedLines, transactions, elapsed, Double(committedLines) / elapsed,
-                          (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart, counters?.pendingObjects ?? 0)
+        var text = String(
+            format: "forwarded %d lines in %d transactions in %.1f s (%.0f lines/s); uploaded %d, pending %d",
+            committedLines, transactions, elapsed, Double(committedLines) / elapsed,
+            (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart, counters?.pendingObjects ?? 0)
         text += "; files \(tails.count) open, \(known.count) known"
         let blocked = blockedSeconds + (blockedSince.map { Date().timeIntervalSince($0) } ?? 0)
         if blocked > 0 { text += String(format: "; paused %d times, %.1f s in all, by a full store", blockedTimes, blocked) }

@@ -119,7 +119,8 @@ enum LineParser {
         // severity index, a trap (found with the syslog fuzz harness;
         // LogForwarderTests.fuzzingFindsAreForwardedNotCrashing).
         guard (1...3).contains(digits.utf8.count), digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-              let pri = Int(digits), pri <= 191 else { return nil }
+            let pri = Int(digits), pri <= 191
+        else { return nil }
         return (pri / 8, pri % 8, line[line.index(after: close)...])
     }
 
@@ -144,10 +145,13 @@ enum LineParser {
             var index = remaining.startIndex
             while index < remaining.endIndex {
                 let c = remaining[index]
-                if escaped { escaped = false }
-                else if c == "\\" { escaped = true }
-                else if c == "\"" { inQuotes.toggle() }
-                else if c == "]" && !inQuotes {
+                if escaped {
+                    escaped = false
+                } else if c == "\\" {
+                    escaped = true
+                } else if c == "\"" {
+                    inQuotes.toggle()
+                } else if c == "]" && !inQuotes {
                     depthEnd = remaining.index(after: index)
                     if depthEnd == remaining.endIndex || remaining[depthEnd] != "[" { break }
                 }
@@ -167,8 +171,9 @@ enum LineParser {
         let names = ["timestamp", "hostname", "appName", "procId", "msgId"]
         for (name, value) in zip(names, header) where value != "-" { fields[name] = .string(value) }
         if !structured.isEmpty { fields["structuredData"] = .string(structured) }
-        return ParsedLine(format: "rfc5424", message: message, timestamp: header[0] == "-" ? nil : iso8601(header[0]),
-                          level: severities[severity], fields: .dictionary(fields))
+        return ParsedLine(
+            format: "rfc5424", message: message, timestamp: header[0] == "-" ? nil : iso8601(header[0]),
+            level: severities[severity], fields: .dictionary(fields))
     }
 
     /// RFC 3164 (BSD): `<PRI>Mmm dd hh:mm:ss HOSTNAME TAG[PID]: MSG`.
@@ -187,7 +192,8 @@ enum LineParser {
         }
         // TAG[PID]: or TAG:
         if let colon = remaining.firstIndex(of: ":"), remaining.distance(from: remaining.startIndex, to: colon) <= 48,
-           !remaining[..<colon].contains(" ") {
+            !remaining[..<colon].contains(" ")
+        {
             var tag = remaining[..<colon]
             if let open = tag.firstIndex(of: "["), tag.last == "]" {
                 fields["procId"] = .string(String(tag[tag.index(after: open)..<tag.index(before: tag.endIndex)]))
@@ -197,8 +203,9 @@ enum LineParser {
             remaining = remaining[remaining.index(after: colon)...]
             if remaining.hasPrefix(" ") { remaining = remaining.dropFirst() }
         }
-        return ParsedLine(format: "rfc3164", message: String(remaining), timestamp: timestamp,
-                          level: severities[severity], fields: .dictionary(fields))
+        return ParsedLine(
+            format: "rfc3164", message: String(remaining), timestamp: timestamp,
+            level: severities[severity], fields: .dictionary(fields))
     }
 
     static func isASCII(_ text: String) -> Bool {
@@ -207,7 +214,7 @@ enum LineParser {
 
     /// `Mmm dd hh:mm:ss` in the current year, UTC.
     static func bsdDate(_ text: String) -> Date? {
-        guard isASCII(text) else { return nil }   // see iso8601(_:)
+        guard isASCII(text) else { return nil }  // see iso8601(_:)
         let normalized = text.replacingOccurrences(of: "  ", with: " ")
         return formatters.withLock { formatters in
             let year = formatters.calendar.component(.year, from: Date())

@@ -29,18 +29,21 @@ struct ForwardOptions: ParsableCommand {
     @OptionGroup var server: ServerOptions
 
     /// How lines are parsed. Default plain.
-    @Option(help: ArgumentHelp("plain (default), json (JSON lines) or syslog (RFC 5424 or 3164).", valueName: "format"),
-            transform: { text in
-                guard let format = LineFormat(rawValue: text) else {
-                    throw ValidationError("--format must be plain, json or syslog, not '\(text)'")
-                }
-                return format
-            })
+    @Option(
+        help: ArgumentHelp("plain (default), json (JSON lines) or syslog (RFC 5424 or 3164).", valueName: "format"),
+        transform: { text in
+            guard let format = LineFormat(rawValue: text) else {
+                throw ValidationError("--format must be plain, json or syslog, not '\(text)'")
+            }
+            return format
+        })
     var format: LineFormat = .plain
 
     /// Users and pending data (with each file's position). Default `./ingest-forward-data`.
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
-        "Users, pending data and file positions (default ./ingest-forward-data).", valueName: "dir"))
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp(
+            "Users, pending data and file positions (default ./ingest-forward-data).", valueName: "dir"))
     var dataDirectoryOption: String?
 
     /// Stop at the end of the file instead of following it.
@@ -48,68 +51,88 @@ struct ForwardOptions: ParsableCommand {
     var once = false
 
     /// The most lines per transaction. Default 1,000.
-    @Option(name: .customLong("batch-lines"), help: ArgumentHelp("The most lines per transaction (default 1000).", valueName: "n"),
-            transform: ArgumentParsing.positiveInteger("--batch-lines"))
+    @Option(
+        name: .customLong("batch-lines"), help: ArgumentHelp("The most lines per transaction (default 1000).", valueName: "n"),
+        transform: ArgumentParsing.positiveInteger("--batch-lines"))
     var batchLines = 1_000
 
     /// Seconds to wait for the upload at exit. Default 60.
-    @Option(name: .customLong("upload-timeout"), help: ArgumentHelp(
-        "How long to wait for the upload at exit, in seconds (default 60).", valueName: "s"),
-            transform: ArgumentParsing.positiveNumber("--upload-timeout"))
+    @Option(
+        name: .customLong("upload-timeout"),
+        help: ArgumentHelp(
+            "How long to wait for the upload at exit, in seconds (default 60).", valueName: "s"),
+        transform: ArgumentParsing.positiveNumber("--upload-timeout"))
     var uploadTimeout = 60.0
 
     /// Bytes of a file's start that identify its content. Default 256.
-    @Option(name: .customLong("fingerprint-bytes"), help: ArgumentHelp(
-        "Leading bytes that identify a file's content, with its device and inode (default 256).", valueName: "n"),
-            transform: ArgumentParsing.positiveInteger("--fingerprint-bytes"))
+    @Option(
+        name: .customLong("fingerprint-bytes"),
+        help: ArgumentHelp(
+            "Leading bytes that identify a file's content, with its device and inode (default 256).", valueName: "n"),
+        transform: ArgumentParsing.positiveInteger("--fingerprint-bytes"))
     var fingerprintBytes = 256
 
     /// The most files open at once. Default 256.
-    @Option(name: .customLong("max-open-files"), help: ArgumentHelp(
-        "The most files held open at once; idle ones are closed and reopened when they grow (default 256).", valueName: "n"),
-            transform: ArgumentParsing.positiveInteger("--max-open-files"))
+    @Option(
+        name: .customLong("max-open-files"),
+        help: ArgumentHelp(
+            "The most files held open at once; idle ones are closed and reopened when they grow (default 256).", valueName: "n"),
+        transform: ArgumentParsing.positiveInteger("--max-open-files"))
     var maxOpenFiles = 256
 
     /// Rotated `.gz` files: read or skip. Default read.
-    @Option(help: ArgumentHelp("read (default) or skip rotated files compressed with gzip (.gz).", valueName: "mode"),
-            transform: { text in
-                guard let mode = GzipMode(rawValue: text) else { throw ValidationError("--gzip must be read or skip, not '\(text)'") }
-                return mode
-            })
+    @Option(
+        help: ArgumentHelp("read (default) or skip rotated files compressed with gzip (.gz).", valueName: "mode"),
+        transform: { text in
+            guard let mode = GzipMode(rawValue: text) else { throw ValidationError("--gzip must be read or skip, not '\(text)'") }
+            return mode
+        })
     var gzip: GzipMode = .read
 
     /// The store's disk budget. Default 1 GiB.
-    @Option(name: .customLong("max-pending-bytes"), help: ArgumentHelp(
-        "The store's disk budget: when it is full, reading pauses until the server has acknowledged more (default 1073741824).",
-        valueName: "bytes"), transform: ArgumentParsing.positiveInteger("--max-pending-bytes"))
+    @Option(
+        name: .customLong("max-pending-bytes"),
+        help: ArgumentHelp(
+            "The store's disk budget: when it is full, reading pauses until the server has acknowledged more (default 1073741824).",
+            valueName: "bytes"), transform: ArgumentParsing.positiveInteger("--max-pending-bytes"))
     var maxPendingBytes = 1 << 30
 
     /// A line matching this starts a multiline event.
-    @Option(name: .customLong("multiline-start"), help: ArgumentHelp(
-        "A regular expression: a line matching it starts an event, other lines continue it (stack traces).", valueName: "regex"))
+    @Option(
+        name: .customLong("multiline-start"),
+        help: ArgumentHelp(
+            "A regular expression: a line matching it starts an event, other lines continue it (stack traces).", valueName: "regex"))
     var multilineStart: String?
 
     /// A line matching this continues the event before it.
-    @Option(name: .customLong("multiline-continue"), help: ArgumentHelp(
-        "A regular expression: a line matching it continues the event before it (e.g. '^\\s').", valueName: "regex"))
+    @Option(
+        name: .customLong("multiline-continue"),
+        help: ArgumentHelp(
+            "A regular expression: a line matching it continues the event before it (e.g. '^\\s').", valueName: "regex"))
     var multilineContinue: String?
 
     /// The largest multiline event. Default 65,536 bytes.
-    @Option(name: .customLong("multiline-max-bytes"), help: ArgumentHelp(
-        "The largest multiline event; a longer one is split (default 65536).", valueName: "n"),
-            transform: ArgumentParsing.positiveInteger("--multiline-max-bytes"))
+    @Option(
+        name: .customLong("multiline-max-bytes"),
+        help: ArgumentHelp(
+            "The largest multiline event; a longer one is split (default 65536).", valueName: "n"),
+        transform: ArgumentParsing.positiveInteger("--multiline-max-bytes"))
     var multilineMaxBytes = 65_536
 
     /// How long an event waits for its next line. Default 1 s.
-    @Option(name: .customLong("multiline-timeout"), help: ArgumentHelp(
-        "Seconds an event waits for a continuation line before it is sent (default 1).", valueName: "s"),
-            transform: ArgumentParsing.positiveNumber("--multiline-timeout"))
+    @Option(
+        name: .customLong("multiline-timeout"),
+        help: ArgumentHelp(
+            "Seconds an event waits for a continuation line before it is sent (default 1).", valueName: "s"),
+        transform: ArgumentParsing.positiveNumber("--multiline-timeout"))
     var multilineTimeout = 1.0
 
     /// The longest wait between upload retries while the server is unreachable. Default 60.
-    @Option(name: .customLong("max-retry-delay"), help: ArgumentHelp(
-        "The longest wait between upload retries while the server cannot be reached, in seconds (default 60).", valueName: "s"),
-            transform: ArgumentParsing.positiveNumber("--max-retry-delay"))
+    @Option(
+        name: .customLong("max-retry-delay"),
+        help: ArgumentHelp(
+            "The longest wait between upload retries while the server cannot be reached, in seconds (default 60).", valueName: "s"),
+        transform: ArgumentParsing.positiveNumber("--max-retry-delay"))
     var maxRetryDelay = 60.0
 
     /// No progress line and no summary.
@@ -117,8 +140,9 @@ struct ForwardOptions: ParsableCommand {
     var quiet = false
 
     /// The files to follow (paths or globs), or `-` for standard input.
-    @Argument(help: ArgumentHelp("Files to follow (paths or quoted globs), or - for standard input.", valueName: "file"),
-              completion: .file())
+    @Argument(
+        help: ArgumentHelp("Files to follow (paths or quoted globs), or - for standard input.", valueName: "file"),
+        completion: .file())
     var inputs: [String] = []
 
     var dataDirectory: String { dataDirectoryOption ?? FileManager.default.currentDirectoryPath + "/ingest-forward-data" }

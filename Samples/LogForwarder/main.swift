@@ -32,7 +32,9 @@ settings.quiet = quiet
 settings.maxPendingBytes = options.maxPendingBytes
 // (validate() has checked that the patterns compile.)
 if let pattern = options.multilineStart, let regex = try? NSRegularExpression(pattern: pattern) { settings.multiline = .start(regex) }
-if let pattern = options.multilineContinue, let regex = try? NSRegularExpression(pattern: pattern) { settings.multiline = .continuation(regex) }
+if let pattern = options.multilineContinue, let regex = try? NSRegularExpression(pattern: pattern) {
+    settings.multiline = .continuation(regex)
+}
 settings.multilineMaxBytes = options.multilineMaxBytes
 settings.multilineTimeout = options.multilineTimeout
 
@@ -76,8 +78,9 @@ do {
     fail("could not connect to \(app.configuration.baseURL) as app \(appId): \(error)", 1)
 }
 
-let forwarder = Forwarder(realm: realm, session: user.session, settings: settings,
-                          shouldStop: { stopSignal.load(ordering: .relaxed) != 0 })
+let forwarder = Forwarder(
+    realm: realm, session: user.session, settings: settings,
+    shouldStop: { stopSignal.load(ordering: .relaxed) != 0 })
 do {
     if options.inputs == ["-"] {
         try forwarder.forwardStandardInput()
@@ -93,7 +96,10 @@ var status: Int32 = stopSignal.load(ordering: .relaxed) == SIGINT ? 130 : 0
 do {
     try await user.session.wait(for: .upload, timeout: uploadTimeout)
 } catch {
-    FileHandle.standardError.write(Data("ingest-forward: not everything was uploaded within \(uploadTimeout) s (\(error)); it stays in \(dataDirectory) and is uploaded at the next start\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "ingest-forward: not everything was uploaded within \(uploadTimeout) s (\(error)); it stays in \(dataDirectory) and is uploaded at the next start\n"
+                .utf8))
     status = 1
 }
 if !quiet { forwarder.printSummary() }

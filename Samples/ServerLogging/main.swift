@@ -40,21 +40,28 @@ struct Options: ParsableCommand {
     /// `--app-id` (or `$DATAINGEST_APP_ID`) and `--base-url`.
     @OptionGroup var server: ServerOptions
 
-    @Option(help: ArgumentHelp("This service's port (default 8080; 0 picks a free one).", valueName: "n"), transform: { text in
-        guard let port = Int(text), (0...65_535).contains(port) else { throw ValidationError("--port needs a port number") }
-        return port
-    })
+    @Option(
+        help: ArgumentHelp("This service's port (default 8080; 0 picks a free one).", valueName: "n"),
+        transform: { text in
+            guard let port = Int(text), (0...65_535).contains(port) else { throw ValidationError("--port needs a port number") }
+            return port
+        })
     var port = 8080
 
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
-        "Pending log events and users (default ./server-logging-data).", valueName: "dir"))
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp(
+            "Pending log events and users (default ./server-logging-data).", valueName: "dir"))
     var dataDirectoryOption: String?
 
-    @Option(name: .customLong("upload-timeout"), help: ArgumentHelp(
-        "How long to wait for the upload at exit, in seconds (default 30).", valueName: "s"), transform: { text in
-        guard let seconds = Double(text), seconds > 0 else { throw ValidationError("--upload-timeout needs seconds") }
-        return seconds
-    })
+    @Option(
+        name: .customLong("upload-timeout"),
+        help: ArgumentHelp(
+            "How long to wait for the upload at exit, in seconds (default 30).", valueName: "s"),
+        transform: { text in
+            guard let seconds = Double(text), seconds > 0 else { throw ValidationError("--upload-timeout needs seconds") }
+            return seconds
+        })
     var uploadTimeout = 30.0
 
     @Flag(help: "Also log to standard error (swift-log's StreamLogHandler, multiplexed).")
@@ -142,12 +149,14 @@ configuration.handleSignals = true
 // A log call only queues the event, so it is safe on the event loop.
 configuration.requestObserver = { [accessLog] summary in
     let level: Logger.Level = summary.status >= 500 ? .error : summary.status >= 400 ? .warning : .info
-    accessLog.log(level: level, "\(summary.method) \(summary.path) \(summary.status)", metadata: [
-        "method": .string(summary.method), "path": .string(summary.path),
-        "route": .string(summary.routePattern ?? "unmatched"), "status": .stringConvertible(summary.status),
-        "duration_ms": .stringConvertible((summary.durationSeconds * 1_000_000).rounded() / 1_000),
-        "response_bytes": .stringConvertible(summary.responseBodyBytes),
-    ])
+    accessLog.log(
+        level: level, "\(summary.method) \(summary.path) \(summary.status)",
+        metadata: [
+            "method": .string(summary.method), "path": .string(summary.path),
+            "route": .string(summary.routePattern ?? "unmatched"), "status": .stringConvertible(summary.status),
+            "duration_ms": .stringConvertible((summary.durationSeconds * 1_000_000).rounded() / 1_000),
+            "response_bytes": .stringConvertible(summary.responseBodyBytes),
+        ])
 }
 let server = HTTPServer(configuration: configuration, router: router)
 do {
@@ -173,6 +182,8 @@ do {
 } catch {
     fail("\(statistics.committedEvents) events committed, but not all uploaded: \(error); they are uploaded at the next start", 1)
 }
-print("stopped: \(requests.handled) requests handled, \(statistics.committedEvents) log events committed and uploaded, \(statistics.droppedEvents) dropped")
+print(
+    "stopped: \(requests.handled) requests handled, \(statistics.committedEvents) log events committed and uploaded, \(statistics.droppedEvents) dropped"
+)
 fflush(nil)
 exit(0)

@@ -20,36 +20,45 @@ struct Options: ParsableCommand {
     @OptionGroup var server: ServerOptions
 
     /// Readings per second. Default 10.
-    @Option(help: ArgumentHelp("Readings per second (fractions allowed; default 10).", valueName: "n"),
-            transform: ArgumentParsing.positiveNumber("--rate"))
+    @Option(
+        help: ArgumentHelp("Readings per second (fractions allowed; default 10).", valueName: "n"),
+        transform: ArgumentParsing.positiveNumber("--rate"))
     var rate: Double = 10
 
     /// Stop after this many readings.
-    @Option(help: ArgumentHelp("Stop after this many readings.", valueName: "n"),
-            transform: ArgumentParsing.positiveInteger("--count"))
+    @Option(
+        help: ArgumentHelp("Stop after this many readings.", valueName: "n"),
+        transform: ArgumentParsing.positiveInteger("--count"))
     var count: Int?
 
     /// Stop after this many seconds. Default: 10 s when neither `--count`
     /// nor `--duration` is given (set by ``validate()``).
-    @Option(help: ArgumentHelp("Stop after this many seconds (default 10 when no --count).", valueName: "s"),
-            transform: ArgumentParsing.positiveNumber("--duration"))
+    @Option(
+        help: ArgumentHelp("Stop after this many seconds (default 10 when no --count).", valueName: "s"),
+        transform: ArgumentParsing.positiveNumber("--duration"))
     var duration: Double?
 
     /// Where the station keeps its settings realm and its DataIngest
     /// metadata (users, tokens, pending segments). Default `./weather-station-data`.
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
-        "Settings realm and pending data (default ./weather-station-data).", valueName: "dir"))
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp(
+            "Settings realm and pending data (default ./weather-station-data).", valueName: "dir"))
     var dataDirectoryOption: String?
 
     /// The device id; default: the one chosen on the first run.
-    @Option(name: .customLong("device-id"), help: ArgumentHelp(
-        "The device id (default: chosen on the first run and kept).", valueName: "id"))
+    @Option(
+        name: .customLong("device-id"),
+        help: ArgumentHelp(
+            "The device id (default: chosen on the first run and kept).", valueName: "id"))
     var deviceId: String?
 
     /// Seconds to wait for the upload at the end. Default 60.
-    @Option(name: .customLong("upload-timeout"), help: ArgumentHelp(
-        "How long to wait for the upload at the end, in seconds (default 60).", valueName: "s"),
-            transform: ArgumentParsing.positiveNumber("--upload-timeout"))
+    @Option(
+        name: .customLong("upload-timeout"),
+        help: ArgumentHelp(
+            "How long to wait for the upload at the end, in seconds (default 60).", valueName: "s"),
+        transform: ArgumentParsing.positiveNumber("--upload-timeout"))
     var uploadTimeout: Double = 60
 
     /// No progress lines.

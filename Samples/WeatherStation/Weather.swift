@@ -20,9 +20,10 @@ struct Weather {
         temperature = min(110, max(-20, temperature + Float.random(in: -0.3...0.3)))
         pressure = min(31, max(28, pressure + Float.random(in: -0.01...0.01)))
         wind = min(60, max(0, wind + Double.random(in: -1...1)))
-        return Reading(deviceId: deviceId,
-                       temperatureInFahrenheit: (temperature * 10).rounded() / 10,
-                       barometricPressureInHg: (pressure * 100).rounded() / 100,
-                       windSpeedInMph: Int(wind.rounded()))
+        return Reading(
+            deviceId: deviceId,
+            temperatureInFahrenheit: (temperature * 10).rounded() / 10,
+            barometricPressureInHg: (pressure * 100).rounded() / 100,
+            windSpeedInMph: Int(wind.rounded()))
     }
 }

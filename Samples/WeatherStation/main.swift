@@ -31,8 +31,10 @@ do {
 
 // ---- The seed's code (steps 2 to 4), with the app id from the command line ----
 
-let app = App(id: options.appId ?? "", configuration: App.Configuration(
-    baseURL: options.baseURL, metadataDirectory: options.dataDirectory + "/dataingest"))
+let app = App(
+    id: options.appId ?? "",
+    configuration: App.Configuration(
+        baseURL: options.baseURL, metadataDirectory: options.dataDirectory + "/dataingest"))
 
 func login() async throws -> User {
     let user = try await app.login(credentials: .anonymous)
@@ -50,13 +52,15 @@ func openSyncedRealm(user: User) async throws -> Realm {
 @MainActor
 func useRealm(_ asymmetricRealm: Realm, _ reading: Reading) throws {
     try asymmetricRealm.write {
-        asymmetricRealm.create(WeatherSensor.self,
-                               value: [ "_id": ObjectId.generate(),
-                                        "deviceId": reading.deviceId,
-                                        "temperatureInFahrenheit": reading.temperatureInFahrenheit,
-                                        "barometricPressureInHg": reading.barometricPressureInHg,
-                                        "windSpeedInMph": reading.windSpeedInMph
-                                      ])
+        asymmetricRealm.create(
+            WeatherSensor.self,
+            value: [
+                "_id": ObjectId.generate(),
+                "deviceId": reading.deviceId,
+                "temperatureInFahrenheit": reading.temperatureInFahrenheit,
+                "barometricPressureInHg": reading.barometricPressureInHg,
+                "windSpeedInMph": reading.windSpeedInMph,
+            ])
     }
 }
 
@@ -87,7 +91,9 @@ do {
 }
 
 let limit = options.count.map { "\($0) readings" } ?? String(format: "%.0f s", options.duration ?? 0)
-say("station \(station.deviceId) (run \(station.runs)): user \(user.id), server \(app.configuration.baseURL), \(options.rate) readings/s for \(limit)")
+say(
+    "station \(station.deviceId) (run \(station.runs)): user \(user.id), server \(app.configuration.baseURL), \(options.rate) readings/s for \(limit)"
+)
 
 var weather = Weather(deviceId: station.deviceId)
 let start = now()
@@ -100,8 +106,9 @@ let acknowledgedAtStart = session.storeCounters?.acknowledgedObjects ?? 0
 func progressLine(elapsed: Double) -> String {
     let counters = session.storeCounters
     let uploaded = (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart
-    return String(format: "%6.1fs  readings %d  pending %d  uploaded %d", elapsed, written,
-                  counters?.pendingObjects ?? 0, max(0, uploaded)) + "  (\(session.connectionState.rawValue))"
+    return String(
+        format: "%6.1fs  readings %d  pending %d  uploaded %d", elapsed, written,
+        counters?.pendingObjects ?? 0, max(0, uploaded)) + "  (\(session.connectionState.rawValue))"
 }
 
 while true {
@@ -134,8 +141,10 @@ while true {
 let writeSeconds = now() - start
 
 station.addReadings(written)
-say(String(format: "wrote %d readings in %.1f s (%.1f/s); waiting for the upload (at most %.0f s)",
-             written, writeSeconds, Double(written) / max(writeSeconds, 0.001), options.uploadTimeout))
+say(
+    String(
+        format: "wrote %d readings in %.1f s (%.1f/s); waiting for the upload (at most %.0f s)",
+        written, writeSeconds, Double(written) / max(writeSeconds, 0.001), options.uploadTimeout))
 do {
     try await asymmetricRealm.syncSession?.wait(for: .upload, timeout: options.uploadTimeout)
 } catch {
@@ -144,7 +153,11 @@ do {
 }
 let counters = session.storeCounters
 let uploaded = (counters?.acknowledgedObjects ?? 0) - acknowledgedAtStart
-say("summary: device \(station.deviceId), " + String(format: "%d readings written, %d uploaded (including earlier leftovers), %d pending, %d quarantined, %.1f s; %d readings over %d runs",
-             written, uploaded, counters?.pendingObjects ?? 0, counters?.quarantinedObjects ?? 0,
-             now() - start, station.readingsCommitted, station.runs))
+say(
+    "summary: device \(station.deviceId), "
+        + String(
+            format:
+                "%d readings written, %d uploaded (including earlier leftovers), %d pending, %d quarantined, %.1f s; %d readings over %d runs",
+            written, uploaded, counters?.pendingObjects ?? 0, counters?.quarantinedObjects ?? 0,
+            now() - start, station.readingsCommitted, station.runs))
 exit(0)

@@ -55,13 +55,17 @@ package enum ArgumentParsing {
 /// let app = App(id: options.server.appId, configuration: App.Configuration(baseURL: options.server.baseURL))
 /// ```
 package struct ServerOptions: ParsableArguments {
-    @Option(name: .customLong("app-id"), help: ArgumentHelp(
-        "The app id (ingest-server prints it; default: $DATAINGEST_APP_ID).", valueName: "id"))
+    @Option(
+        name: .customLong("app-id"),
+        help: ArgumentHelp(
+            "The app id (ingest-server prints it; default: $DATAINGEST_APP_ID).", valueName: "id"))
     var appIdOption: String?
 
-    @Option(name: .customLong("base-url"), help: ArgumentHelp(
-        "The ingest server (default: $DATAINGEST_BASE_URL or http://127.0.0.1:9090).", valueName: "url"),
-            transform: ArgumentParsing.httpURL("--base-url"))
+    @Option(
+        name: .customLong("base-url"),
+        help: ArgumentHelp(
+            "The ingest server (default: $DATAINGEST_BASE_URL or http://127.0.0.1:9090).", valueName: "url"),
+        transform: ArgumentParsing.httpURL("--base-url"))
     package var baseURL: URL?
 
     package init() {}

@@ -25,8 +25,9 @@ struct APIKeyCommand: ParsableCommand {
 
     /// `apikey` without an action: a usage error.
     func run() throws {
-        emit("ingest-server apikey: expected create, list or revoke\nusage: \(Self.usageString())\n"
-             + "  See 'ingest-server apikey --help' for more information.\n", to: 2)
+        emit(
+            "ingest-server apikey: expected create, list or revoke\nusage: \(Self.usageString())\n"
+                + "  See 'ingest-server apikey --help' for more information.\n", to: 2)
         throw ExitCode(2)
     }
 
@@ -77,7 +78,8 @@ struct APIKeyCommand: ParsableCommand {
                 throw failure("\(error)")
             }
             emit(created.key + "\n")
-            var note = "created API key \"\(created.record.name)\" for app \(target.app) (user \(created.record.userId)); "
+            var note =
+                "created API key \"\(created.record.name)\" for app \(target.app) (user \(created.record.userId)); "
                 + "store it now, it is not shown again\n"
             if !app.auth.isEnabled(.apiKey) {
                 note += "warning: the api-key provider is not enabled for app \(target.app); add \"api-key\": {} to its auth\n"
@@ -101,10 +103,11 @@ struct APIKeyCommand: ParsableCommand {
             } catch {
                 throw failure("\(error)")
             }
-            emit(keys.map { key in
-                "\(key.name)\t\(key.id)\tuser \(key.userId)\tcreated \(key.createdAt)"
-                    + (key.revokedAt.map { "\trevoked \($0)" } ?? "") + "\n"
-            }.joined())
+            emit(
+                keys.map { key in
+                    "\(key.name)\t\(key.id)\tuser \(key.userId)\tcreated \(key.createdAt)"
+                        + (key.revokedAt.map { "\trevoked \($0)" } ?? "") + "\n"
+                }.joined())
         }
     }
 

@@ -15,50 +15,60 @@ struct ServeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Bind address (default 127.0.0.1; 0.0.0.0 for remote clients).", valueName: "address"))
     var host: String?
 
-    @Option(help: ArgumentHelp("TCP port, 0 for an ephemeral one (default 9090).", valueName: "n"),
-            transform: { try integer($0, in: 0...65_535) })
+    @Option(
+        help: ArgumentHelp("TCP port, 0 for an ephemeral one (default 9090).", valueName: "n"),
+        transform: { try integer($0, in: 0...65_535) })
     var port: Int?
 
-    @Option(help: ArgumentHelp("Threads that run handlers (default 4).", valueName: "n"),
-            transform: { try integer($0, in: 1...256) })
+    @Option(
+        help: ArgumentHelp("Threads that run handlers (default 4).", valueName: "n"),
+        transform: { try integer($0, in: 1...256) })
     var workers: Int?
 
-    @Option(help: ArgumentHelp("Open connections before 503 (default 1024).", valueName: "n"),
-            transform: { try integer($0, in: 1...1_000_000) })
+    @Option(
+        help: ArgumentHelp("Open connections before 503 (default 1024).", valueName: "n"),
+        transform: { try integer($0, in: 1...1_000_000) })
     var maxConnections: Int?
 
-    @Option(help: ArgumentHelp("Request line + headers limit, 431 above (default 16384).", valueName: "n"),
-            transform: { try integer($0, in: 256...(1 << 24)) })
+    @Option(
+        help: ArgumentHelp("Request line + headers limit, 431 above (default 16384).", valueName: "n"),
+        transform: { try integer($0, in: 256...(1 << 24)) })
     var maxHeaderBytes: Int?
 
-    @Option(help: ArgumentHelp("Request body limit, 413 above (default 67108864).", valueName: "n"),
-            transform: { try integer($0, in: 0...(1 << 40)) })
+    @Option(
+        help: ArgumentHelp("Request body limit, 413 above (default 67108864).", valueName: "n"),
+        transform: { try integer($0, in: 0...(1 << 40)) })
     var maxBodyBytes: Int?
 
-    @Option(help: ArgumentHelp("Inflated upload limit, 413 above (default 268435456).", valueName: "n"),
-            transform: { try integer($0, in: 1...(1 << 40)) })
+    @Option(
+        help: ArgumentHelp("Inflated upload limit, 413 above (default 268435456).", valueName: "n"),
+        transform: { try integer($0, in: 1...(1 << 40)) })
     var maxInflatedBytes: Int?
 
-    @Option(help: ArgumentHelp("Inflated/compressed ratio limit, 413 above (default 200).", valueName: "n"),
-            transform: { try integer($0, in: 1...1_000_000) })
+    @Option(
+        help: ArgumentHelp("Inflated/compressed ratio limit, 413 above (default 200).", valueName: "n"),
+        transform: { try integer($0, in: 1...1_000_000) })
     var maxInflateRatio: Int?
 
-    @Option(help: ArgumentHelp("Uploads processed at once, 429 above (default 16).", valueName: "n"),
-            transform: { try integer($0, in: 1...10_000) })
+    @Option(
+        help: ArgumentHelp("Uploads processed at once, 429 above (default 16).", valueName: "n"),
+        transform: { try integer($0, in: 1...10_000) })
     var maxConcurrentUploads: Int?
 
-    @Option(help: ArgumentHelp("FULL, NORMAL or EXTRA: the SQLite sinks' synchronous pragma (default FULL).", valueName: "mode"),
-            transform: { text in
-                let mode = text.uppercased()
-                guard ["FULL", "NORMAL", "EXTRA"].contains(mode) else {
-                    throw ValidationError("must be FULL, NORMAL or EXTRA, not \(text)")
-                }
-                return mode
-            })
+    @Option(
+        help: ArgumentHelp("FULL, NORMAL or EXTRA: the SQLite sinks' synchronous pragma (default FULL).", valueName: "mode"),
+        transform: { text in
+            let mode = text.uppercased()
+            guard ["FULL", "NORMAL", "EXTRA"].contains(mode) else {
+                throw ValidationError("must be FULL, NORMAL or EXTRA, not \(text)")
+            }
+            return mode
+        })
     var synchronous: String?
 
-    @Option(help: ArgumentHelp("Wait for a locked SQLite sink before 503, in ms (default 5000).", valueName: "ms"),
-            transform: { try integer($0, in: 0...600_000) })
+    @Option(
+        help: ArgumentHelp("Wait for a locked SQLite sink before 503, in ms (default 5000).", valueName: "ms"),
+        transform: { try integer($0, in: 0...600_000) })
     var sinkBusyTimeout: Int?
 
     @Option(help: ArgumentHelp("Time to send a request head (default 10).", valueName: "seconds"), transform: seconds)
@@ -70,27 +80,30 @@ struct ServeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Idle time between requests (default 30).", valueName: "seconds"), transform: seconds)
     var keepAliveTimeout: Double?
 
-    @Option(help: ArgumentHelp("Max stall while the client reads a response (default 30).", valueName: "seconds"),
-            transform: seconds)
+    @Option(
+        help: ArgumentHelp("Max stall while the client reads a response (default 30).", valueName: "seconds"),
+        transform: seconds)
     var writeTimeout: Double?
 
-    @Option(help: ArgumentHelp("Time for in-flight requests on SIGTERM/SIGINT (default 10).", valueName: "seconds"),
-            transform: seconds)
+    @Option(
+        help: ArgumentHelp("Time for in-flight requests on SIGTERM/SIGINT (default 10).", valueName: "seconds"),
+        transform: seconds)
     var shutdownGrace: Double?
 
     @Flag(help: "Serve the /_test/ diagnostic routes (never in production).")
     var enableTestRoutes = false
 
-    @Option(help: ArgumentHelp(
-        "The server log's lowest level: trace, debug, info, notice, warning, error, critical "
-            + "(default: $INGEST_LOG_LEVEL, else the file's logLevel, else info).",
-        valueName: "level"),
-            transform: { text in
-                guard let level = Logger.Level(rawValue: text.lowercased()) else {
-                    throw ValidationError("must be one of \(levelNames), not \(text)")
-                }
-                return level
-            })
+    @Option(
+        help: ArgumentHelp(
+            "The server log's lowest level: trace, debug, info, notice, warning, error, critical "
+                + "(default: $INGEST_LOG_LEVEL, else the file's logLevel, else info).",
+            valueName: "level"),
+        transform: { text in
+            guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                throw ValidationError("must be one of \(levelNames), not \(text)")
+            }
+            return level
+        })
     var logLevel: Logger.Level?
 
     static let levelNames = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
@@ -234,11 +247,13 @@ struct Serve {
             logger.notice(
                 "app \(app.id)\(app.configuration.developmentMode ? " (development mode)" : ""): sink \(app.sink.description)",
                 metadata: ["app": "\(app.id)"])
-            logger.notice("  login:  POST \(url)\(ProtocolRoutes.loginPath(appId: app.id, provider: "{\(providers)}"))",
-                          metadata: ["app": "\(app.id)"])
+            logger.notice(
+                "  login:  POST \(url)\(ProtocolRoutes.loginPath(appId: app.id, provider: "{\(providers)}"))",
+                metadata: ["app": "\(app.id)"])
             logger.notice("  upload: POST \(url)\(ProtocolRoutes.uploadPath(appId: app.id))", metadata: ["app": "\(app.id)"])
         }
-        let operations = "status: \(url)\(ProtocolRoutes.statusPagePath)  metrics: \(url)\(ProtocolRoutes.metricsPath)  "
+        let operations =
+            "status: \(url)\(ProtocolRoutes.statusPagePath)  metrics: \(url)\(ProtocolRoutes.metricsPath)  "
             + "health: \(url)\(ProtocolRoutes.healthPath)"
         logger.notice("\(operations)")
     }

@@ -5,13 +5,16 @@ import IngestServer
 /// `--config` and `--data-dir`, shared by serving and `apikey`: which
 /// configuration and which state directory.
 struct StateOptions: ParsableArguments {
-    @Option(name: .customLong("config"),
-            help: ArgumentHelp("JSON configuration (see Docs/Server.md); without it, the development server.", valueName: "file"))
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp("JSON configuration (see Docs/Server.md); without it, the development server.", valueName: "file"))
     var configPath: String?
 
-    @Option(name: .customLong("data-dir"),
-            help: ArgumentHelp("State and SQLite directory (overrides the file's stateDirectory; default ./ingest-data).",
-                               valueName: "dir"))
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp(
+            "State and SQLite directory (overrides the file's stateDirectory; default ./ingest-data).",
+            valueName: "dir"))
     var dataDirectory: String?
 
     /// The configuration file's, with `--data-dir` as its state directory;

@@ -63,8 +63,10 @@ import IngestTestSupport
         // API key created by the admin subcommand.
         let keyProcess = Process()
         keyProcess.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
-        keyProcess.arguments = ["apikey", "create", "--app", "auth", "--name", "station-7",
-                                "--config", directory.path + "/ingest.json", "--data-dir", server.dataPath]
+        keyProcess.arguments = [
+            "apikey", "create", "--app", "auth", "--name", "station-7",
+            "--config", directory.path + "/ingest.json", "--data-dir", server.dataPath,
+        ]
         let keyOut = Pipe()
         keyProcess.standardOutput = keyOut
         keyProcess.standardError = FileHandle.nullDevice

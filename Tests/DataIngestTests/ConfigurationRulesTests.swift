@@ -74,7 +74,10 @@ final class TwinB: AsymmetricObject {
             _ = try Realm(configuration: local([LocalSettings.self, WeatherSensor.self]))
         }
         #expect(error?.className == "WeatherSensor")
-        #expect(error?.message == "WeatherSensor is an AsymmetricObject and cannot be used in a local (non-synced) realm; remove it from this configuration's objectTypes (list only the local types, e.g. objectTypes = [LocalSettings.self]) and create it in a synced realm")
+        #expect(
+            error?.message
+                == "WeatherSensor is an AsymmetricObject and cannot be used in a local (non-synced) realm; remove it from this configuration's objectTypes (list only the local types, e.g. objectTypes = [LocalSettings.self]) and create it in a synced realm"
+        )
     }
 
     @Test func discoveryLeavesAsymmetricTypesOutOfLocalRealms() throws {
@@ -88,14 +91,20 @@ final class TwinB: AsymmetricObject {
         let error = expectRealmError(.asymmetricTypeInLocalRealm) {
             try realm.write { realm.create(WeatherSensor.self, value: ["deviceId": "x"]) }
         }
-        #expect(error?.message == "WeatherSensor is an AsymmetricObject and this is a local realm; create it in a synced realm whose objectTypes include WeatherSensor")
+        #expect(
+            error?.message
+                == "WeatherSensor is an AsymmetricObject and this is a local realm; create it in a synced realm whose objectTypes include WeatherSensor"
+        )
     }
 
     @Test func aSyncedConfigurationListingAnObjectTypeFails() {
         let error = expectRealmError(.objectTypeInSyncedRealm) {
             _ = try Realm(configuration: synced([WeatherSensor.self, LocalSettings.self]))
         }
-        #expect(error?.message == "LocalSettings is an Object, but a synced realm holds only AsymmetricObject (upload-only) types; keep LocalSettings in a local realm (a configuration without syncConfiguration) and remove it from this configuration's objectTypes")
+        #expect(
+            error?.message
+                == "LocalSettings is an Object, but a synced realm holds only AsymmetricObject (upload-only) types; keep LocalSettings in a local realm (a configuration without syncConfiguration) and remove it from this configuration's objectTypes"
+        )
     }
 
     @Test func discoveryTakesOnlyAsymmetricTypesIntoSyncedRealms() throws {
@@ -111,7 +120,10 @@ final class TwinB: AsymmetricObject {
         var syncedConfig = synced([WeatherSensor.self])
         syncedConfig.fileURL = shared
         let error = expectRealmError(.fileOpenedAsLocalAndSynced) { _ = try Realm(configuration: syncedConfig) }
-        #expect(error?.message == "\(shared.standardizedFileURL.path) is already open as a local realm and cannot also be opened as a synced realm; give the local and the synced configuration different fileURLs")
+        #expect(
+            error?.message
+                == "\(shared.standardizedFileURL.path) is already open as a local realm and cannot also be opened as a synced realm; give the local and the synced configuration different fileURLs"
+        )
         #expect(error?.fileURL == shared.standardizedFileURL)
         // A second local realm on the same file is fine; once all are closed the file is free.
         let second = try Realm(configuration: Realm.Configuration(fileURL: shared, objectTypes: [LocalSettings.self]))
@@ -136,7 +148,10 @@ final class TwinB: AsymmetricObject {
 
     @Test func syncedTypesNeedTheIdPrimaryKey() {
         let missing = expectRealmError(.invalidSchema) { _ = try Realm(configuration: synced([NoKeyReading.self])) }
-        #expect(missing?.message == "NoKeyReading: every synced type needs the primary key '_id', but it has no primary key; declare @Persisted(primaryKey: true) var _id: ObjectId (or map your key to '_id' with propertiesMapping())")
+        #expect(
+            missing?.message
+                == "NoKeyReading: every synced type needs the primary key '_id', but it has no primary key; declare @Persisted(primaryKey: true) var _id: ObjectId (or map your key to '_id' with propertiesMapping())"
+        )
         #expect((missing?.underlyingError as? SchemaError)?.code == .missingPrimaryKey)
         let wrong = expectRealmError(.invalidSchema) { _ = try Realm(configuration: synced([WrongKeyReading.self])) }
         #expect(wrong?.propertyName == "key")
@@ -152,14 +167,22 @@ final class TwinB: AsymmetricObject {
         let required = expectRealmError(.unsupportedPropertyType) { _ = try Realm(configuration: synced([RequiredEmbeddedReading.self])) }
         #expect(required?.message == "RequiredEmbeddedReading.location: an object property must be optional; declare it as ModelLocation?")
         let index = expectRealmError(.invalidSchema) { _ = try Realm(configuration: synced([IndexedDoubleReading.self])) }
-        #expect(index?.message == "IndexedDoubleReading.score: a double property cannot be indexed; remove indexed: true (indexes work on Bool, Int, String, Date, ObjectId, UUID and mixed values)")
+        #expect(
+            index?.message
+                == "IndexedDoubleReading.score: a double property cannot be indexed; remove indexed: true (indexes work on Bool, Int, String, Date, ObjectId, UUID and mixed values)"
+        )
         let mapping = expectRealmError(.unsupportedPropertyType) { _ = try Realm(configuration: synced([BadMappingReading.self])) }
-        #expect(mapping?.message == "BadMappingReading.propertiesMapping() maps 'nope', which is not a @Persisted property of BadMappingReading; fix the name in propertiesMapping()")
+        #expect(
+            mapping?.message
+                == "BadMappingReading.propertiesMapping() maps 'nope', which is not a @Persisted property of BadMappingReading; fix the name in propertiesMapping()"
+        )
     }
 
     @Test func twoTypesWithOneClassNameFail() {
         let error = expectRealmError(.duplicateClassName) { _ = try Realm(configuration: synced([TwinA.self, TwinB.self])) }
-        #expect(error?.message == "TwinA and TwinB both have the class name 'Twin'; class names must be unique: override className() in one of them")
+        #expect(
+            error?.message
+                == "TwinA and TwinB both have the class name 'Twin'; class names must be unique: override className() in one of them")
     }
 
     @Test func asymmetricTypesMayEmbedObjectsAndListsOfThemAndLinkToObjects() throws {
@@ -175,17 +198,26 @@ final class TwinB: AsymmetricObject {
         var partition = synced([WeatherSensor.self])
         partition.syncConfiguration?.isFlexibleSync = false
         let error = expectRealmError(.partitionSyncNotSupported) { _ = try Realm(configuration: partition) }
-        #expect(error?.message == "the synced configuration 'synced' is not flexible sync; Data Ingest is a feature of flexible sync: set isFlexibleSync to true")
+        #expect(
+            error?.message
+                == "the synced configuration 'synced' is not flexible sync; Data Ingest is a feature of flexible sync: set isFlexibleSync to true"
+        )
         var noSink = synced([WeatherSensor.self])
         noSink.syncConfiguration?.transactionSink = nil
         let missing = expectRealmError(.missingTransactionSink) { _ = try Realm(configuration: noSink) }
-        #expect(missing?.message == "the synced configuration 'synced' has no transactionSink, so committed objects would have nowhere to go; open synced realms through user.flexibleSyncConfiguration(), or set syncConfiguration.transactionSink")
+        #expect(
+            missing?.message
+                == "the synced configuration 'synced' has no transactionSink, so committed objects would have nowhere to go; open synced realms through user.flexibleSyncConfiguration(), or set syncConfiguration.transactionSink"
+        )
     }
 
     @Test func asymmetricObjectsCannotBeReadDynamically() throws {
         let realm = try Realm(configuration: synced([WeatherSensor.self]))
         let error = expectRealmError(.asymmetricObjectNotReadable) { _ = try realm.readableSchema(className: "WeatherSensor") }
-        #expect(error?.message == "WeatherSensor is an AsymmetricObject: its objects are upload-only and cannot be read; query the server's database instead")
+        #expect(
+            error?.message
+                == "WeatherSensor is an AsymmetricObject: its objects are upload-only and cannot be read; query the server's database instead"
+        )
         expectRealmError(.typeNotInRealm) { _ = try realm.readableSchema(className: "Nope") }
         let localRealm = try Realm(configuration: local([LocalSettings.self]))
         #expect(try localRealm.readableSchema(className: "LocalSettings").className == "LocalSettings")
@@ -204,8 +236,10 @@ final class TwinB: AsymmetricObject {
     @Test func withExplicitObjectTypes() throws {
         let directory = try TemporaryDirectory()
         let sink = MemorySink()
-        let settings = try Realm(configuration: Realm.Configuration(fileURL: directory.file("settings.realm"),
-                                                                    objectTypes: [LocalSettings.self]))
+        let settings = try Realm(
+            configuration: Realm.Configuration(
+                fileURL: directory.file("settings.realm"),
+                objectTypes: [LocalSettings.self]))
         var sensorsConfig = syncedConfiguration(nil, in: directory, sink: sink, name: "sensors")
         sensorsConfig.objectTypes = [WeatherSensor.self]
         let sensors = try Realm(configuration: sensorsConfig)
@@ -213,14 +247,20 @@ final class TwinB: AsymmetricObject {
         #expect(!settings.isSynced)
         #expect(sensors.schema.classNames == ["WeatherSensor"])
         try sensors.write {
-            sensors.create(WeatherSensor.self, value: ["deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
-                                                       "barometricPressureInHg": 29.65, "windSpeedInMph": 2])
+            sensors.create(
+                WeatherSensor.self,
+                value: [
+                    "deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
+                    "barometricPressureInHg": 29.65, "windSpeedInMph": 2,
+                ])
         }
         #expect(try sink.documents().map(\.collection) == ["WeatherSensor"])
         // Listing the asymmetric type in the local realm is what the seed warns about.
         expectRealmError(.asymmetricTypeInLocalRealm) {
-            _ = try Realm(configuration: Realm.Configuration(fileURL: directory.file("settings2.realm"),
-                                                             objectTypes: [LocalSettings.self, WeatherSensor.self]))
+            _ = try Realm(
+                configuration: Realm.Configuration(
+                    fileURL: directory.file("settings2.realm"),
+                    objectTypes: [LocalSettings.self, WeatherSensor.self]))
         }
     }
 
@@ -235,8 +275,12 @@ final class TwinB: AsymmetricObject {
         #expect(sensors.schema["WeatherSensor"] != nil)
         #expect(sensors.schema["LocalSettings"] == nil)
         try sensors.write {
-            sensors.create(WeatherSensor.self, value: ["deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
-                                                       "barometricPressureInHg": 29.65, "windSpeedInMph": 2])
+            sensors.create(
+                WeatherSensor.self,
+                value: [
+                    "deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
+                    "barometricPressureInHg": 29.65, "windSpeedInMph": 2,
+                ])
         }
         #expect(sink.transactions.count == 1)
     }

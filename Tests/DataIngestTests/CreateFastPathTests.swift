@@ -54,8 +54,9 @@ private let ref = ObjectId(high: 0x65A1_F0C2_E4B0_A1B2, low: 0xC3D4_E5F6)
 
     init() throws {
         directory = try TemporaryDirectory()
-        realm = try Realm(configuration: syncedConfiguration(
-            [ScalarReading.self, KeyedReading.self, LongNamedReading.self, BaseSensor.self], in: directory, sink: sink))
+        realm = try Realm(
+            configuration: syncedConfiguration(
+                [ScalarReading.self, KeyedReading.self, LongNamedReading.self, BaseSensor.self], in: directory, sink: sink))
     }
 
     private let expected: BSONDocument = [
@@ -64,7 +65,8 @@ private let ref = ObjectId(high: 0x65A1_F0C2_E4B0_A1B2, low: 0xC3D4_E5F6)
         "takenAt": .datetime(1_700_000_000_500),
     ]
 
-    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off")) func theExistentialLayoutIsConfirmedSoTheFastPathRuns() {
+    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off"))
+    func theExistentialLayoutIsConfirmedSoTheFastPathRuns() {
         #expect(ExistentialPayload.isVerified)
     }
 
@@ -75,8 +77,10 @@ private let ref = ObjectId(high: 0x65A1_F0C2_E4B0_A1B2, low: 0xC3D4_E5F6)
         ]
         // Each conversion the codecs accept, one property at a time.
         var converted: [[String: Any]] = []
-        for (key, value) in [("_id", Int64(7)), ("wide", -9_000_000_000 as Int), ("ratio", 0.5 as Double),
-                             ("value", Float(2.25)), ("value", 2.25 as Double), ("ratio", 0.5 as Float)] as [(String, Any)] {
+        for (key, value) in [
+            ("_id", Int64(7)), ("wide", -9_000_000_000 as Int), ("ratio", 0.5 as Double),
+            ("value", Float(2.25)), ("value", 2.25 as Double), ("ratio", 0.5 as Float),
+        ] as [(String, Any)] {
             var dictionary = exact
             dictionary[key] = value
             converted.append(dictionary)

@@ -69,7 +69,9 @@ import IngestTestSupport
         }
         let user = try await app.login(credentials: .anonymous)
         func open(_ key: Data?, synced: Bool = true) throws {
-            var configuration = synced ? user.flexibleSyncConfiguration()
+            var configuration =
+                synced
+                ? user.flexibleSyncConfiguration()
                 : Realm.Configuration(fileURL: URL(fileURLWithPath: directory.path + "/local.realm"))
             configuration.objectTypes = synced ? [SyncReading.self] : [LocalNote.self]
             configuration.encryptionKey = key

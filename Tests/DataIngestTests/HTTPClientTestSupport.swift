@@ -54,7 +54,8 @@ final class TinyConnection {
 
     private func headEnd() -> Int? {
         guard buffer.count >= 4 else { return nil }
-        for index in 0...(buffer.count - 4) where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+        for index in 0...(buffer.count - 4)
+        where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
             return index
         }
         return nil
@@ -149,7 +150,11 @@ final class TinyHTTPServer: @unchecked Sendable {  // `accepted` is in a LockedB
 
     /// Stops accepting and waits (at most 10 s) for the current handler.
     func stop() {
-        guard !stopped.withLock({ state in defer { state = true }; return state }) else { return }
+        guard
+            !stopped.withLock({ state in
+                defer { state = true }; return state
+            })
+        else { return }
         shutdown(listenFD, Int32(SHUT_RDWR))
         _ = finished.wait(timeout: .now() + 10)
         Glibc.close(listenFD)
@@ -159,7 +164,9 @@ final class TinyHTTPServer: @unchecked Sendable {  // `accepted` is in a LockedB
 }
 
 /// A GET request to `path` of `server` with a short timeout.
-func tinyRequest(_ server: TinyHTTPServer, _ path: String = "/", method: String = "GET", body: Data? = nil,
-                 timeout: Double = 5) -> TransportRequest {
+func tinyRequest(
+    _ server: TinyHTTPServer, _ path: String = "/", method: String = "GET", body: Data? = nil,
+    timeout: Double = 5
+) -> TransportRequest {
     TransportRequest(method: method, url: server.baseURL.appendingPathComponent(path), body: body, timeout: timeout)
 }

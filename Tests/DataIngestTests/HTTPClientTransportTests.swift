@@ -47,16 +47,18 @@ import IngestTestSupport
         let transport = HTTPClientTransport()
         let body = Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         for _ in 0..<3 {
-            let response = try await transport.send(TransportRequest(
-                method: "POST", url: URL(string: "http://127.0.0.1:\(server.port)/_test/echo?x=1%202")!,
-                headers: ["X-Check": "yes"], body: body, timeout: 10))
+            let response = try await transport.send(
+                TransportRequest(
+                    method: "POST", url: URL(string: "http://127.0.0.1:\(server.port)/_test/echo?x=1%202")!,
+                    headers: ["X-Check": "yes"], body: body, timeout: 10))
             #expect(response.status == 200)
             #expect(response.body == body)
             #expect(response.headers["x-echo-query"] == "x=1%202")
         }
-        let headers = try await transport.send(TransportRequest(
-            method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/_test/headers")!,
-            headers: ["Authorization": "Bearer abc"], timeout: 10))
+        let headers = try await transport.send(
+            TransportRequest(
+                method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/_test/headers")!,
+                headers: ["Authorization": "Bearer abc"], timeout: 10))
         let text = String(decoding: headers.body, as: UTF8.self)
         #expect(text.contains("Host: 127.0.0.1:\(server.port)"))
         #expect(text.contains("Authorization: Bearer abc"))
@@ -91,8 +93,9 @@ import IngestTestSupport
             #expect(error.errno == ECONNREFUSED)
         }
         try server.restart()
-        let response = try await transport.send(TransportRequest(
-            method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/_test/sleep?ms=10")!, timeout: 10))
+        let response = try await transport.send(
+            TransportRequest(
+                method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/_test/sleep?ms=10")!, timeout: 10))
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "slept 10\n")
     }
@@ -106,7 +109,9 @@ import IngestTestSupport
         #expect(transport.idleConnectionCount == 1)
         server.kill9()
         try server.restart()
-        #expect(try await transport.send(TransportRequest(method: "GET", url: server.baseURL.appendingPathComponent("healthz"), timeout: 5)).status == 200)
+        #expect(
+            try await transport.send(TransportRequest(method: "GET", url: server.baseURL.appendingPathComponent("healthz"), timeout: 5))
+                .status == 200)
     }
 
     @Test func aSilentServerTimesOut() async throws {
@@ -115,8 +120,9 @@ import IngestTestSupport
         let transport = HTTPClientTransport()
         let started = monotonicNow()
         do {
-            _ = try await transport.send(TransportRequest(
-                method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/_test/sleep?ms=3000")!, timeout: 0.3))
+            _ = try await transport.send(
+                TransportRequest(
+                    method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/_test/sleep?ms=3000")!, timeout: 0.3))
             Issue.record("expected a timeout")
         } catch let error as TransportError {
             #expect(error.code == .timedOut)
@@ -132,8 +138,9 @@ import IngestTestSupport
             defer { connection.close() }
             guard let first = connection.readRequest() else { return }
             seen.withLock { $0.append(first.line + " host=" + (first.headers["host"] ?? "")) }
-            connection.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Kind: chunked\r\n\r\n"
-                             + "5;name=value\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
+            connection.write(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Kind: chunked\r\n\r\n"
+                    + "5;name=value\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
             guard let second = connection.readRequest() else { return }
             seen.withLock { $0.append(second.line + " body=" + String(decoding: second.body, as: UTF8.self)) }
             connection.write("HTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\ndone")
@@ -181,7 +188,8 @@ import IngestTestSupport
             }
             guard let request = connection.readRequest() else { return }
             requests.withLock { $0 += 1 }
-            connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(request.body.count)\r\n\r\n" + String(decoding: request.body, as: UTF8.self))
+            connection.write(
+                "HTTP/1.1 200 OK\r\nContent-Length: \(request.body.count)\r\n\r\n" + String(decoding: request.body, as: UTF8.self))
         }
         defer { server.stop() }
         let transport = HTTPClientTransport()
@@ -260,9 +268,11 @@ import IngestTestSupport
     }
 
     @Test func malformedAnswersAreInvalidResponses() async throws {
-        let answers = ["HTTP/1.1 2x0 OK\r\n\r\n",
-                       "HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\nhello",
-                       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"]
+        let answers = [
+            "HTTP/1.1 2x0 OK\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\nhello",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        ]
         let server = try TinyHTTPServer { connection, number in
             defer { connection.close() }
             guard connection.readRequest() != nil, number < answers.count else { return }

@@ -49,8 +49,9 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
 
     init() throws {
         directory = try TemporaryDirectory("local")
-        realm = try Realm(configuration: Realm.Configuration(
-            fileURL: directory.file("tasks.realm"), objectTypes: [LRTask.self, LRPerson.self, LRNote.self]))
+        realm = try Realm(
+            configuration: Realm.Configuration(
+                fileURL: directory.file("tasks.realm"), objectTypes: [LRTask.self, LRPerson.self, LRNote.self]))
     }
 
     @Test func addReadBackEveryPropertyType() throws {
@@ -104,11 +105,13 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
     @Test func createTakesDictionariesArraysAndInstances() throws {
         let id = ObjectId.generate()
         let (fromDictionary, fromArray) = try localWrite(realm) {
-            (realm.create(LRTask.self, value: ["_id": id, "title": "Dictionary", "tags": ["a"]]),
-             realm.create(LRPerson.self, value: ["Grace", 45]))
+            (
+                realm.create(LRTask.self, value: ["_id": id, "title": "Dictionary", "tags": ["a"]]),
+                realm.create(LRPerson.self, value: ["Grace", 45])
+            )
         }
         #expect(fromDictionary.title == "Dictionary")
-        #expect(fromDictionary.priority == 1) // the declared default
+        #expect(fromDictionary.priority == 1)  // the declared default
         #expect(fromArray.name == "Grace")
         #expect(try realm.objects(LRTask.self).count == 1)
         #expect(try realm.object(ofType: LRPerson.self, forPrimaryKey: "Grace")?.age == 45)
@@ -129,7 +132,10 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
                 realm.create(LRTask.self, value: ["_id": id, "title": "Again"])
             }
         }
-        #expect(error?.message == "LRTask already has an object with _id ObjectId(\(id.hex)); update it instead (an upsert, or create with update: .modified / .all)")
+        #expect(
+            error?.message
+                == "LRTask already has an object with _id ObjectId(\(id.hex)); update it instead (an upsert, or create with update: .modified / .all)"
+        )
         #expect(try realm.object(ofType: LRPerson.self, forPrimaryKey: "Linus") == nil)
         #expect(try realm.objects(LRTask.self).fetch().map(\.title) == ["Dictionary"])
 
@@ -150,7 +156,10 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
         let duplicate = expectRealmError(.duplicatePrimaryKey) {
             try localWrite(realm) { realm.add(replacement) }
         }
-        #expect(duplicate?.message == "LRPerson already has an object with name \"Ada\"; update it instead (an upsert, or create with update: .modified / .all)")
+        #expect(
+            duplicate?.message
+                == "LRPerson already has an object with name \"Ada\"; update it instead (an upsert, or create with update: .modified / .all)"
+        )
         try localWrite(realm) { realm.add(replacement, update: .modified) }
         #expect(try realm.objects(LRPerson.self).fetch().map(\.age) == [37])
     }
@@ -197,7 +206,10 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
         let error = expectRealmError(.modifiedOutsideWriteTransaction) {
             try localWrite(realm) { task.priority = 2 }
         }
-        #expect(error?.message == "LRTask.title of a managed object was changed outside a write transaction, so the change was undone; change managed objects inside realm.write { }")
+        #expect(
+            error?.message
+                == "LRTask.title of a managed object was changed outside a write transaction, so the change was undone; change managed objects inside realm.write { }"
+        )
         #expect(task.title == "Stored")
         // The next write works and the stored value never changed.
         try localWrite(realm) { task.priority = 5 }
@@ -209,7 +221,8 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
             realm.add(LRNote())
             try realm.write {}
         }
-        #expect(outside?.message == "add(_:) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
+        #expect(
+            outside?.message == "add(_:) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
     }
 
     @Test func aThrowingWriteRollsBackAndRestoresObjects() throws {
@@ -285,7 +298,9 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
         let unmanaged = expectRealmError(.objectNotManaged) {
             try localWrite(realm) { realm.delete(LRNote()) }
         }
-        #expect(unmanaged?.message == "delete(_:) was given a LRNote that this realm does not manage; delete objects read from or added to this realm")
+        #expect(
+            unmanaged?.message
+                == "delete(_:) was given a LRNote that this realm does not manage; delete objects read from or added to this realm")
         try localWrite(realm) { realm.delete(try realm.objects(LRNote.self).fetch()) }
         #expect(try realm.objects(LRNote.self).isEmpty)
     }
@@ -339,9 +354,11 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
         let directory = try TemporaryDirectory("local")
         let url = directory.file("versioned.realm")
         // Version 1 of the app had only key and volume.
-        let v1 = ObjectSchema(className: "LRVersioned", kind: .topLevel, properties: [
-            Property(name: "key", type: .string, isPrimaryKey: true), Property(name: "volume", type: .int),
-        ])
+        let v1 = ObjectSchema(
+            className: "LRVersioned", kind: .topLevel,
+            properties: [
+                Property(name: "key", type: .string, isPrimaryKey: true), Property(name: "volume", type: .int),
+            ])
         let old = try LocalStore(fileURL: url, schema: try Schema([v1]), schemaVersion: 1)
         try old.write { try $0.insert(["key": .string("main"), "volume": .int64(7)], into: "LRVersioned") }
         old.close()
@@ -350,7 +367,10 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
             let realm = try Realm(configuration: Realm.Configuration(fileURL: url, schemaVersion: 1, objectTypes: [LRVersioned.self]))
             _ = try realm.objects(LRVersioned.self).count
         }
-        #expect(stale?.message == "the schema changed (LRVersioned.theme was added; LRVersioned.nickname was added) but schemaVersion is still 1; increase schemaVersion to 2 to migrate versioned.realm")
+        #expect(
+            stale?.message
+                == "the schema changed (LRVersioned.theme was added; LRVersioned.nickname was added) but schemaVersion is still 1; increase schemaVersion to 2 to migrate versioned.realm"
+        )
 
         let realm = try Realm(configuration: Realm.Configuration(fileURL: url, schemaVersion: 2, objectTypes: [LRVersioned.self]))
         let settings = try #require(try realm.object(ofType: LRVersioned.self, forPrimaryKey: "main"))
@@ -362,11 +382,13 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
     @Test func destructiveChangeNamesTypeAndProperty() throws {
         let directory = try TemporaryDirectory("local")
         let url = directory.file("destructive.realm")
-        let previous = ObjectSchema(className: "LRVersioned", kind: .topLevel, properties: [
-            Property(name: "key", type: .string, isPrimaryKey: true), Property(name: "volume", type: .int),
-            Property(name: "theme", type: .string), Property(name: "nickname", type: .string, isOptional: true),
-            Property(name: "legacy", type: .bool),
-        ])
+        let previous = ObjectSchema(
+            className: "LRVersioned", kind: .topLevel,
+            properties: [
+                Property(name: "key", type: .string, isPrimaryKey: true), Property(name: "volume", type: .int),
+                Property(name: "theme", type: .string), Property(name: "nickname", type: .string, isOptional: true),
+                Property(name: "legacy", type: .bool),
+            ])
         try LocalStore(fileURL: url, schema: try Schema([previous]), schemaVersion: 1).close()
         let error = expectRealmError(.destructiveMigration) {
             let realm = try Realm(configuration: Realm.Configuration(fileURL: url, schemaVersion: 2, objectTypes: [LRVersioned.self]))
@@ -374,6 +396,9 @@ func localWrite<Result>(_ realm: Realm, _ body: () throws -> Result) throws -> R
         }
         #expect(error?.className == "LRVersioned")
         #expect(error?.propertyName == "legacy")
-        #expect(error?.message == "LRVersioned.legacy: the bool property 'legacy' was removed. A local realm migrates only additively (new classes, new optional properties, properties with a default value, indexes), so its data would be lost; restore the previous declaration, or delete \(url.standardizedFileURL.path) to start over with an empty realm")
+        #expect(
+            error?.message
+                == "LRVersioned.legacy: the bool property 'legacy' was removed. A local realm migrates only additively (new classes, new optional properties, properties with a default value, indexes), so its data would be lost; restore the previous declaration, or delete \(url.standardizedFileURL.path) to start over with an empty realm"
+        )
     }
 }

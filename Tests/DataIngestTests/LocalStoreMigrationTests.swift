@@ -12,11 +12,13 @@ import IngestTestSupport
         url = directory.file("migrate.realm")
     }
 
-    private let settingsV1 = ObjectSchema(className: "Settings", kind: .topLevel, properties: [
-        Property(name: "_id", type: .string, isPrimaryKey: true),
-        Property(name: "theme", type: .string),
-        Property(name: "volume", type: .int),
-    ])
+    private let settingsV1 = ObjectSchema(
+        className: "Settings", kind: .topLevel,
+        properties: [
+            Property(name: "_id", type: .string, isPrimaryKey: true),
+            Property(name: "theme", type: .string),
+            Property(name: "volume", type: .int),
+        ])
 
     private func settings(adding extra: [Property], removing: Set<String> = []) -> ObjectSchema {
         var schema = settingsV1
@@ -34,17 +36,20 @@ import IngestTestSupport
 
     @Test func additiveChangesMigrateWhenTheVersionIncreases() throws {
         try seed()
-        let profile = ObjectSchema(className: "Profile", kind: .topLevel, properties: [
-            Property(name: "_id", type: .objectId, isPrimaryKey: true), Property(name: "name", type: .string),
-        ])
+        let profile = ObjectSchema(
+            className: "Profile", kind: .topLevel,
+            properties: [
+                Property(name: "_id", type: .objectId, isPrimaryKey: true), Property(name: "name", type: .string),
+            ])
         let v2 = settings(adding: [
             Property(name: "nickname", type: .string, isOptional: true),
             Property(name: "fontSize", type: .int, isIndexed: true),
             Property(name: "recent", type: .string, collection: .list),
             Property(name: "accent", type: .string),
         ])
-        let store = try LocalStore(fileURL: url, schema: try Schema([v2, profile]), schemaVersion: 2,
-                                   defaults: ["Settings": ["fontSize": .int64(12), "accent": .string("blue")]])
+        let store = try LocalStore(
+            fileURL: url, schema: try Schema([v2, profile]), schemaVersion: 2,
+            defaults: ["Settings": ["fontSize": .int64(12), "accent": .string("blue")]])
         #expect(store.schemaVersion == 2)
         let row = try #require(try store.object("Settings", primaryKey: .string("main")))
         #expect(row.document["theme"] == .string("dark"))
@@ -98,7 +103,10 @@ import IngestTestSupport
         let error = expectLocalStoreError(.schemaVersionMismatch) {
             _ = try LocalStore(fileURL: url, schema: try Schema([v2]), schemaVersion: 1)
         }
-        #expect(error?.message == "the schema changed (Settings.nickname was added) but schemaVersion is still 1; increase schemaVersion to 2 to migrate migrate.realm")
+        #expect(
+            error?.message
+                == "the schema changed (Settings.nickname was added) but schemaVersion is still 1; increase schemaVersion to 2 to migrate migrate.realm"
+        )
         // Nothing was changed by the failed open.
         #expect(try RawSQLite(url).columns("Settings").types["nickname"] == nil)
     }
@@ -108,7 +116,10 @@ import IngestTestSupport
         let error = expectLocalStoreError(.schemaVersionMismatch) {
             _ = try LocalStore(fileURL: url, schema: try Schema([settingsV1]), schemaVersion: 0)
         }
-        #expect(error?.message == "migrate.realm has schema version 1, newer than this configuration's schemaVersion 0; open it with schemaVersion 1 or higher (a newer version of the app wrote it)")
+        #expect(
+            error?.message
+                == "migrate.realm has schema version 1, newer than this configuration's schemaVersion 0; open it with schemaVersion 1 or higher (a newer version of the app wrote it)"
+        )
     }
 
     @Test func removedPropertyIsADestructiveChange() throws {
@@ -118,7 +129,10 @@ import IngestTestSupport
         }
         #expect(error?.className == "Settings")
         #expect(error?.propertyName == "volume")
-        #expect(error?.message == "Settings.volume: the int property 'volume' was removed. A local realm migrates only additively (new classes, new optional properties, properties with a default value, indexes), so its data would be lost; restore the previous declaration, or delete \(url.path) to start over with an empty realm")
+        #expect(
+            error?.message
+                == "Settings.volume: the int property 'volume' was removed. A local realm migrates only additively (new classes, new optional properties, properties with a default value, indexes), so its data would be lost; restore the previous declaration, or delete \(url.path) to start over with an empty realm"
+        )
         // The data is still there for the previous schema.
         let store = try LocalStore(fileURL: url, schema: try Schema([settingsV1]), schemaVersion: 1)
         #expect(try store.object("Settings", primaryKey: .string("main"))?.document["volume"] == .int64(7))
@@ -132,7 +146,9 @@ import IngestTestSupport
             _ = try LocalStore(fileURL: url, schema: try Schema([changed]), schemaVersion: 2)
         }
         #expect(error?.propertyName == "volume")
-        #expect(error?.message.hasPrefix("Settings.volume: the property changed type from int to double. A local realm migrates only additively") == true)
+        #expect(
+            error?.message.hasPrefix(
+                "Settings.volume: the property changed type from int to double. A local realm migrates only additively") == true)
 
         var optional = settingsV1
         optional.properties[1].isOptional = true
@@ -156,9 +172,13 @@ import IngestTestSupport
     @Test func aNewRequiredPropertyNeedsADefault() throws {
         try seed()
         let error = expectLocalStoreError(.destructiveMigration) {
-            _ = try LocalStore(fileURL: url, schema: try Schema([settings(adding: [Property(name: "accent", type: .string)])]), schemaVersion: 2)
+            _ = try LocalStore(
+                fileURL: url, schema: try Schema([settings(adding: [Property(name: "accent", type: .string)])]), schemaVersion: 2)
         }
-        #expect(error?.message == "Settings.accent: the new required string property has no value for the existing objects; declare a default value (@Persisted var accent = …) or make it optional")
+        #expect(
+            error?.message
+                == "Settings.accent: the new required string property has no value for the existing objects; declare a default value (@Persisted var accent = …) or make it optional"
+        )
     }
 
     @Test func classesLeftOutOfTheSchemaKeepTheirData() throws {

@@ -21,8 +21,10 @@ import IngestTestSupport
         try store.write { transaction in
             for (index, row) in rows.enumerated() {
                 let due = BSON.datetime(Int64(base.timeIntervalSince1970 * 1000) + Int64(index) * 86_400_000)
-                try transaction.insert(LocalTestSchema.task(title: row.0, priority: row.1, done: row.2,
-                                                            changes: ["score": row.3, "note": row.4, "due": due]), into: "Task")
+                try transaction.insert(
+                    LocalTestSchema.task(
+                        title: row.0, priority: row.1, done: row.2,
+                        changes: ["score": row.3, "note": row.4, "due": due]), into: "Task")
             }
         }
     }
@@ -48,8 +50,8 @@ import IngestTestSupport
         #expect(try titles("FALSEPREDICATE") == [])
         #expect(try titles("%K > %@", "priority", 4) == ["Write report"])
         #expect(try titles("score > 2.5") == ["Call Anna", "Clean desk", "Write report"])
-        #expect(try titles("score < %@", 2) == ["Buy milk"]) // an Int for a Double property
-        #expect(try titles("priority < 1.5") == ["buy bread", "Clean desk"]) // a Double for an Int property
+        #expect(try titles("score < %@", 2) == ["Buy milk"])  // an Int for a Double property
+        #expect(try titles("priority < 1.5") == ["buy bread", "Clean desk"])  // a Double for an Int property
     }
 
     @Test func nilComparisons() throws {
@@ -74,7 +76,7 @@ import IngestTestSupport
         #expect(try titles("title LIKE 'C*'") == ["Call Anna", "Clean desk"])
         #expect(try titles("title LIKE '?uy*'") == ["Buy milk", "buy bread"])
         #expect(try titles("title LIKE[c] 'b*d'") == ["buy bread"])
-        #expect(try titles("note LIKE '*[the]*'") == ["Call Anna"]) // '[' is literal, not a GLOB class
+        #expect(try titles("note LIKE '*[the]*'") == ["Call Anna"])  // '[' is literal, not a GLOB class
         #expect(try titles("title == \"Buy milk\"") == ["Buy milk"])
         #expect(try titles("title == 'it\\'s'") == [])
     }
@@ -87,10 +89,12 @@ import IngestTestSupport
 
     @Test func sortingAndLimits() throws {
         let byPriority = LocalQuery("Task").sorted(by: "priority", ascending: false).sorted(by: "title")
-        #expect(try store.objects(byPriority).map { $0.document["title"] }
+        #expect(
+            try store.objects(byPriority).map { $0.document["title"] }
                 == ["Write report", "Call Anna", "Buy milk", "Clean desk", "buy bread"].map { BSON.string($0) })
         // Ascending puts nil first; ties keep insertion order.
-        #expect(try store.objects(LocalQuery("Task").sorted(by: "score")).map { $0.document["title"] }
+        #expect(
+            try store.objects(LocalQuery("Task").sorted(by: "score")).map { $0.document["title"] }
                 == ["buy bread", "Buy milk", "Clean desk", "Call Anna", "Write report"].map { BSON.string($0) })
         let top = try LocalQuery("Task").filter("done == false").sorted(by: "priority", ascending: false).limit(2)
         #expect(try store.objects(top).map { $0.document["title"] } == [.string("Call Anna"), .string("Buy milk")])
@@ -105,17 +109,36 @@ import IngestTestSupport
                 _ = try store.objects(LocalQuery("Task").filter(try LocalPredicate(format: format, arguments: arguments)))
             }?.message
         }
-        #expect(message("title ==") == "invalid predicate \"title ==\" at character 8: expected a value but found the end of the predicate; quote text ('text') or pass it as %@")
-        #expect(message("title == %@") == "invalid predicate \"title == %@\" at character 9: the predicate uses more placeholders than the 0 arguments given; pass one argument per %@ or %K")
-        #expect(message("title == %@", "a", "b") == "invalid predicate \"title == %@\" at character 11: 2 arguments were given but the predicate uses 1; remove the extra arguments or add %@ placeholders")
-        #expect(message("(priority > 1") == "invalid predicate \"(priority > 1\" at character 13: expected ')' but found the end of the predicate")
+        #expect(
+            message("title ==")
+                == "invalid predicate \"title ==\" at character 8: expected a value but found the end of the predicate; quote text ('text') or pass it as %@"
+        )
+        #expect(
+            message("title == %@")
+                == "invalid predicate \"title == %@\" at character 9: the predicate uses more placeholders than the 0 arguments given; pass one argument per %@ or %K"
+        )
+        #expect(
+            message("title == %@", "a", "b")
+                == "invalid predicate \"title == %@\" at character 11: 2 arguments were given but the predicate uses 1; remove the extra arguments or add %@ placeholders"
+        )
+        #expect(
+            message("(priority > 1")
+                == "invalid predicate \"(priority > 1\" at character 13: expected ')' but found the end of the predicate")
         #expect(message("priority ~ 1") == "invalid predicate \"priority ~ 1\" at character 9: unexpected character '~'")
         #expect(message("title == 'open") == "invalid predicate \"title == 'open\" at character 9: the string is not closed; end it with '")
-        #expect(message("priority IN 3") == "invalid predicate \"priority IN 3\" at character 13: IN needs a list: write 'priority IN {1, 2}' or pass an array for %@")
-        #expect(message("priority == %@", "high") == "Task.priority has type int but the predicate compares it with a string; pass a value of the property's type")
+        #expect(
+            message("priority IN 3")
+                == "invalid predicate \"priority IN 3\" at character 13: IN needs a list: write 'priority IN {1, 2}' or pass an array for %@"
+        )
+        #expect(
+            message("priority == %@", "high")
+                == "Task.priority has type int but the predicate compares it with a string; pass a value of the property's type")
         #expect(message("done > true") == "Task.done has type bool: only ==, != and IN apply to it, not >")
         #expect(message("priority CONTAINS 1") == "Task.priority has type int: CONTAINS applies to String properties only")
-        #expect(message("title ==[d] 'x'") == "invalid predicate \"title ==[d] 'x'\" at character 8: the modifier [d] is not supported; only [c] (case-insensitive) is")
+        #expect(
+            message("title ==[d] 'x'")
+                == "invalid predicate \"title ==[d] 'x'\" at character 8: the modifier [d] is not supported; only [c] (case-insensitive) is"
+        )
         #expect(message("score < nil") == "Task.score < nil: nil can only be compared with == or !=")
         let deep = String(repeating: "(", count: 100) + "done == true" + String(repeating: ")", count: 100)
         #expect(message(deep)?.contains("nested more than 64 levels") == true)
@@ -127,9 +150,17 @@ import IngestTestSupport
                 _ = try store.objects(LocalQuery("Task").filter(try LocalPredicate(format: format, arguments: arguments)))
             }
         }
-        #expect(error("colour == 'red'")?.message == "Task has no property 'colour' to use in a predicate; its properties are _id, title, priority, done, score, ratio, due, note, price, token, payload, tags, labels, location, extra")
-        #expect(error("tags == 'home'")?.message == "Task.tags has type List<string>, stored as BSON, and cannot be used in a predicate; use the class's scalar properties")
-        #expect(error("location.latitude > 3")?.message == "Task: 'location.latitude' looks into an embedded object or link; a predicate works on the class's own scalar properties only")
+        #expect(
+            error("colour == 'red'")?.message
+                == "Task has no property 'colour' to use in a predicate; its properties are _id, title, priority, done, score, ratio, due, note, price, token, payload, tags, labels, location, extra"
+        )
+        #expect(
+            error("tags == 'home'")?.message
+                == "Task.tags has type List<string>, stored as BSON, and cannot be used in a predicate; use the class's scalar properties")
+        #expect(
+            error("location.latitude > 3")?.message
+                == "Task: 'location.latitude' looks into an embedded object or link; a predicate works on the class's own scalar properties only"
+        )
         let sort = expectLocalStoreError(.invalidProperty) { _ = try store.objects(LocalQuery("Task").sorted(by: "nope")) }
         #expect(sort?.message.hasPrefix("Task has no property 'nope' to use in sorting") == true)
     }
@@ -155,15 +186,22 @@ import IngestTestSupport
     }
 
     @Test func primaryKeyTypes() throws {
-        let byString = ObjectSchema(className: "Setting", kind: .topLevel, properties: [
-            Property(name: "key", type: .string, isPrimaryKey: true), Property(name: "value", type: .string),
-        ])
-        let byInt = ObjectSchema(className: "Page", kind: .topLevel, properties: [
-            Property(name: "number", type: .int, isPrimaryKey: true), Property(name: "text", type: .string),
-        ])
-        let byUUID = ObjectSchema(className: "Device", kind: .topLevel, properties: [
-            Property(name: "_id", type: .uuid, isPrimaryKey: true), Property(name: "owner", type: .object, isOptional: true, objectClassName: "Setting"),
-        ])
+        let byString = ObjectSchema(
+            className: "Setting", kind: .topLevel,
+            properties: [
+                Property(name: "key", type: .string, isPrimaryKey: true), Property(name: "value", type: .string),
+            ])
+        let byInt = ObjectSchema(
+            className: "Page", kind: .topLevel,
+            properties: [
+                Property(name: "number", type: .int, isPrimaryKey: true), Property(name: "text", type: .string),
+            ])
+        let byUUID = ObjectSchema(
+            className: "Device", kind: .topLevel,
+            properties: [
+                Property(name: "_id", type: .uuid, isPrimaryKey: true),
+                Property(name: "owner", type: .object, isOptional: true, objectClassName: "Setting"),
+            ])
         let other = try LocalStore(fileURL: directory.file("keys.realm"), schema: try Schema([byString, byInt, byUUID]))
         let uuid = UUID()
         let uuidBSON = BSON.localArgument(uuid)!

@@ -32,8 +32,10 @@ final class RawSQLite {
 
 /// Asserts that `body` throws a LocalStoreError with `code` and returns it.
 @discardableResult
-func expectLocalStoreError(_ code: LocalStoreError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                           _ body: () throws -> Void) -> LocalStoreError? {
+func expectLocalStoreError(
+    _ code: LocalStoreError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) -> LocalStoreError? {
     do {
         try body()
         Issue.record("expected LocalStoreError \(code), nothing was thrown", sourceLocation: sourceLocation)
@@ -48,10 +50,12 @@ func expectLocalStoreError(_ code: LocalStoreError.Code, sourceLocation: SourceL
 
 /// The schemas the engine tests use.
 enum LocalTestSchema {
-    static let location = ObjectSchema(className: "Location", kind: .embedded, properties: [
-        Property(name: "latitude", type: .double),
-        Property(name: "longitude", type: .double),
-    ])
+    static let location = ObjectSchema(
+        className: "Location", kind: .embedded,
+        properties: [
+            Property(name: "latitude", type: .double),
+            Property(name: "longitude", type: .double),
+        ])
 
     static let taskProperties: [Property] = [
         Property(name: "_id", type: .objectId, isPrimaryKey: true),
@@ -73,18 +77,22 @@ enum LocalTestSchema {
 
     static let task = ObjectSchema(className: "Task", kind: .topLevel, properties: taskProperties)
 
-    static let counter = ObjectSchema(className: "Counter", kind: .topLevel, properties: [
-        Property(name: "name", type: .string),
-        Property(name: "value", type: .int),
-    ])
+    static let counter = ObjectSchema(
+        className: "Counter", kind: .topLevel,
+        properties: [
+            Property(name: "name", type: .string),
+            Property(name: "value", type: .int),
+        ])
 
     static func schema(_ objects: [ObjectSchema] = [task, location, counter]) throws -> Schema {
         try Schema(objects)
     }
 
     /// A valid Task document.
-    static func task(_ id: ObjectId = ObjectId.generate(), title: String, priority: Int64 = 1, done: Bool = false,
-                     changes: [String: BSON] = [:]) -> BSONDocument {
+    static func task(
+        _ id: ObjectId = ObjectId.generate(), title: String, priority: Int64 = 1, done: Bool = false,
+        changes: [String: BSON] = [:]
+    ) -> BSONDocument {
         var document: BSONDocument = [
             "_id": .objectId(id), "title": .string(title), "priority": .int64(priority), "done": .bool(done),
             "ratio": .double(0.5),

@@ -23,16 +23,18 @@ import IngestTestSupport
         #expect(try raw.rows("PRAGMA journal_mode") == [[.text("wal")]])
         let task = try raw.columns("Task")
         #expect(task.primaryKey == ["_id"])
-        #expect(task.types == [
-            "_id": "BLOB", "title": "TEXT", "priority": "INTEGER", "done": "INTEGER", "score": "REAL", "ratio": "REAL",
-            "due": "INTEGER", "note": "TEXT", "price": "TEXT", "token": "BLOB", "payload": "BLOB", "tags": "BLOB",
-            "labels": "BLOB", "location": "BLOB", "extra": "BLOB",
-        ])
+        #expect(
+            task.types == [
+                "_id": "BLOB", "title": "TEXT", "priority": "INTEGER", "done": "INTEGER", "score": "REAL", "ratio": "REAL",
+                "due": "INTEGER", "note": "TEXT", "price": "TEXT", "token": "BLOB", "payload": "BLOB", "tags": "BLOB",
+                "labels": "BLOB", "location": "BLOB", "extra": "BLOB",
+            ])
         #expect(try raw.columns("Counter").primaryKey.isEmpty)
         // Embedded classes have no table; the indexed property has an index.
         let tables = try raw.rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         #expect(tables == [[.text("Counter")], [.text("Task")], [.text("__dataingest_metadata")]])
-        #expect(try raw.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Task' AND sql IS NOT NULL")
+        #expect(
+            try raw.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Task' AND sql IS NOT NULL")
                 == [[.text("idx_Task_title")]])
         let version = try raw.rows("SELECT value FROM __dataingest_metadata WHERE key = 'schemaVersion'")
         #expect(version == [[.integer(0)]])
@@ -49,14 +51,16 @@ import IngestTestSupport
         let token = UUID()
         let tokenBytes = withUnsafeBytes(of: token.uuid) { Array($0) }
         let price = try Decimal128(parsing: "12.50")
-        let document = LocalTestSchema.task(id, title: "Buy milk", priority: 3, done: true, changes: [
-            "score": .double(9.25), "due": .datetime(1_700_000_000_123), "note": .null, "price": .decimal128(price),
-            "token": .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: tokenBytes)),
-            "payload": .binary(BSONBinary(bytes: [0, 1, 2, 255])),
-            "tags": .array([.string("home"), .string("shop")]), "labels": .document(["a": .int64(1)]),
-            "location": .document(["latitude": .double(52.5), "longitude": .double(13.4)]),
-            "extra": .string("anything"),
-        ])
+        let document = LocalTestSchema.task(
+            id, title: "Buy milk", priority: 3, done: true,
+            changes: [
+                "score": .double(9.25), "due": .datetime(1_700_000_000_123), "note": .null, "price": .decimal128(price),
+                "token": .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: tokenBytes)),
+                "payload": .binary(BSONBinary(bytes: [0, 1, 2, 255])),
+                "tags": .array([.string("home"), .string("shop")]), "labels": .document(["a": .int64(1)]),
+                "location": .document(["latitude": .double(52.5), "longitude": .double(13.4)]),
+                "extra": .string("anything"),
+            ])
         let rowID = try store.write { try $0.insert(document, into: "Task") }
         #expect(rowID > 0)
 
@@ -90,7 +94,8 @@ import IngestTestSupport
         #expect(stored[0][3] == .text("12.50"))
         #expect(stored[0][4] == .blob(tokenBytes))
         #expect(stored[0][5] == .text("real"))
-        #expect(stored[0][6] == .blob(BSONDocument(fields: [.init(key: "v", value: .array([.string("home"), .string("shop")]))]).bsonBytes()))
+        #expect(
+            stored[0][6] == .blob(BSONDocument(fields: [.init(key: "v", value: .array([.string("home"), .string("shop")]))]).bsonBytes()))
     }
 
     @Test func absentOptionalsAndCollectionsReadAsNullAndEmpty() throws {
@@ -114,7 +119,10 @@ import IngestTestSupport
         }
         #expect(error?.className == "Task")
         #expect(error?.propertyName == "_id")
-        #expect(error?.message == "Task already has an object with _id ObjectId(\(id.hex)); update it instead (an upsert, or create with update: .modified / .all)")
+        #expect(
+            error?.message
+                == "Task already has an object with _id ObjectId(\(id.hex)); update it instead (an upsert, or create with update: .modified / .all)"
+        )
         #expect(try store.object("Task", primaryKey: .objectId(id))?.document["title"] == .string("First"))
 
         let firstRow = try #require(try store.object("Task", primaryKey: .objectId(id))).rowID
@@ -144,7 +152,9 @@ import IngestTestSupport
         let wrongType = expectLocalStoreError(.invalidDocument) {
             _ = try store.write { try $0.update("Task", primaryKey: .objectId(id), set: ["priority": .string("high")]) }
         }
-        #expect(wrongType?.message == "Task.priority: expected an int64 (or int32) for int, found string; pass values that match the class's schema")
+        #expect(
+            wrongType?.message
+                == "Task.priority: expected an int64 (or int32) for int, found string; pass values that match the class's schema")
         let key = expectLocalStoreError(.invalidDocument) {
             _ = try store.write { try $0.update("Task", primaryKey: .objectId(id), set: ["_id": .objectId(ObjectId.generate())]) }
         }
@@ -165,7 +175,10 @@ import IngestTestSupport
         let embedded = expectLocalStoreError(.unknownClass) {
             _ = try store.write { try $0.insert(["latitude": .double(1), "longitude": .double(2)], into: "Location") }
         }
-        #expect(embedded?.message == "the local realm has no table for 'Location': it is an embedded class; its objects live inside the objects that embed them")
+        #expect(
+            embedded?.message
+                == "the local realm has no table for 'Location': it is an embedded class; its objects live inside the objects that embed them"
+        )
         #expect(try store.count(LocalQuery("Task")) == 0)
     }
 
@@ -176,7 +189,7 @@ import IngestTestSupport
             try store.write { transaction in
                 try transaction.insert(LocalTestSchema.task(title: "a"), into: "Task")
                 try transaction.insert(LocalTestSchema.task(title: "b"), into: "Task")
-                #expect(try transaction.count(LocalQuery("Task")) == 2) // the transaction sees its own writes
+                #expect(try transaction.count(LocalQuery("Task")) == 2)  // the transaction sees its own writes
                 throw Stop()
             }
         }
@@ -189,8 +202,10 @@ import IngestTestSupport
     @Test func classesWithoutPrimaryKeyUseRowIDs() throws {
         let store = try open()
         let (first, second) = try store.write { transaction in
-            (try transaction.insert(["name": .string("a"), "value": .int64(1)], into: "Counter"),
-             try transaction.insert(["name": .string("a"), "value": .int64(2)], into: "Counter"))
+            (
+                try transaction.insert(["name": .string("a"), "value": .int64(1)], into: "Counter"),
+                try transaction.insert(["name": .string("a"), "value": .int64(2)], into: "Counter")
+            )
         }
         #expect(first != second)
         #expect(try store.write { try $0.update("Counter", rowID: second, set: ["value": .int64(20)]) })
@@ -198,7 +213,10 @@ import IngestTestSupport
         let noKey = expectLocalStoreError(.missingPrimaryKey) {
             _ = try store.object("Counter", primaryKey: .string("a"))
         }
-        #expect(noKey?.message == "Counter has no primary key, so lookup by primary key is not possible; declare one (@Persisted(primaryKey: true)) or address objects by rowID")
+        #expect(
+            noKey?.message
+                == "Counter has no primary key, so lookup by primary key is not possible; declare one (@Persisted(primaryKey: true)) or address objects by rowID"
+        )
         #expect(try store.write { try $0.delete("Counter", rowID: first) })
         #expect(try store.write { try $0.delete("Counter", rowID: first) } == false)
         #expect(try store.count(LocalQuery("Counter")) == 1)
@@ -231,13 +249,18 @@ import IngestTestSupport
     }
 
     @Test func asymmetricClassesCannotBeStored() throws {
-        let sensor = ObjectSchema(className: "WeatherSensor", kind: .asymmetric, properties: [
-            Property(name: "_id", type: .objectId, isPrimaryKey: true),
-        ])
+        let sensor = ObjectSchema(
+            className: "WeatherSensor", kind: .asymmetric,
+            properties: [
+                Property(name: "_id", type: .objectId, isPrimaryKey: true)
+            ])
         let error = expectLocalStoreError(.unknownClass) {
             _ = try LocalStore(fileURL: url, schema: try Schema([sensor]))
         }
-        #expect(error?.message == "WeatherSensor is an asymmetric (upload-only) class and cannot be stored in a local realm; remove it from the local realm's objectTypes and write it in a synced realm")
+        #expect(
+            error?.message
+                == "WeatherSensor is an asymmetric (upload-only) class and cannot be stored in a local realm; remove it from the local realm's objectTypes and write it in a synced realm"
+        )
     }
 
     @Test func nestedWriteOnOneThreadIsAnError() throws {
@@ -245,7 +268,10 @@ import IngestTestSupport
         let error = expectLocalStoreError(.nestedWrite) {
             try store.write { _ in try store.write { _ in } }
         }
-        #expect(error?.message == "a write transaction is already open on this thread; write transactions cannot be nested: move the inner writes into the outer one")
+        #expect(
+            error?.message
+                == "a write transaction is already open on this thread; write transactions cannot be nested: move the inner writes into the outer one"
+        )
         try store.write { try $0.insert(LocalTestSchema.task(title: "after"), into: "Task") }
         #expect(try store.count(LocalQuery("Task")) == 1)
     }

@@ -38,27 +38,51 @@ import IngestTestSupport
 
         // Each event once: one row per (label, seq), 3 per round.
         #expect(try server.query(appId, "SELECT count(*) FROM LogEvent") == [Int64(3 * rounds)])
-        #expect(try server.query(appId, "SELECT count(DISTINCT label || '/' || json_extract(metadata, '$.seq')) FROM LogEvent")
+        #expect(
+            try server.query(appId, "SELECT count(DISTINCT label || '/' || json_extract(metadata, '$.seq')) FROM LogEvent")
                 == [Int64(3 * rounds)])
         // Level per library; the debug calls (below .info) were not recorded.
-        #expect(try server.queryText(appId, "SELECT label || ' ' || level || ' ' || count(*) FROM LogEvent GROUP BY label, level ORDER BY label")
+        #expect(
+            try server.queryText(
+                appId, "SELECT label || ' ' || level || ' ' || count(*) FROM LogEvent GROUP BY label, level ORDER BY label")
                 == ["com.example.db warning \(rounds)", "com.example.http info \(rounds)", "com.example.payments error \(rounds)"])
         // The bootstrap's provider: every event has its request's id.
-        #expect(try server.query(appId, "SELECT count(*) FROM LogEvent WHERE json_extract(metadata, '$.request_id') = 'req-' || json_extract(metadata, '$.seq')")
+        #expect(
+            try server.query(
+                appId,
+                "SELECT count(*) FROM LogEvent WHERE json_extract(metadata, '$.request_id') = 'req-' || json_extract(metadata, '$.seq')")
                 == [Int64(3 * rounds)])
         // Handler metadata, structured call metadata: numbers as numbers, nested documents and arrays.
-        #expect(try server.query(appId, "SELECT count(*) FROM LogEvent WHERE label = 'com.example.db' AND json_extract(metadata, '$.db') = 'orders' AND json_type(metadata, '$.ms') = 'integer'")
+        #expect(
+            try server.query(
+                appId,
+                "SELECT count(*) FROM LogEvent WHERE label = 'com.example.db' AND json_extract(metadata, '$.db') = 'orders' AND json_type(metadata, '$.ms') = 'integer'"
+            )
                 == [Int64(rounds)])
-        #expect(try server.query(appId, "SELECT count(*) FROM LogEvent WHERE label = 'com.example.http' AND json_extract(metadata, '$.status') = 200 AND message = 'GET /items/' || json_extract(metadata, '$.seq') || ' 200'")
+        #expect(
+            try server.query(
+                appId,
+                "SELECT count(*) FROM LogEvent WHERE label = 'com.example.http' AND json_extract(metadata, '$.status') = 200 AND message = 'GET /items/' || json_extract(metadata, '$.seq') || ' 200'"
+            )
                 == [Int64(rounds)])
-        #expect(try server.query(appId, "SELECT count(*) FROM LogEvent WHERE json_extract(metadata, '$.order.id') = 'A-' || json_extract(metadata, '$.seq') AND json_extract(metadata, '$.order.items[1]') = '2'")
+        #expect(
+            try server.query(
+                appId,
+                "SELECT count(*) FROM LogEvent WHERE json_extract(metadata, '$.order.id') = 'A-' || json_extract(metadata, '$.seq') AND json_extract(metadata, '$.order.items[1]') = '2'"
+            )
                 == [Int64(rounds)])
         // The error's type and text; no error elsewhere.
-        #expect(try server.query(appId, "SELECT count(*) FROM LogEvent WHERE json_extract(error, '$.type') = 'log_handler_child.PaymentError' AND json_extract(error, '$.message') = 'card declined (' || json_extract(metadata, '$.seq') || ')'")
+        #expect(
+            try server.query(
+                appId,
+                "SELECT count(*) FROM LogEvent WHERE json_extract(error, '$.type') = 'log_handler_child.PaymentError' AND json_extract(error, '$.message') = 'card declined (' || json_extract(metadata, '$.seq') || ')'"
+            )
                 == [Int64(rounds)])
         #expect(try server.query(appId, "SELECT count(*) FROM LogEvent WHERE json_extract(error, '$.type') IS NULL") == [Int64(2 * rounds)])
         // The call site.
-        #expect(try server.queryText(appId, "SELECT DISTINCT source || ' ' || file || ' ' || function FROM LogEvent WHERE label = 'com.example.payments'")
+        #expect(
+            try server.queryText(
+                appId, "SELECT DISTINCT source || ' ' || file || ' ' || function FROM LogEvent WHERE label = 'com.example.payments'")
                 == ["log_handler_child log_handler_child/main.swift charge(_:)"])
     }
 }

@@ -40,8 +40,10 @@ struct PaymentError: Error, CustomStringConvertible {
 /// site, the writer's policies. (`LogEvent` below is swift-log's: this file
 /// imports both modules, and the SDK's class is `IngestLogEvent`.)
 @Suite struct LogHandlerTests {
-    func makeWriter(_ sink: CollectingSink, _ directory: TemporaryDirectory,
-                    configuration: LogWriter.Configuration = .init()) throws -> LogWriter {
+    func makeWriter(
+        _ sink: CollectingSink, _ directory: TemporaryDirectory,
+        configuration: LogWriter.Configuration = .init()
+    ) throws -> LogWriter {
         try LogWriter(realmConfiguration: sink.configuration(in: directory.path), configuration: configuration)
     }
 
@@ -57,8 +59,8 @@ struct PaymentError: Error, CustomStringConvertible {
         logger1[metadataKey: "only-on"] = "first"
 
         var logger2 = logger1
-        logger2.logLevel = .error                  // must not affect logger1
-        logger2[metadataKey: "only-on"] = "second" // must not affect logger1
+        logger2.logLevel = .error  // must not affect logger1
+        logger2[metadataKey: "only-on"] = "second"  // must not affect logger1
 
         #expect(logger1.logLevel == .debug)
         #expect(logger2.logLevel == .error)
@@ -111,17 +113,18 @@ struct PaymentError: Error, CustomStringConvertible {
         logger.handler.metadataProvider = .init { [:] }
         logger.info("empty provider")
         writer.shutdown()
-        #expect(sink.committed.map { $0["metadata"] } == [
-            .document(["c": "3", "h": "2", "k": "call", "p": "1"]),
-            .document(["h": "2", "k": "provider", "p": "1"]),
-            .document(["h": "2", "k": "call"]),
-            .document(["h": "2", "k": "handler"]),
-            .document(["c": "3"]),
-            .null,
-            .null,
-            .document(["p": "1"]),
-            .null,
-        ])
+        #expect(
+            sink.committed.map { $0["metadata"] } == [
+                .document(["c": "3", "h": "2", "k": "call", "p": "1"]),
+                .document(["h": "2", "k": "provider", "p": "1"]),
+                .document(["h": "2", "k": "call"]),
+                .document(["h": "2", "k": "handler"]),
+                .document(["c": "3"]),
+                .null,
+                .null,
+                .document(["p": "1"]),
+                .null,
+            ])
     }
 
     /// Strings, string-convertibles (booleans and numbers as such, others as
@@ -131,35 +134,39 @@ struct PaymentError: Error, CustomStringConvertible {
         let sink = CollectingSink()
         let writer = try makeWriter(sink, directory)
         let logger = Logger(label: "values", factory: IngestLogHandler.factory(writer))
-        logger.notice("typed", metadata: [
-            "s": "text",
-            "i": .stringConvertible(42),
-            "negative": .stringConvertible(Int8(-3)),
-            "big": .stringConvertible(UInt64.max),
-            "b": .stringConvertible(true),
-            "d": .stringConvertible(2.5),
-            "f": .stringConvertible(Float(0.5)),
-            "url": .stringConvertible(URL(string: "http://127.0.0.1/x")!),
-            "nested": ["list": ["1", .stringConvertible(2), ["k": "v"]], "http.status": .stringConvertible(200)],
-            "$op": "check",
-        ])
+        logger.notice(
+            "typed",
+            metadata: [
+                "s": "text",
+                "i": .stringConvertible(42),
+                "negative": .stringConvertible(Int8(-3)),
+                "big": .stringConvertible(UInt64.max),
+                "b": .stringConvertible(true),
+                "d": .stringConvertible(2.5),
+                "f": .stringConvertible(Float(0.5)),
+                "url": .stringConvertible(URL(string: "http://127.0.0.1/x")!),
+                "nested": ["list": ["1", .stringConvertible(2), ["k": "v"]], "http.status": .stringConvertible(200)],
+                "$op": "check",
+            ])
         writer.shutdown()
         try #require(sink.committed.count == 1)
-        #expect(sink.committed[0]["metadata"] == .document([
-            "_op": "check",
-            "b": .bool(true),
-            "big": "18446744073709551615",
-            "d": .double(2.5),
-            "f": .double(0.5),
-            "i": .int64(42),
-            "negative": .int64(-3),
-            "nested": .document([
-                "http_status": .int64(200),
-                "list": .array([.string("1"), .int64(2), .document(["k": "v"])]),
-            ]),
-            "s": "text",
-            "url": "http://127.0.0.1/x",
-        ]))
+        #expect(
+            sink.committed[0]["metadata"]
+                == .document([
+                    "_op": "check",
+                    "b": .bool(true),
+                    "big": "18446744073709551615",
+                    "d": .double(2.5),
+                    "f": .double(0.5),
+                    "i": .int64(42),
+                    "negative": .int64(-3),
+                    "nested": .document([
+                        "http_status": .int64(200),
+                        "list": .array([.string("1"), .int64(2), .document(["k": "v"])]),
+                    ]),
+                    "s": "text",
+                    "url": "http://127.0.0.1/x",
+                ]))
     }
 
     /// Every field of an event from a swift-log call: level, label, message,
@@ -184,9 +191,11 @@ struct PaymentError: Error, CustomStringConvertible {
         #expect(event["label"] == .string("com.example.payments"))
         #expect(event["message"] == .string("payment failed"))
         #expect(event["metadata"] == .document(["order": "A-17"]))
-        #expect(event["error"] == .document([
-            "type": .string("DataIngestTests.PaymentError"), "message": .string("card declined (51)"),
-        ]))
+        #expect(
+            event["error"]
+                == .document([
+                    "type": .string("DataIngestTests.PaymentError"), "message": .string("card declined (51)"),
+                ]))
         #expect(event["source"] == .string("DataIngestTests"))
         #expect(event["file"] == .string("DataIngestTests/LogHandlerTests.swift"))
         #expect(event["function"] == .string("eventsCarryTheCallSiteAndTheError()"))

@@ -33,10 +33,17 @@ import IngestTestSupport
         try await user.session.wait(for: .upload, timeout: 60)
         let total = threads * perThread
         #expect(try server.query(appId, "SELECT count(*) FROM LogEvent") == [Int64(total)])
-        #expect(try server.query(appId, """
-            SELECT count(DISTINCT json_extract(metadata, '$.thread') || '/' || json_extract(metadata, '$.seq')) FROM LogEvent
-            """) == [Int64(total)])
-        #expect(try server.queryText(appId, "SELECT DISTINCT level || ' ' || label || ' ' || appVersion || ' ' || json_extract(metadata, '$.http_status') FROM LogEvent")
+        #expect(
+            try server.query(
+                appId,
+                """
+                SELECT count(DISTINCT json_extract(metadata, '$.thread') || '/' || json_extract(metadata, '$.seq')) FROM LogEvent
+                """) == [Int64(total)])
+        #expect(
+            try server.queryText(
+                appId,
+                "SELECT DISTINCT level || ' ' || label || ' ' || appVersion || ' ' || json_extract(metadata, '$.http_status') FROM LogEvent"
+            )
                 == ["notice worker 9.9.9 200"])
         #expect(try server.query(appId, "SELECT DISTINCT pid FROM LogEvent") == [Int64(getpid())])
     }

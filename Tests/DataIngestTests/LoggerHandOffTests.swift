@@ -16,8 +16,9 @@ import IngestTestSupport
         let directory = try TemporaryDirectory("sync")
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
-        var logger = IngestLogger(label: "merge", writer: writer,
-                                  metadataProvider: .init { ["k": "provider", "p": "1"] })
+        var logger = IngestLogger(
+            label: "merge", writer: writer,
+            metadataProvider: .init { ["k": "provider", "p": "1"] })
         logger[metadataKey: "k"] = "logger"
         logger[metadataKey: "l"] = "2"
         logger.info("all three", metadata: ["k": "call", "c": "3"])
@@ -33,16 +34,17 @@ import IngestTestSupport
         logger.info("provider only")
         writer.shutdown()
         let documents = sink.committed.map { $0["metadata"] }
-        #expect(documents == [
-            .document(["c": "3", "k": "call", "l": "2", "p": "1"]),
-            .document(["k": "provider", "l": "2", "p": "1"]),
-            .document(["k": "call", "l": "2"]),
-            .document(["k": "logger", "l": "2"]),
-            .document(["c": "3"]),
-            .null,
-            .null,
-            .document(["p": "1"]),
-        ])
+        #expect(
+            documents == [
+                .document(["c": "3", "k": "call", "l": "2", "p": "1"]),
+                .document(["k": "provider", "l": "2", "p": "1"]),
+                .document(["k": "call", "l": "2"]),
+                .document(["k": "logger", "l": "2"]),
+                .document(["c": "3"]),
+                .null,
+                .null,
+                .document(["p": "1"]),
+            ])
     }
 
     /// A counter whose text changes after the call: the message keeps the
@@ -61,10 +63,14 @@ import IngestTestSupport
         let pairs: [(IngestLogger.Message, String)] = [
             ("plain", "plain"),
             ("", ""),
-            ("\(Int.min) \(Int.max) \(UInt64.max) \(Int8(-5)) \(UInt8(255)) \(Int32(-7)) \(UInt16(9))",
-             "\(Int.min) \(Int.max) \(UInt64.max) \(Int8(-5)) \(UInt8(255)) \(Int32(-7)) \(UInt16(9))"),
-            ("\(1.5) \(Float(0.1)) \(true) \(optional as Any) \(word) \(Plain()) \(counter)",
-             "\(1.5) \(Float(0.1)) \(true) \(optional as Any) \(word) \(Plain()) \(counter)"),
+            (
+                "\(Int.min) \(Int.max) \(UInt64.max) \(Int8(-5)) \(UInt8(255)) \(Int32(-7)) \(UInt16(9))",
+                "\(Int.min) \(Int.max) \(UInt64.max) \(Int8(-5)) \(UInt8(255)) \(Int32(-7)) \(UInt16(9))"
+            ),
+            (
+                "\(1.5) \(Float(0.1)) \(true) \(optional as Any) \(word) \(Plain()) \(counter)",
+                "\(1.5) \(Float(0.1)) \(true) \(optional as Any) \(word) \(Plain()) \(counter)"
+            ),
             ("ünïcödé \("🙂") and \(42)%", "ünïcödé 🙂 and 42%"),
             ("\(1)\(2)\(3)", "123"),
             // More parts than the message keeps inline.
@@ -112,13 +118,14 @@ import IngestTestSupport
         #expect(literal.metadata == ["c": "2"])
         #expect(!literal.isEmpty && IngestLogger.CallMetadata([:]).isEmpty)
         writer.shutdown()
-        #expect(sink.committed.map { $0["metadata"] } == [
-            .document(["a_b": .array([.string("x"), .string("y")]), "k": "2"]),
-            .document(["v": .document(["w": "1"])]),
-            .null,
-            .document(["l": "3"]),
-            .null,
-        ])
+        #expect(
+            sink.committed.map { $0["metadata"] } == [
+                .document(["a_b": .array([.string("x"), .string("y")]), "k": "2"]),
+                .document(["v": .document(["w": "1"])]),
+                .null,
+                .document(["l": "3"]),
+                .null,
+            ])
     }
 
     @Test func theTimestampIsTheCallersClockInWholeMilliseconds() throws {
@@ -126,7 +133,7 @@ import IngestTestSupport
         let sink = CollectingSink()
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path))
         let logger = IngestLogger(label: "clock", writer: writer)
-        sink.hold()                                  // the writer commits long after the calls
+        sink.hold()  // the writer commits long after the calls
         let before = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
         logger.info("one")
         logger.info("two")
@@ -157,7 +164,7 @@ import IngestTestSupport
         configuration.maxEventsPerTransaction = 64
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path), configuration: configuration)
         sink.hold()
-        IngestLogger(label: "first", writer: writer).info("first")   // the writer waits in its commit
+        IngestLogger(label: "first", writer: writer).info("first")  // the writer waits in its commit
         #expect(eventually(timeout: 10) { sink.waitingCommits == 1 })
         let threads = 4
         let perThread = 200
@@ -178,7 +185,8 @@ import IngestTestSupport
         var sequences: [String: [Int]] = [:]
         for event in sink.committed.dropFirst() {
             guard case .string(let label)? = event["label"], case .document(let metadata)? = event["metadata"],
-                  case .string(let seq)? = metadata["seq"], let number = Int(seq) else {
+                case .string(let seq)? = metadata["seq"], let number = Int(seq)
+            else {
                 Issue.record("unexpected event \(event)")
                 continue
             }

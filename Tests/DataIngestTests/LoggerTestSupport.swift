@@ -13,7 +13,7 @@ import IngestTestSupport
 final class CollectingSink: TransactionSink, @unchecked Sendable {  // state in LockedBoxes
     private let documents = LockedBox<[BSONDocument]>([])
     private let transactions = LockedBox(0)
-    private let gate = LockedBox(false)        // true: commits wait
+    private let gate = LockedBox(false)  // true: commits wait
     private let failing = LockedBox(false)
     private let waiting = LockedBox(0)
 

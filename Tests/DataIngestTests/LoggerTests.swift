@@ -25,8 +25,9 @@ final class LoggerTestInvoice: AsymmetricObject {
         configuration.appVersion = "1.2.3"
         configuration.host = "test-host"
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path), configuration: configuration)
-        var logger = IngestLogger(label: "com.example.test", writer: writer,
-                                  metadataProvider: .init { ["request.id": "r-17"] })
+        var logger = IngestLogger(
+            label: "com.example.test", writer: writer,
+            metadataProvider: .init { ["request.id": "r-17"] })
         logger[metadataKey: "region"] = "eu-1"
         logger.warning("disk at \(91)%", metadata: ["$op": "check", "nested": ["a": ["1", "2"]]]); let line = #line
         writer.shutdown()
@@ -90,7 +91,7 @@ final class LoggerTestInvoice: AsymmetricObject {
         let sink = CollectingSink()
         var configuration = LogWriter.Configuration()
         configuration.queueCapacity = 256
-        configuration.whenFull = .wait(milliseconds: 20_000) // nothing may be dropped here
+        configuration.whenFull = .wait(milliseconds: 20_000)  // nothing may be dropped here
         configuration.maxEventsPerTransaction = 100
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path), configuration: configuration)
         let threads = 8
@@ -113,7 +114,8 @@ final class LoggerTestInvoice: AsymmetricObject {
         var ids = Set<ObjectId>()
         for event in events {
             guard case .string(let label)? = event["label"], case .document(let metadata)? = event["metadata"],
-                  case .string(let seq)? = metadata["seq"], case .objectId(let id)? = event["_id"] else { continue }
+                case .string(let seq)? = metadata["seq"], case .objectId(let id)? = event["_id"]
+            else { continue }
             seen.insert("\(label)/\(seq)")
             ids.insert(id)
         }
@@ -138,7 +140,7 @@ final class LoggerTestInvoice: AsymmetricObject {
         let writer = try LogWriter(realmConfiguration: sink.configuration(in: directory.path), configuration: configuration)
         let logger = IngestLogger(label: "full", writer: writer)
         sink.hold()
-        logger.info("first")                       // taken by the writer, which waits in commit
+        logger.info("first")  // taken by the writer, which waits in commit
         #expect(eventually(timeout: 10) { sink.waitingCommits == 1 })
         let start = monotonicNow()
         for n in 0..<25 { logger.info("queued \(n)") }
@@ -173,7 +175,7 @@ final class LoggerTestInvoice: AsymmetricObject {
         logger.info("a")
         logger.info("b")
         let start = monotonicNow()
-        logger.info("c")                           // waits ~100 ms, then is dropped
+        logger.info("c")  // waits ~100 ms, then is dropped
         let waited = monotonicNow() - start
         #expect(waited >= 0.09)
         #expect(waited < 5)
@@ -214,7 +216,8 @@ final class LoggerTestInvoice: AsymmetricObject {
         // Committed when record returned.
         #expect(sink.committed.count == 1)
         #expect(sink.committed.first?["total"] == .decimal128(try Decimal128(parsing: "12.50")))
-        try recorder.record(LoggerTestInvoice.self, value: ["_id": "S01-T01-000002", "store": "S01", "total": try Decimal128(parsing: "3.10")])
+        try recorder.record(
+            LoggerTestInvoice.self, value: ["_id": "S01-T01-000002", "store": "S01", "total": try Decimal128(parsing: "3.10")])
         #expect(sink.committed.count == 2)
         // A failing commit throws; nothing is silently dropped.
         sink.fail(true)

@@ -74,9 +74,10 @@ import IngestTestSupport
         try writeReadings(realm, 1_000..<1_100, perTransaction: 50)
         let retries = try metrics.expectCounter(IngestMetrics.uploadRetries, dimensions + [("reason", "network")])
         #expect(await eventuallyAsync(timeout: 30) { retries.totalValue >= 2 })
-        #expect(await eventuallyAsync(timeout: 10) {
-            (try? metrics.expectGauge(IngestMetrics.pendingObjects, dimensions).lastValue) == 100
-        })
+        #expect(
+            await eventuallyAsync(timeout: 10) {
+                (try? metrics.expectGauge(IngestMetrics.pendingObjects, dimensions).lastValue) == 100
+            })
         try server.restart()
         try await user.session.wait(for: .upload, timeout: 60)
         try server.expectExactlyOnce(appId, table: "SyncReading", count: 1_100)

@@ -78,15 +78,17 @@ private func fullReadingInstance() -> FullReading {
     return reading
 }
 
-private func makeFullReadingDictionary() -> [String: Any] { [
-    "id": fixedId, "deviceId": "WX1", "flag": true, "small": -8, "count32": 32, "ratio": 0.5,
-    "value": 2.25, "raw": Data([1, 2, 3]), "takenAt": fixedDate,
-    "amount": Decimal128(high: 0x3040_0000_0000_0000, low: 7), "serial": fixedUUID,
-    "note": Optional<String>.none as Any, "maybeCount": 5, "samples": [1.0, 2.0], "tags": ["a", nil] as [String?],
-    "labels": ["site": "roof", "floor": "3"], "location": ["latitude": 48.1, "longitude": 11.6],
-    "path": [["latitude": 48.1, "longitude": 11.6]], "station": "munich-1",
-    "payload": ["n": 1, "s": "x"],
-] }
+private func makeFullReadingDictionary() -> [String: Any] {
+    [
+        "id": fixedId, "deviceId": "WX1", "flag": true, "small": -8, "count32": 32, "ratio": 0.5,
+        "value": 2.25, "raw": Data([1, 2, 3]), "takenAt": fixedDate,
+        "amount": Decimal128(high: 0x3040_0000_0000_0000, low: 7), "serial": fixedUUID,
+        "note": Optional<String>.none as Any, "maybeCount": 5, "samples": [1.0, 2.0], "tags": ["a", nil] as [String?],
+        "labels": ["site": "roof", "floor": "3"], "location": ["latitude": 48.1, "longitude": 11.6],
+        "path": [["latitude": 48.1, "longitude": 11.6]], "station": "munich-1",
+        "payload": ["n": 1, "s": "x"],
+    ]
+}
 
 private let expectedFullReading: BSONDocument = [
     "_id": .objectId(fixedId),
@@ -118,16 +120,18 @@ private let expectedFullReading: BSONDocument = [
         #expect(schema.className == "full_reading")
         #expect(schema.kind == .asymmetric)
         #expect(schema.primaryKey == "_id")
-        #expect(schema.properties.map(\.name) == [
-            "_id", "deviceId", "flag", "small", "count32", "ratio", "value", "raw", "takenAt", "amount", "serial",
-            "note", "maybeCount", "unit", "samples", "tags", "labels", "location", "path", "station", "payload",
-        ])
+        #expect(
+            schema.properties.map(\.name) == [
+                "_id", "deviceId", "flag", "small", "count32", "ratio", "value", "raw", "takenAt", "amount", "serial",
+                "note", "maybeCount", "unit", "samples", "tags", "labels", "location", "path", "station", "payload",
+            ])
         #expect(schema[property: "deviceId"] == Property(name: "deviceId", type: .string, isIndexed: true))
         #expect(schema[property: "small"]?.type == .int)
         #expect(schema[property: "note"] == Property(name: "note", type: .string, isOptional: true))
         #expect(schema[property: "tags"] == Property(name: "tags", type: .string, isOptional: true, collection: .list))
         #expect(schema[property: "labels"] == Property(name: "labels", type: .string, collection: .map))
-        #expect(schema[property: "location"] == Property(name: "location", type: .object, isOptional: true, objectClassName: "ModelLocation"))
+        #expect(
+            schema[property: "location"] == Property(name: "location", type: .object, isOptional: true, objectClassName: "ModelLocation"))
         #expect(schema[property: "path"] == Property(name: "path", type: .object, collection: .list, objectClassName: "ModelLocation"))
         #expect(schema[property: "station"] == Property(name: "station", type: .object, isOptional: true, objectClassName: "ModelStation"))
         #expect(schema[property: "payload"] == Property(name: "payload", type: .mixed, isOptional: true))
@@ -164,9 +168,11 @@ private let expectedFullReading: BSONDocument = [
         let sink = MemorySink()
         let realm = try Realm(configuration: syncedConfiguration([FullReading.self], in: directory, sink: sink))
         let arrayForm: [Any] = try FullReading.objectSchema().properties.indices.map { index -> Any in
-            let swiftNames = ["id", "deviceId", "flag", "small", "count32", "ratio", "value", "raw", "takenAt", "amount",
-                              "serial", "note", "maybeCount", "unit", "samples", "tags", "labels", "location", "path",
-                              "station", "payload"]
+            let swiftNames = [
+                "id", "deviceId", "flag", "small", "count32", "ratio", "value", "raw", "takenAt", "amount",
+                "serial", "note", "maybeCount", "unit", "samples", "tags", "labels", "location", "path",
+                "station", "payload",
+            ]
             return swiftNames[index] == "unit" ? "F" : makeFullReadingDictionary()[swiftNames[index]]!
         }
         try realm.write { realm.create(FullReading.self, value: fullReadingInstance()) }
@@ -222,8 +228,12 @@ private let expectedFullReading: BSONDocument = [
         let realm = try Realm(configuration: syncedConfiguration([WeatherSensor.self], in: directory, sink: sink))
         try realm.write {
             for index in 0..<10 {
-                realm.create(WeatherSensor.self, value: ["deviceId": "d\(index)", "temperatureInFahrenheit": index,
-                                                         "barometricPressureInHg": 30, "windSpeedInMph": index])
+                realm.create(
+                    WeatherSensor.self,
+                    value: [
+                        "deviceId": "d\(index)", "temperatureInFahrenheit": index,
+                        "barometricPressureInHg": 30, "windSpeedInMph": index,
+                    ])
             }
         }
         let transaction = try #require(sink.transactions.first)

@@ -11,17 +11,20 @@ import IngestTestSupport
 
     init() throws {
         directory = try TemporaryDirectory("local")
-        realm = try Realm(configuration: Realm.Configuration(
-            fileURL: directory.file("porting.realm"), objectTypes: [LRTask.self, LRPerson.self, LRNote.self]))
+        realm = try Realm(
+            configuration: Realm.Configuration(
+                fileURL: directory.file("porting.realm"), objectTypes: [LRTask.self, LRPerson.self, LRNote.self]))
     }
 
     @Test func objectValueTakesDictionariesArraysAndInstances() throws {
         let id = ObjectId.generate()
-        let task = try LRTask(value: ["_id": id, "title": "From a dictionary", "tags": ["a", "b"],
-                                      "place": ["name": "Market", "latitude": 52.5]])
+        let task = try LRTask(value: [
+            "_id": id, "title": "From a dictionary", "tags": ["a", "b"],
+            "place": ["name": "Market", "latitude": 52.5],
+        ])
         #expect(task._id == id)
         #expect(task.title == "From a dictionary")
-        #expect(task.priority == 1)   // left out: the declared default
+        #expect(task.priority == 1)  // left out: the declared default
         #expect(Array(task.tags) == ["a", "b"])
         #expect(task.place?.name == "Market")
         let person = try LRPerson(value: ["Grace", 45])
@@ -48,7 +51,7 @@ import IngestTestSupport
         let ada = try #require(try realm.object(ofType: LRPerson.self, forPrimaryKey: "Ada"))
         realm.invalidate()
         try realm.write { ada.age = 37 }
-        #expect(ada.age == 37)   // its value, unmanaged
+        #expect(ada.age == 37)  // its value, unmanaged
         #expect(try realm.object(ofType: LRPerson.self, forPrimaryKey: "Ada")?.age == 36)
 
         try realm.beginWrite()

@@ -99,7 +99,10 @@ import IngestTestSupport
                 let disk = dir.path("\(fileSystem)-\(level).img")
                 let (made, text) = Self.run([script, "disk", disk, fileSystem, "320"])
                 try #require(made == 0, "making the \(fileSystem) disk failed: \(text)")
-                runs.append(PowerRun(script: script, guest: dir.path("guest"), disk: disk, fileSystem: fileSystem, level: level, seed: UInt64.random(in: 0...UInt64.max)))
+                runs.append(
+                    PowerRun(
+                        script: script, guest: dir.path("guest"), disk: disk, fileSystem: fileSystem, level: level,
+                        seed: UInt64.random(in: 0...UInt64.max)))
             }
         }
         for cut in 0..<settings.cuts {
@@ -167,9 +170,11 @@ final class PowerRun {
     /// k-th reported commit; without, lets the child drain and exit.
     func boot(index: Int, cut: Bool) {
         let durability = level == "encrypted" ? "interval" : level
-        var arguments = [script, "run", guest, disk, fileSystem,
-                         "store-crash-child", "power", "/data/store", durability,
-                         String(index * 10_000_000), cut ? "-1" : "0"]
+        var arguments = [
+            script, "run", guest, disk, fileSystem,
+            "store-crash-child", "power", "/data/store", durability,
+            String(index * 10_000_000), cut ? "-1" : "0",
+        ]
         if level == "encrypted" { arguments.append(String(repeating: "5a", count: 32)) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -260,7 +265,8 @@ final class PowerRun {
             let content = fields.count > 2 ? String(fields[2]) : ""
             if let earlier = segments[number] {
                 if earlier != content {
-                    failures.append("boot \(boot): segment \(number) listed with other contents: \(earlier.prefix(80)) then \(content.prefix(80))")
+                    failures.append(
+                        "boot \(boot): segment \(number) listed with other contents: \(earlier.prefix(80)) then \(content.prefix(80))")
                 }
                 reappeared += 1
                 return
@@ -313,18 +319,23 @@ final class PowerRun {
         }
         switch level {
         case "full":
-            if !lost.isEmpty { failures.append("\(lost.count) reported transactions lost with full durability, first \(lost.prefix(5).map(\.id))") }
+            if !lost.isEmpty {
+                failures.append("\(lost.count) reported transactions lost with full durability, first \(lost.prefix(5).map(\.id))")
+            }
         case "interval", "encrypted":
             // 100 ms interval; the sync's own duration under emulation, and the
             // serial line's latency, come on top (measured: see the summary).
-            if oldest > 2.0 { failures.append("a transaction reported \(String(format: "%.3f", oldest)) s before the cut was lost (interval 100 ms)") }
+            if oldest > 2.0 {
+                failures.append("a transaction reported \(String(format: "%.3f", oldest)) s before the cut was lost (interval 100 ms)")
+            }
         default:
             // `none`: what the kernel had not written back; sealed segments are
             // synced, so at most the seal age (200 ms here) plus sealing.
             if oldest > 35 { failures.append("a transaction reported \(String(format: "%.1f", oldest)) s before the cut was lost") }
         }
         let boots = bootSeconds.isEmpty ? 0 : bootSeconds.reduce(0, +) / Double(bootSeconds.count)
-        let line = "\(name): \(cuts) cuts (\(kinds.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))), "
+        let line =
+            "\(name): \(cuts) cuts (\(kinds.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))), "
             + "\(committed.count) transactions reported committed, \(recovered.count) recovered, \(lost.count) lost "
             + "(at most \(worst) in one cut, the oldest \(String(format: "%.3f", oldest)) s before its cut), "
             + "\(segments.count) segments uploaded, \(reappeared) listed again after a cut, "
@@ -332,4 +343,3 @@ final class PowerRun {
         return Summary(name: name, cuts: cuts, line: line, failures: failures)
     }
 }
-

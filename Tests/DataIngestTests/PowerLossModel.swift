@@ -127,8 +127,10 @@ final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
             if new != old { node.versions[s, default: []].append(new) }
         }
         if now.count != node.current.count {
-            metadata.append(.size(inode: id, size: now.count,
-                                  ordered: grownByWrite && now.count > node.current.count ? (node.generation, node.versions.mapValues(\.count)) : nil))
+            metadata.append(
+                .size(
+                    inode: id, size: now.count,
+                    ordered: grownByWrite && now.count > node.current.count ? (node.generation, node.versions.mapValues(\.count)) : nil))
         }
         node.current = now
         inodes[id] = node
@@ -143,7 +145,9 @@ final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
         inodes[id] = node
         if everything {
             floor = metadata.count
-        } else if let last = metadata.lastIndex(where: { if case .size(id, _, _) = $0 { return true }; if case .link(_, id) = $0 { return true }; return false }) {
+        } else if let last = metadata.lastIndex(where: {
+            if case .size(id, _, _) = $0 { return true }; if case .link(_, id) = $0 { return true }; return false
+        }) {
             floor = max(floor, last + 1)
         }
     }
@@ -160,9 +164,10 @@ final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
 
     private func point(_ label: String) {
         refreshMapped()
-        points.append(Point(
-            metadataCount: metadata.count, metadataFloor: floor,
-            inodes: inodes.mapValues { ($0.durable, $0.versions, $0.generation) }, label: label))
+        points.append(
+            Point(
+                metadataCount: metadata.count, metadataFloor: floor,
+                inodes: inodes.mapValues { ($0.durable, $0.versions, $0.generation) }, label: label))
     }
 
     /// Records a point in time (for example right after a commit returned).
@@ -234,7 +239,9 @@ final class RecordingFileSystem: StoreFileSystem, @unchecked Sendable {
     }
 
     func allocate(_ fd: Int32, offset: Int, length: Int) -> Int32 {
-        event("allocate", fd: fd, { real.allocate(fd, offset: offset, length: length) }) { id in if let id { refresh(id, fd: fd, grownByWrite: false) } }
+        event("allocate", fd: fd, { real.allocate(fd, offset: offset, length: length) }) { id in
+            if let id { refresh(id, fd: fd, grownByWrite: false) }
+        }
     }
 
     func rename(_ from: String, _ to: String) -> Int32 {

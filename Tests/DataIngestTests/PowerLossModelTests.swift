@@ -34,8 +34,9 @@ import IngestTestSupport
         Variant(name: "interval, mapped", durability: .interval(milliseconds: 2)),
         Variant(name: "none, mapped", durability: .none),
         Variant(name: "full, write(2)", durability: .full, preallocation: 0),
-        Variant(name: "interval, encrypted", durability: .interval(milliseconds: 2),
-                key: Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) })),
+        Variant(
+            name: "interval, encrypted", durability: .interval(milliseconds: 2),
+            key: Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) })),
     ]
 
     /// A scratch directory on tmpfs where there is one (syncs cost nothing there).
@@ -48,7 +49,9 @@ import IngestTestSupport
         return try TemporaryDirectory(name)
     }
 
-    static func configuration(_ directory: String, _ variant: Variant, fileSystem: (any StoreFileSystem)? = nil) -> SegmentStore.Configuration {
+    static func configuration(_ directory: String, _ variant: Variant, fileSystem: (any StoreFileSystem)? = nil)
+        -> SegmentStore.Configuration
+    {
         var c = SegmentStore.Configuration(directory: directory)
         c.durability = variant.durability
         c.maxSegmentBytes = 4 << 10
@@ -122,8 +125,11 @@ import IngestTestSupport
                 if let parsed = TxDocument.parse(record.document) { current.append(parsed) } else { problems.append("unreadable record") }
             case .commit:
                 let id = current.first?.id ?? -1
-                let whole = current.count == Int(id % 3 + 1)
-                    && current.enumerated().allSatisfy { $0.element.id == id && $0.element.k == Int32($0.offset) && $0.element.n == Int32(current.count) }
+                let whole =
+                    current.count == Int(id % 3 + 1)
+                    && current.enumerated().allSatisfy {
+                        $0.element.id == id && $0.element.k == Int32($0.offset) && $0.element.n == Int32(current.count)
+                    }
                 if !whole { problems.append("transaction \(id) partial (\(current.count) records)") }
                 ids.append(id)
                 current.removeAll()
@@ -137,8 +143,10 @@ import IngestTestSupport
     /// The first point at which transaction `commit` is durable: a sync of its
     /// active file after it committed, or the directory sync after its sealed
     /// file's rename.
-    static func durablePoint(of commit: (id: Int64, segment: UInt64, point: Int), after start: Int,
-                             events: [(point: Int, kind: String, path: String)], root: String) -> Int? {
+    static func durablePoint(
+        of commit: (id: Int64, segment: UInt64, point: Int), after start: Int,
+        events: [(point: Int, kind: String, path: String)], root: String
+    ) -> Int? {
         let name = SegmentStore.fileName(commit.segment)
         var renamed = false
         for event in events where event.point > start {
@@ -236,13 +244,17 @@ import IngestTestSupport
                 let problems = Self.check(target, point: index, run: run, required: required, variant: variant, reopen: k >= 2)
                 states += 1
                 if !problems.isEmpty {
-                    failures.append("point \(index) (\(recorder.points[index].label)), metadata \(length ?? count) of \(floor)...\(count), \(choice): \(problems.joined(separator: "; "))")
+                    failures.append(
+                        "point \(index) (\(recorder.points[index].label)), metadata \(length ?? count) of \(floor)...\(count), \(choice): \(problems.joined(separator: "; "))"
+                    )
                 }
                 try? FileManager.default.removeItem(atPath: target)
             }
             index += 1
         }
-        print("power-loss model, \(variant.name): \(points) points, \(events.count) syncs/renames/unlinks, \(states) crash states recovered, \(failures.count) failing")
+        print(
+            "power-loss model, \(variant.name): \(points) points, \(events.count) syncs/renames/unlinks, \(states) crash states recovered, \(failures.count) failing"
+        )
         for failure in failures { Issue.record("\(variant.name): \(failure)") }
         #expect(failures.count >= 20 || states == points * (2 + 2 * randomStates))
     }
@@ -373,8 +385,10 @@ import IngestTestSupport
         var states = 0
         for index in 0..<points where failures.count < 10 {
             let (floor, count) = recorder.bounds(of: index)
-            for (length, choice) in [(floor, RecordingFileSystem.Choice.synced), (count, .latest),
-                                     (floor + Int(random.next() % UInt64(count - floor + 1)), .strict)] {
+            for (length, choice) in [
+                (floor, RecordingFileSystem.Choice.synced), (count, .latest),
+                (floor + Int(random.next() % UInt64(count - floor + 1)), .strict),
+            ] {
                 let target = scratch.path("state-\(index)")
                 try recorder.materialize(point: index, metadataLength: length, choice: choice, random: &random, into: target)
                 let records = UserRecordStore(appDirectory: target + "/" + App.directoryName(appId))
@@ -389,7 +403,9 @@ import IngestTestSupport
                 if index >= refreshed && index < loggingOut, let record, record.accessToken != access {
                     problems.append("the refreshed access token is gone")
                 }
-                if !problems.isEmpty { failures.append("point \(index) (\(recorder.points[index].label)), \(choice): \(problems.joined(separator: "; "))") }
+                if !problems.isEmpty {
+                    failures.append("point \(index) (\(recorder.points[index].label)), \(choice): \(problems.joined(separator: "; "))")
+                }
                 try? FileManager.default.removeItem(atPath: target)
             }
         }

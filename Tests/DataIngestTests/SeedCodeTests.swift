@@ -6,24 +6,26 @@ import IngestTestSupport
 // belong to the sync issue: the class, and the write in useRealm.
 
 class WeatherSensor: AsymmetricObject {
-@Persisted(primaryKey: true) var _id: ObjectId
-@Persisted var deviceId: String
-@Persisted var temperatureInFahrenheit: Float
-@Persisted var barometricPressureInHg: Float
-@Persisted var windSpeedInMph: Int
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var deviceId: String
+    @Persisted var temperatureInFahrenheit: Float
+    @Persisted var barometricPressureInHg: Float
+    @Persisted var windSpeedInMph: Int
 }
 
 @MainActor
 func useRealm(_ asymmetricRealm: Realm) async {
-try! asymmetricRealm.write {
-asymmetricRealm.create(WeatherSensor.self,
-value: [ "_id": ObjectId.generate(),
-"deviceId": "WX1278UIT",
-"temperatureInFahrenheit": 66.7,
-"barometricPressureInHg": 29.65,
-"windSpeedInMph": 2
-])
-}
+    try! asymmetricRealm.write {
+        asymmetricRealm.create(
+            WeatherSensor.self,
+            value: [
+                "_id": ObjectId.generate(),
+                "deviceId": "WX1278UIT",
+                "temperatureInFahrenheit": 66.7,
+                "barometricPressureInHg": 29.65,
+                "windSpeedInMph": 2,
+            ])
+    }
 }
 
 @Suite struct SeedCodeTests {

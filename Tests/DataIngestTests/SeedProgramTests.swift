@@ -23,8 +23,10 @@ import IngestSupport
         var output: String
     }
 
-    func runSeedProgram(in directory: String, appId: String, baseURL: URL,
-                        environment extra: [String: String] = [:], timeout: Double = 60) throws -> Run {
+    func runSeedProgram(
+        in directory: String, appId: String, baseURL: URL,
+        environment extra: [String: String] = [:], timeout: Double = 60
+    ) throws -> Run {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: try builtExecutable("seed-program"))
         child.currentDirectoryURL = URL(fileURLWithPath: directory)
@@ -79,8 +81,9 @@ import IngestSupport
         let server = try SyncTestServer(in: directory.path)
         let appId = server.developmentAppId
         // Zero opts out: the object stays on disk, nothing waits at exit.
-        let first = try runSeedProgram(in: directory.path, appId: appId, baseURL: server.baseURL,
-                                       environment: ["DATAINGEST_EXIT_UPLOAD_GRACE_SECONDS": "0"])
+        let first = try runSeedProgram(
+            in: directory.path, appId: appId, baseURL: server.baseURL,
+            environment: ["DATAINGEST_EXIT_UPLOAD_GRACE_SECONDS": "0"])
         #expect(first.status == 0, "\(first.output)")
         #expect(server.count(appId, "WeatherSensor") == 0)
         #expect(!pendingFiles(in: directory.path).isEmpty)

@@ -48,8 +48,10 @@ import IngestTestSupport
         func boot() throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [script, "run", guest, disk, "ext4", "ingest-server", "--data-dir", "/data/server",
-                                 "--host", "0.0.0.0", "--port", "8080"]
+            process.arguments = [
+                script, "run", guest, disk, "ext4", "ingest-server", "--data-dir", "/data/server",
+                "--host", "0.0.0.0", "--port", "8080",
+            ]
             process.environment = ProcessInfo.processInfo.environment.merging(["POWER_GUEST_PORT": String(port)]) { $1 }
             let pipe = Pipe()
             process.standardOutput = pipe
@@ -191,7 +193,8 @@ import IngestTestSupport
         try await bootAndWait()
         let appId = try #require(guest.state.withLock { $0.appId })
         let transport = CuttingTransport(guest: guest)
-        var configuration = App.Configuration(baseURL: URL(string: "http://127.0.0.1:\(guest.port)")!, metadataDirectory: dir.path("metadata"))
+        var configuration = App.Configuration(
+            baseURL: URL(string: "http://127.0.0.1:\(guest.port)")!, metadataDirectory: dir.path("metadata"))
         configuration.segmentStore.maxSegmentAgeMilliseconds = 200
         configuration.segmentStore.durability = .full
         configuration.sync.initialBackoff = 0.05
@@ -241,7 +244,9 @@ import IngestTestSupport
         }
         let counts = try Self.readSink(sink)
         let stats = guest.state.withLock { $0.cuts }
-        print("server power cuts: \(stats) cuts (\(transport.answeredThenCut.withLock { $0 }) right after the server answered an upload), \(total) readings committed, sink rows/distinct/min/max \(counts)")
+        print(
+            "server power cuts: \(stats) cuts (\(transport.answeredThenCut.withLock { $0 }) right after the server answered an upload), \(total) readings committed, sink rows/distinct/min/max \(counts)"
+        )
         #expect(counts == [Int64(total), Int64(total), 0, Int64(total - 1)], "every committed reading once in the sink")
     }
 }

@@ -36,8 +36,9 @@ struct SoakSettings {
         let environment = ProcessInfo.processInfo.environment
         let seconds = environment["INGEST_SOAK_SECONDS"].flatMap(Double.init) ?? 60
         let seed = environment["INGEST_SOAK_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(UInt32.max))
-        return SoakSettings(seconds: max(5, seconds), seed: seed, logPath: environment["INGEST_SOAK_LOG"],
-                            rotateRefreshTokens: environment["INGEST_SOAK_ROTATE_REFRESH_TOKENS"] != "0")
+        return SoakSettings(
+            seconds: max(5, seconds), seed: seed, logPath: environment["INGEST_SOAK_LOG"],
+            rotateRefreshTokens: environment["INGEST_SOAK_ROTATE_REFRESH_TOKENS"] != "0")
     }
 }
 
@@ -46,8 +47,8 @@ struct SoakSettings {
 /// (it must not be there). Also appended to a log file as it arrives.
 final class SoakLedger: @unchecked Sendable {  // all state behind `box`
     struct State {
-        var committed: [Int: Int] = [:]      // tx → objects
-        var failed: [Int: Int] = [:]         // tx → objects
+        var committed: [Int: Int] = [:]  // tx → objects
+        var failed: [Int: Int] = [:]  // tx → objects
         var failuresByErrno: [Int32: Int] = [:]
         var syncErrors: [String: Int] = [:]
         var storeErrorsByErrno: [Int32: Int] = [:]

@@ -29,9 +29,11 @@ import IngestTestSupport
         // A development app with the shortest access-token lifetime (60 s), so
         // tokens are refreshed (and user.json rewritten) amid kills and full disks.
         let appId = "soak"
-        let server = try SyncTestServer(in: directory.path, config: """
-            {"apps": [{"id": "\(appId)", "developmentMode": true, "accessTokenLifetimeSeconds": 60, "rotateRefreshTokens": \(settings.rotateRefreshTokens), "auth": {"anon-user": {}}}]}
-            """)
+        let server = try SyncTestServer(
+            in: directory.path,
+            config: """
+                {"apps": [{"id": "\(appId)", "developmentMode": true, "accessTokenLifetimeSeconds": 60, "rotateRefreshTokens": \(settings.rotateRefreshTokens), "auth": {"anon-user": {}}}]}
+                """)
         var baseURL = server.baseURL
 
         var client: SoakClient?
@@ -92,8 +94,9 @@ import IngestTestSupport
             usleep(50_000)
             guard let current = client else { break }
             if !current.isRunning {
-                problems.append("client run \(clientRuns) exited by itself (status \(current.process.terminationStatus)): "
-                                + "\(ledger.box.withLock { $0.otherLines.suffix(5) })")
+                problems.append(
+                    "client run \(clientRuns) exited by itself (status \(current.process.terminationStatus)): "
+                        + "\(ledger.box.withLock { $0.otherLines.suffix(5) })")
                 break
             }
             if serverDownUntil == nil && !server.isRunning {
@@ -149,7 +152,9 @@ import IngestTestSupport
                 // the episodes allow under 4 KiB (sealing fails too: the store keeps the
                 // data in its active files and retries), half up to 48 KiB (commits fill
                 // the active segment up to the limit, then fail).
-                let limit = Bool.random(using: &random) ? UInt64.random(in: 0..<(4 << 10), using: &random)
+                let limit =
+                    Bool.random(using: &random)
+                    ? UInt64.random(in: 0..<(4 << 10), using: &random)
                     : UInt64.random(in: (4 << 10)...(48 << 10), using: &random)
                 current.send("full \(limit)")
                 diskFullEpisodes += 1
@@ -213,7 +218,8 @@ import IngestTestSupport
         let errnos = byErrno(reported.failuresByErrno)
         let storeErrors = byErrno(reported.storeErrorsByErrno)
         let syncErrors = reported.syncErrors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("""
+        print(
+            """
             soak summary (seed \(settings.seed), INGEST_SOAK_SECONDS=\(Int(settings.seconds))):
               duration: \(String(format: "%.1f", chaosSeconds)) s of chaos + \(String(format: "%.1f", drainSeconds)) s final drain
               client: \(clientRuns) runs, \(clientKills) kill -9; \(reported.committedObjects) objects in \(reported.committed.count) transactions reported committed

@@ -28,7 +28,7 @@ import IngestTestSupport
         var store = try SegmentStore.open(configuration)
         #expect(store.cursor(named: "file") == nil)
         for id in 0..<10 { try Self.commit(store, id: Int64(id), cursor: "offset \(id)") }
-        try Self.commit(store, id: 10, cursor: nil)                    // a transaction without a cursor keeps it
+        try Self.commit(store, id: 10, cursor: nil)  // a transaction without a cursor keeps it
         try Self.commit(store, id: 11, cursor: "other", named: "second")
         #expect(store.cursor(named: "file") == Self.bytes("offset 9"))
         // Reopened with the segment still active: recovered from its frames.
@@ -69,7 +69,9 @@ import IngestTestSupport
         #expect(store.cursors == ["file": Self.bytes("offset 10")])
         // Bad names and values are refused before anything is written.
         #expect(throws: SegmentError.self) { try store.commit { try $0.setCursor([], named: "") } }
-        #expect(throws: SegmentError.self) { try store.commit { try $0.setCursor([UInt8](repeating: 1, count: (64 << 10) + 1), named: "big") } }
+        #expect(throws: SegmentError.self) {
+            try store.commit { try $0.setCursor([UInt8](repeating: 1, count: (64 << 10) + 1), named: "big") }
+        }
         try store.close()
     }
 

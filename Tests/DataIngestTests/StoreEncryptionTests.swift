@@ -248,13 +248,16 @@ import IngestTestSupport
         // Swap transactions 1 and 2 (blocks 2 and 3).
         let swapped = Array(bytes[..<ends[2]]) + blocks[3] + blocks[2] + Array(bytes[ends[4]...])
         #expect(throws: SegmentError.self) {
-            let reader = try SegmentReader(source: DecryptingByteSource(MemoryByteSource(swapped), key: key, kind: .stream), requiresEnd: false)
+            let reader = try SegmentReader(
+                source: DecryptingByteSource(MemoryByteSource(swapped), key: key, kind: .stream), requiresEnd: false)
             while try reader.next() != nil {}
         }
         // The same blocks under another file's header (another salt and segment).
         let other = try EncryptedFileHeader(kind: .stream, storeId: .random(), segmentNumber: 1, key: key)
         #expect(throws: SegmentError.self) {
-            let reader = try SegmentReader(source: DecryptingByteSource(MemoryByteSource(other.bytes + Array(bytes[72...])), key: key, kind: .stream), requiresEnd: false)
+            let reader = try SegmentReader(
+                source: DecryptingByteSource(MemoryByteSource(other.bytes + Array(bytes[72...])), key: key, kind: .stream),
+                requiresEnd: false)
             while try reader.next() != nil {}
         }
     }

@@ -8,7 +8,9 @@ import IngestTestSupport
 #endif
 
 @Suite struct StoreFaultTests {
-    static func open(_ dir: TemporaryDirectory, _ fs: FaultyFileSystem, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) throws -> SegmentStore {
+    static func open(_ dir: TemporaryDirectory, _ fs: FaultyFileSystem, _ change: (inout SegmentStore.Configuration) -> Void = { _ in })
+        throws -> SegmentStore
+    {
         var configuration = SegmentStore.Configuration(directory: dir.path("store"))
         configuration.fileSystem = fs
         configuration.maxSegmentAgeMilliseconds = 60_000

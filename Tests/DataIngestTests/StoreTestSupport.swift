@@ -25,9 +25,11 @@ enum TxDocument {
     static func parse(_ doc: [UInt8]) -> (id: Int64, k: Int32, n: Int32)? {
         guard doc.count == 30, doc[4] == 0x12, doc[5] == UInt8(ascii: "t"), doc[15] == 0x10, doc[22] == 0x10 else { return nil }
         return doc.withUnsafeBytes { raw in
-            (Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 7, as: Int64.self)),
-             Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 18, as: Int32.self)),
-             Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 25, as: Int32.self)))
+            (
+                Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 7, as: Int64.self)),
+                Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 18, as: Int32.self)),
+                Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 25, as: Int32.self))
+            )
         }
     }
 
@@ -60,8 +62,11 @@ enum StoreCheck {
                     current.append(parsed)
                 case .commit(let commit):
                     let id = current.first?.id ?? -1
-                    let whole = current.count == Int(id % 3 + 1)
-                        && current.enumerated().allSatisfy { $0.element.id == id && $0.element.k == Int32($0.offset) && $0.element.n == Int32(current.count) }
+                    let whole =
+                        current.count == Int(id % 3 + 1)
+                        && current.enumerated().allSatisfy {
+                            $0.element.id == id && $0.element.k == Int32($0.offset) && $0.element.n == Int32(current.count)
+                        }
                     #expect(whole, "transaction \(id) in segment \(segment.number) is partial: \(current)")
                     #expect(commit.recordCount == current.count)
                     ids.append(id)

@@ -9,7 +9,9 @@ import IngestSupport
 import IngestTestSupport
 
 @Suite struct StoreTests {
-    static func configuration(_ dir: TemporaryDirectory, _ change: (inout SegmentStore.Configuration) -> Void = { _ in }) -> SegmentStore.Configuration {
+    static func configuration(_ dir: TemporaryDirectory, _ change: (inout SegmentStore.Configuration) -> Void = { _ in })
+        -> SegmentStore.Configuration
+    {
         var configuration = SegmentStore.Configuration(directory: dir.path("store"))
         configuration.maxSegmentAgeMilliseconds = 60_000  // seal only on flush unless a test says otherwise
         change(&configuration)
@@ -85,10 +87,11 @@ import IngestTestSupport
 
     @Test func sizeAndAgeSealWithoutFlush() throws {
         let dir = try TemporaryDirectory("store")
-        let store = try SegmentStore.open(Self.configuration(dir) {
-            $0.maxSegmentBytes = 4096
-            $0.maxSegmentAgeMilliseconds = 100
-        })
+        let store = try SegmentStore.open(
+            Self.configuration(dir) {
+                $0.maxSegmentBytes = 4096
+                $0.maxSegmentAgeMilliseconds = 100
+            })
         defer { try? store.close() }
         for id in 0..<300 { try TxDocument.commit(store, id: Int64(id)) }
         // Wait (bounded) for the sealer: size rotation plus the age timer seal everything.
@@ -105,7 +108,8 @@ import IngestTestSupport
         let dir = try TemporaryDirectory("store")
         let source = try SegmentStore.open(Self.configuration(dir))
         for id in 0..<2 { try TxDocument.commit(source, id: Int64(id)) }  // the last has 2 records
-        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
+        let activeName = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
         var bytes = [UInt8](FileManager.default.contents(atPath: dir.path("store/" + activeName))!)
         try source.close()
         // Where transaction 2 starts: after the commit frame of transaction 1.
@@ -145,7 +149,8 @@ import IngestTestSupport
             return
         }
         for id in 0..<2 { try TxDocument.commit(source, id: Int64(id)) }  // the last has 2 records
-        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
+        let activeName = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
         let bytes = [UInt8](FileManager.default.contents(atPath: dir.path("store/" + activeName))!)
         try source.close()
         let reader = try SegmentReader(source: MemoryByteSource(bytes), requiresEnd: false)
@@ -201,7 +206,8 @@ import IngestTestSupport
             return
         }
         for id in 0..<50 { try TxDocument.commit(store, id: Int64(id)) }
-        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
+        let activeName = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
         var info = stat()
         #expect(stat(dir.path("store/" + activeName), &info) == 0)
         #expect(Int(info.st_size) == 128 << 10)
@@ -214,7 +220,8 @@ import IngestTestSupport
         defer { try? plain.close() }
         try TxDocument.commit(plain, id: 1)
         #expect(!plain.mapsActiveSegments)
-        let plainName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("plain")).first { $0.hasSuffix(".active") })
+        let plainName = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path("plain")).first { $0.hasSuffix(".active") })
         #expect(stat(dir.path("plain/" + plainName), &info) == 0)
         #expect(Int(info.st_size) == plain.counters.pendingBytes)
         try store.close()
@@ -229,11 +236,15 @@ import IngestTestSupport
         for id in Int64(0)..<12 {
             if id % 3 == 2 {
                 try store.commit { tx in
-                    for k in 0..<Int32(id % 3 + 1) { try tx.append(collection: "Tx", document: TxDocument.make(id: id, k: k, n: Int32(id % 3 + 1))) }
+                    for k in 0..<Int32(id % 3 + 1) {
+                        try tx.append(collection: "Tx", document: TxDocument.make(id: id, k: k, n: Int32(id % 3 + 1)))
+                    }
                 }
                 // A 1,000-record transaction: id 1000 + id, records k = 0..<1000... checked by count below.
                 try store.commit { tx in
-                    for k in 0..<1_000 { try tx.append(collection: "Big", document: TxDocument.make(id: 1_000 + id, k: Int32(k), n: 1_000)) }
+                    for k in 0..<1_000 {
+                        try tx.append(collection: "Big", document: TxDocument.make(id: 1_000 + id, k: Int32(k), n: 1_000))
+                    }
                 }
             } else {
                 try TxDocument.commit(store, id: id)
@@ -262,7 +273,8 @@ import IngestTestSupport
         let dir = try TemporaryDirectory("store")
         let source = try SegmentStore.open(Self.configuration(dir))
         for id in 0..<6 { try TxDocument.commit(source, id: Int64(id)) }
-        let activeName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
+        let activeName = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path("store")).first { $0.hasSuffix(".active") })
         var bytes = [UInt8](FileManager.default.contents(atPath: dir.path("store/" + activeName))!)
         try source.close()
         // Where transaction 2 ends; damage a byte inside transaction 3.

@@ -67,7 +67,7 @@ final class ManualSyncClock: SyncClock, @unchecked Sendable {  // state in Manua
         let delay = try await clock.manual.nextPause(within: 20)
         #expect(delay >= 0.25 && delay <= 0.5)
         #expect(transport.state.withLock { $0.injected } == 1)
-        #expect(transport.state.withLock { $0.uploadTimes.count } == 1) // no retry while the clock stands
+        #expect(transport.state.withLock { $0.uploadTimes.count } == 1)  // no retry while the clock stands
 
         clock.manual.advance(by: delay)
         #expect(await eventuallyAsync(timeout: 20) { server.count(appId, "SyncReading") == 10 })
@@ -124,7 +124,7 @@ final class ManualSyncClock: SyncClock, @unchecked Sendable {  // state in Manua
         }
         let user = try await app.login(credentials: .anonymous)
         #expect(transport.refreshes == 0)
-        clock.manual.advance(by: 2 * 86_400) // past any access token's lifetime
+        clock.manual.advance(by: 2 * 86_400)  // past any access token's lifetime
         let realm = try openSyncedRealm(user)
         try writeReadings(realm, 0..<10, perTransaction: 10)
         try await user.session.wait(for: .upload, timeout: 30)

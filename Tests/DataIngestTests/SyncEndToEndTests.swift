@@ -269,8 +269,12 @@ import IngestTestSupport
         let realm = try openSyncedRealm(user)
         try realm.write {
             for seq in 0..<200 {
-                realm.create(SyncReading.self, value: ["_id": ObjectId.generate(), "seq": seq, "thread": 0,
-                                                       "payload": String(repeating: "\(seq)-incompressible-\(UUID())", count: 2)])
+                realm.create(
+                    SyncReading.self,
+                    value: [
+                        "_id": ObjectId.generate(), "seq": seq, "thread": 0,
+                        "payload": String(repeating: "\(seq)-incompressible-\(UUID())", count: 2),
+                    ])
             }
         }
         try await user.session.wait(for: .upload, timeout: 30)

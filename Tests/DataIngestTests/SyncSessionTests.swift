@@ -37,8 +37,9 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
             _ = try await inner.send(request)
             throw TransportError("injected: connection reset after the server answered")
         case .status503(let seconds):
-            return TransportResponse(status: 503, headers: ["Retry-After": "\(seconds)"],
-                                     body: Data(#"{"error":"injected","error_code":"sink_unavailable"}"#.utf8))
+            return TransportResponse(
+                status: 503, headers: ["Retry-After": "\(seconds)"],
+                body: Data(#"{"error":"injected","error_code":"sink_unavailable"}"#.utf8))
         case .status500:
             return TransportResponse(status: 500, body: Data(#"{"error":"injected","error_code":"sink_error"}"#.utf8))
         }

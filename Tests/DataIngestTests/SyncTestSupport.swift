@@ -105,17 +105,19 @@ final class SyncTestServer {
 /// Rows in `table` of the SQLite file at `path`, 0 if it cannot be read yet.
 func sinkRowCount(path: String, table: String) -> Int64 {
     guard let db = try? SQLiteConnection(path: path, options: .init(access: .readOnly)),
-          let statement = try? db.makeStatement(sql: "SELECT count(*) FROM \"\(table)\""),
-          (try? statement.step()) == true
+        let statement = try? db.makeStatement(sql: "SELECT count(*) FROM \"\(table)\""),
+        (try? statement.step()) == true
     else { return 0 }
     return statement.int64(at: 0)
 }
 
 /// An app client for a test server, with fast settings: segments sealed
 /// after 200 ms, backoff capped at 0.5 s.
-func makeTestApp(id: String, server: SyncTestServer, directory: String,
-                 transport: (any SyncTransport)? = nil,
-                 _ adjust: (inout App.Configuration) -> Void = { _ in }) -> App {
+func makeTestApp(
+    id: String, server: SyncTestServer, directory: String,
+    transport: (any SyncTransport)? = nil,
+    _ adjust: (inout App.Configuration) -> Void = { _ in }
+) -> App {
     var configuration = App.Configuration(baseURL: server.baseURL, metadataDirectory: directory + "/metadata")
     configuration.segmentStore.maxSegmentAgeMilliseconds = 200
     configuration.sync.initialBackoff = 0.05
@@ -139,8 +141,12 @@ func writeReadings(_ realm: Realm, _ range: Range<Int>, perTransaction: Int = 10
         let end = min(range.upperBound, start + perTransaction)
         try realm.write {
             for seq in start..<end {
-                realm.create(SyncReading.self, value: ["_id": ObjectId.generate(), "seq": seq, "thread": thread,
-                                                       "payload": "reading \(seq) from thread \(thread)"])
+                realm.create(
+                    SyncReading.self,
+                    value: [
+                        "_id": ObjectId.generate(), "seq": seq, "thread": thread,
+                        "payload": "reading \(seq) from thread \(thread)",
+                    ])
             }
         }
         start = end
@@ -165,8 +171,10 @@ func pauseAsync(_ seconds: Double) async {
 /// `server`'s app `appId` (App.Configuration's defaults: the base URL from the
 /// environment, the metadata in the current directory); its standard output
 /// is the returned pipe.
-func startSyncClientChild(_ arguments: [String], in directory: String, server: SyncTestServer,
-                          appId: String, executable: String = "sync-client-child") throws -> (Process, Pipe) {
+func startSyncClientChild(
+    _ arguments: [String], in directory: String, server: SyncTestServer,
+    appId: String, executable: String = "sync-client-child"
+) throws -> (Process, Pipe) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try builtExecutable(executable))
     process.arguments = arguments

@@ -31,8 +31,10 @@ final class MemorySink: TransactionSink {
 }
 
 /// A synced configuration on its own file, with a memory sink.
-func syncedConfiguration(_ types: [ObjectBase.Type]?, in directory: TemporaryDirectory, sink: MemorySink,
-                         name: String = "synced") -> Realm.Configuration {
+func syncedConfiguration(
+    _ types: [ObjectBase.Type]?, in directory: TemporaryDirectory, sink: MemorySink,
+    name: String = "synced"
+) -> Realm.Configuration {
     Realm.Configuration(
         fileURL: directory.file("\(name).realm"), objectTypes: types,
         syncConfiguration: SyncConfiguration(identifier: name, transactionSink: sink))
@@ -40,8 +42,10 @@ func syncedConfiguration(_ types: [ObjectBase.Type]?, in directory: TemporaryDir
 
 /// Asserts that `body` throws a RealmError with `code` and returns it.
 @discardableResult
-func expectRealmError(_ code: RealmError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                      _ body: () throws -> Void) -> RealmError? {
+func expectRealmError(
+    _ code: RealmError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) -> RealmError? {
     do {
         try body()
         Issue.record("expected RealmError \(code), nothing was thrown", sourceLocation: sourceLocation)

@@ -58,8 +58,9 @@ import IngestTestSupport
     func typedQueriesRejectAsymmetricTypesAtCompileTime() throws {
         let compiler = try #require(Self.compilerPath(), "swiftc is not on PATH")
         let modules = Self.modulesDirectory
-        try #require(FileManager.default.fileExists(atPath: modules.appendingPathComponent("DataIngest.swiftmodule").path),
-                     "no DataIngest.swiftmodule in \(modules.path)")
+        try #require(
+            FileManager.default.fileExists(atPath: modules.appendingPathComponent("DataIngest.swiftmodule").path),
+            "no DataIngest.swiftmodule in \(modules.path)")
         let directory = try TemporaryDirectory()
         let file = directory.file("client.swift")
         try Data(Self.source.utf8).write(to: file)

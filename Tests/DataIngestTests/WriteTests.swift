@@ -22,16 +22,20 @@ private struct UserStop: Error {}
     }
 
     private func sensor(_ changes: [String: Any?] = [:]) -> [String: Any] {
-        var value: [String: Any] = ["_id": ObjectId.generate(), "deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
-                                    "barometricPressureInHg": 29.65, "windSpeedInMph": 2]
+        var value: [String: Any] = [
+            "_id": ObjectId.generate(), "deviceId": "WX1278UIT", "temperatureInFahrenheit": 66.7,
+            "barometricPressureInHg": 29.65, "windSpeedInMph": 2,
+        ]
         for (key, change) in changes { value[key] = change.map { $0 } ?? nil }
         return value
     }
 
     /// Runs one write that must fail with `code`; nothing may be committed.
     @discardableResult
-    private func failingWrite(_ code: RealmError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                              _ body: () -> Void) -> RealmError? {
+    private func failingWrite(
+        _ code: RealmError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: () -> Void
+    ) -> RealmError? {
         let error = expectRealmError(code, sourceLocation: sourceLocation) { try realm.write(body) }
         #expect(sink.transactions.isEmpty, sourceLocation: sourceLocation)
         #expect(!realm.isInWriteTransaction, sourceLocation: sourceLocation)
@@ -42,7 +46,8 @@ private struct UserStop: Error {}
         let error = failingWrite(.wrongValueType) {
             realm.create(WeatherSensor.self, value: sensor(["windSpeedInMph": "fast"]))
         }
-        #expect(error?.message == #"WeatherSensor.windSpeedInMph: expected Int, found String ("fast"); pass a value of the property's type"#)
+        #expect(
+            error?.message == #"WeatherSensor.windSpeedInMph: expected Int, found String ("fast"); pass a value of the property's type"#)
         #expect(error?.className == "WeatherSensor")
         #expect(error?.propertyName == "windSpeedInMph")
     }
@@ -50,7 +55,9 @@ private struct UserStop: Error {}
     @Test func inexactNumbersAreRejected() {
         failingWrite(.wrongValueType) { realm.create(WeatherSensor.self, value: sensor(["windSpeedInMph": 2.5])) }
         let error = failingWrite(.wrongValueType) { realm.create(WeatherSensor.self, value: sensor(["temperatureInFahrenheit": 1e300])) }
-        #expect(error?.message == "WeatherSensor.temperatureInFahrenheit: expected Float, found Double (1e+300); pass a value of the property's type")
+        #expect(
+            error?.message
+                == "WeatherSensor.temperatureInFahrenheit: expected Float, found Double (1e+300); pass a value of the property's type")
         failingWrite(.wrongValueType) {
             realm.create(TaggedReading.self, value: ["small": 300])
         }
@@ -58,8 +65,12 @@ private struct UserStop: Error {}
 
     @Test func standardNumericConversionsAreAccepted() throws {
         try realm.write {
-            realm.create(WeatherSensor.self, value: sensor(["windSpeedInMph": 3.0, "temperatureInFahrenheit": 70,
-                                                            "barometricPressureInHg": Float(29.5)]))
+            realm.create(
+                WeatherSensor.self,
+                value: sensor([
+                    "windSpeedInMph": 3.0, "temperatureInFahrenheit": 70,
+                    "barometricPressureInHg": Float(29.5),
+                ]))
             realm.create(TaggedReading.self, value: ["small": Int64(-100)])
         }
         let documents = try sink.documents()
@@ -75,31 +86,45 @@ private struct UserStop: Error {}
 
     @Test func aMissingRequiredPropertyIsNamed() {
         let error = failingWrite(.missingRequiredProperty) { realm.create(WeatherSensor.self, value: sensor(["deviceId": nil])) }
-        #expect(error?.message == "WeatherSensor.deviceId: the required String property is missing; give it a value, make it optional, or declare a default value")
+        #expect(
+            error?.message
+                == "WeatherSensor.deviceId: the required String property is missing; give it a value, make it optional, or declare a default value"
+        )
     }
 
     @Test func anUnknownPropertyIsNamed() {
         let error = failingWrite(.unknownProperty) { realm.create(WeatherSensor.self, value: sensor(["humidity": 40])) }
-        #expect(error?.message == "WeatherSensor: WeatherSensor has no property 'humidity'; its properties are _id, deviceId, temperatureInFahrenheit, barometricPressureInHg, windSpeedInMph")
+        #expect(
+            error?.message
+                == "WeatherSensor: WeatherSensor has no property 'humidity'; its properties are _id, deviceId, temperatureInFahrenheit, barometricPressureInHg, windSpeedInMph"
+        )
     }
 
     @Test func tooManyArrayValuesAreRejected() {
         let error = failingWrite(.wrongValueType) {
             realm.create(WeatherSensor.self, value: [ObjectId.generate(), "d", 1.0, 2.0, 3, "extra"] as [Any])
         }
-        #expect(error?.message == "WeatherSensor: the array has 6 values but WeatherSensor has 5 properties (_id, deviceId, temperatureInFahrenheit, barometricPressureInHg, windSpeedInMph); pass at most one value per property, in declaration order")
+        #expect(
+            error?.message
+                == "WeatherSensor: the array has 6 values but WeatherSensor has 5 properties (_id, deviceId, temperatureInFahrenheit, barometricPressureInHg, windSpeedInMph); pass at most one value per property, in declaration order"
+        )
     }
 
     @Test func aValueThatIsNoObjectFormIsRejected() {
         let error = failingWrite(.wrongValueType) { realm.create(WeatherSensor.self, value: 42) }
-        #expect(error?.message == "WeatherSensor: expected a [String: Any] dictionary, an array in property order or a WeatherSensor instance, found Int (42)")
+        #expect(
+            error?.message
+                == "WeatherSensor: expected a [String: Any] dictionary, an array in property order or a WeatherSensor instance, found Int (42)"
+        )
     }
 
     @Test func anInvalidMapKeyIsRejected() {
         let reading = TaggedReading()
         reading.labels["a.b"] = "x"
         let error = failingWrite(.invalidMapKey) { realm.create(TaggedReading.self, value: reading) }
-        #expect(error?.message == #"labels: the map key "a.b" cannot be stored; keys must be non-empty, contain no '.' or NUL and not start with '$'"#)
+        #expect(
+            error?.message
+                == #"labels: the map key "a.b" cannot be stored; keys must be non-empty, contain no '.' or NUL and not start with '$'"#)
         failingWrite(.invalidMapKey) { realm.create(TaggedReading.self, value: ["small": 1, "labels": ["$set": "x"]]) }
     }
 
@@ -112,7 +137,10 @@ private struct UserStop: Error {}
             again._id = id
             realm.create(WeatherSensor.self, value: again)
         }
-        #expect(error?.message == "WeatherSensor: two objects in one transaction have the primary key ObjectId(65a1f0c2e4b0a1b2c3d4e5f6); give each object its own _id (e.g. ObjectId.generate())")
+        #expect(
+            error?.message
+                == "WeatherSensor: two objects in one transaction have the primary key ObjectId(65a1f0c2e4b0a1b2c3d4e5f6); give each object its own _id (e.g. ObjectId.generate())"
+        )
         // The same id in the next transaction is the server's business (idempotent upserts).
         try realm.write { realm.create(WeatherSensor.self, value: sensor(["_id": id])) }
         #expect(sink.transactions.count == 1)
@@ -121,7 +149,10 @@ private struct UserStop: Error {}
     @Test func createOutsideAWriteWritesNothingAndTheNextWriteThrows() throws {
         realm.create(WeatherSensor.self, value: sensor())
         let error = expectRealmError(.notInWriteTransaction) { try realm.write {} }
-        #expect(error?.message == "create(WeatherSensor.self, value:) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
+        #expect(
+            error?.message
+                == "create(WeatherSensor.self, value:) was called outside a write transaction, so nothing was written; call it inside realm.write { }"
+        )
         try realm.write { realm.create(WeatherSensor.self, value: sensor()) }
         #expect(sink.transactions.count == 1)
         #expect(sink.transactions[0].records.count == 1)
@@ -135,7 +166,10 @@ private struct UserStop: Error {}
                 try realm.write {}
             }
         }
-        #expect(nested?.message == "a write transaction is already open on this realm; write {} cannot be nested: move the inner writes into the outer block")
+        #expect(
+            nested?.message
+                == "a write transaction is already open on this realm; write {} cannot be nested: move the inner writes into the outer block"
+        )
         #expect(sink.transactions.isEmpty)
     }
 
@@ -167,7 +201,10 @@ private struct UserStop: Error {}
         let error = expectRealmError(.typeNotInRealm) {
             try other.write { other.create(WeatherSensor.self, value: sensor()) }
         }
-        #expect(error?.message == "WeatherSensor is not part of this realm's schema; add WeatherSensor.self to the configuration's objectTypes (or register it with Realm.registerTypes)")
+        #expect(
+            error?.message
+                == "WeatherSensor is not part of this realm's schema; add WeatherSensor.self to the configuration's objectTypes (or register it with Realm.registerTypes)"
+        )
     }
 
     @Test func beginAndCommitWriteWorkLikeWrite() throws {

@@ -31,8 +31,10 @@ fileprivate func roundTrip(_ hexText: String, key: String = "a") throws -> BSON?
     return doc[key]
 }
 
-fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options: BSONDecodingOptions = .init(),
-                             sourceLocation: SourceLocation = #_sourceLocation) {
+fileprivate func expectError(
+    _ code: BSONError.Code, _ hexText: String, options: BSONDecodingOptions = .init(),
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     do {
         let doc = try BSONDocument(bson: bytes(hexText), options: options)
         Issue.record("decoded \(hexText) as \(doc); expected \(code)", sourceLocation: sourceLocation)
@@ -50,7 +52,8 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         #expect(try roundTrip("190000000261000D000000C3A9C3A9C3A9C3A9C3A9C3A90000") == .string("éééééé"))
         #expect(try roundTrip("190000000261000D0000006162006261620062616261620000") == .string("ab\0bab\0babab"))
         #expect(try roundTrip("0800000006610000") == .undefined)
-        #expect(try roundTrip("1400000007610056E1FC72E0C917E9C471416100")
+        #expect(
+            try roundTrip("1400000007610056E1FC72E0C917E9C471416100")
                 == .objectId(try ObjectId(hex: "56e1fc72e0c917e9c4714161")))
         #expect(try roundTrip("090000000861000100") == .bool(true))
         #expect(try roundTrip("090000000861000000") == .bool(false))
@@ -60,9 +63,11 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         #expect(try roundTrip("0C000000106100FFFFFF7F00") == .int32(.max))
         #expect(try roundTrip("100000001161002A00000015CD5B0700") == .timestamp(BSONTimestamp(seconds: 123_456_789, increment: 42)))
         #expect(try roundTrip("10000000126100FFFFFFFFFFFFFF7F00") == .int64(.max))
-        #expect(try roundTrip("180000001364000000000000000000000000000000403000")
+        #expect(
+            try roundTrip("180000001364000000000000000000000000000000403000")
                 == nil)  // key is "d"
-        #expect(try roundTrip("180000001364000000000000000000000000000000403000", key: "d")
+        #expect(
+            try roundTrip("180000001364000000000000000000000000000000403000", key: "d")
                 == .decimal128(Decimal128(high: 0x3040_0000_0000_0000, low: 0)))
         #expect(try roundTrip("08000000FF610000") == .minKey)
         #expect(try roundTrip("080000007F610000") == .maxKey)
@@ -84,9 +89,11 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         #expect(try roundTrip("0E0000000D610002000000620000") == .javascript("b"))
         #expect(try roundTrip("0E0000000E610002000000620000") == .symbol("b"))
         #expect(try roundTrip("0F0000000B610061626300696D0000") == .regex(pattern: "abc", options: "im"))
-        #expect(try roundTrip("1A0000000C610002000000620056E1FC72E0C917E9C471416100")
+        #expect(
+            try roundTrip("1A0000000C610002000000620056E1FC72E0C917E9C471416100")
                 == .dbPointer(ref: "b", id: try ObjectId(hex: "56e1fc72e0c917e9c4714161")))
-        #expect(try roundTrip("210000000F6100190000000500000061626364000C000000107800010000000000")
+        #expect(
+            try roundTrip("210000000F6100190000000500000061626364000C000000107800010000000000")
                 == .javascriptWithScope(code: "abcd", scope: ["x": .int32(1)]))
     }
 
@@ -103,7 +110,8 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         #expect(try roundTrip("0D000000057800000000000000", key: "x") == .binary(BSONBinary(bytes: [])))
         #expect(try roundTrip("0F0000000578000200000000FFFF00", key: "x") == .binary(BSONBinary(subtype: 0, bytes: [0xFF, 0xFF])))
         // The old subtype 0x02 keeps only the payload; its inner length is written back.
-        #expect(try roundTrip("13000000057800060000000202000000FFFF00", key: "x")
+        #expect(
+            try roundTrip("13000000057800060000000202000000FFFF00", key: "x")
                 == .binary(BSONBinary(subtype: BSONBinary.Subtype.binaryOld, bytes: [0xFF, 0xFF])))
         guard case .binary(let uuid)? = try roundTrip("1D000000057800100000000473FFD26444B34C6990E8E7D1DFC035D400", key: "x") else {
             Issue.record("not binary"); return
@@ -344,8 +352,10 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         for a in 0xC0...0xFF {
             for b in 0...255 where !agree([UInt8(a), UInt8(b)]) { mismatches.append([UInt8(a), UInt8(b)]) }
         }
-        let interesting: [UInt8] = [0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF,
-                                    0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF]
+        let interesting: [UInt8] = [
+            0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF,
+            0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF,
+        ]
         for a: UInt8 in [0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5] {
             for b in interesting {
                 for c in interesting {
@@ -363,7 +373,8 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         var random = SplitMix64(seed: 42)
         for _ in 0..<2_000 {
             let count = Int.random(in: 0...40, using: &random)
-            let bytes = (0..<count).map { _ in UInt8.random(in: 0...3, using: &random) == 0 ? 0 : UInt8.random(in: 1...255, using: &random) }
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...3, using: &random) == 0 ? 0 : UInt8.random(in: 1...255, using: &random)
+            }
             let expected = bytes.firstIndex(of: 0)
             let found = bytes.withUnsafeBytes { raw in
                 raw.baseAddress.flatMap { BSONDecoder.firstNul(in: $0, count: count) }
@@ -395,8 +406,10 @@ fileprivate func expectError(_ code: BSONError.Code, _ hexText: String, options:
         // Lengths around the word size and the 15-byte small-string limit,
         // ASCII and not, keys and string values.
         for length in 0...40 {
-            for text in [String(repeating: "k", count: length),
-                         String(repeating: "é", count: length / 2) + String(repeating: "k", count: length % 2)] {
+            for text in [
+                String(repeating: "k", count: length),
+                String(repeating: "é", count: length / 2) + String(repeating: "k", count: length % 2),
+            ] {
                 let doc: BSONDocument = [text: .string(text), "z": .int32(1)]
                 let decoded = try BSONDocument(bson: doc.bsonBytes())
                 #expect(decoded == doc, "\(text.utf8.count)-byte key and string")

@@ -50,9 +50,9 @@ import Testing
             return URL(fileURLWithPath: path, isDirectory: true)
         }
         return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent()   // IngestCoreTests
-            .deletingLastPathComponent()   // Tests
-            .deletingLastPathComponent()   // repository root
+            .deletingLastPathComponent()  // IngestCoreTests
+            .deletingLastPathComponent()  // Tests
+            .deletingLastPathComponent()  // repository root
             .appendingPathComponent("../shared/testdata/bson-corpus", isDirectory: true)
             .standardizedFileURL
     }
@@ -152,7 +152,9 @@ import Testing
             totals.parse += counts.parse
             totals.skipped += counts.skipped
         }
-        print("bson-corpus total (\(names.count) files): \(totals.valid) valid, \(totals.decode) decodeErrors, \(totals.parse) parseErrors, \(totals.skipped) skipped")
+        print(
+            "bson-corpus total (\(names.count) files): \(totals.valid) valid, \(totals.decode) decodeErrors, \(totals.parse) parseErrors, \(totals.skipped) skipped"
+        )
         for (index, skip) in Self.skipped.enumerated() where !usedSkips.contains(index) {
             Issue.record("skip entry matches no corpus case: \(skip.file) '\(skip.description)'")
         }
@@ -223,8 +225,9 @@ import Testing
             let fromJSON = try BSONDocument(extendedJSON: convertedJSON)
             #expect(fromJSON.bsonBytes() == convertedBSON, "\(label): converted_extjson → converted_bson differs")
         } else {
-            #expect(item.converted_bson == nil && item.converted_extjson == nil,
-                    "\(label): converted_bson and converted_extjson come in pairs")
+            #expect(
+                item.converted_bson == nil && item.converted_extjson == nil,
+                "\(label): converted_bson and converted_extjson come in pairs")
         }
     }
 

@@ -16,8 +16,10 @@ import Testing
     /// Keys from 14 to 70 bytes (below, inside and above the cached range),
     /// ASCII and two-byte UTF-8, more than the table has slots.
     static let keys: [String] = (14...70).flatMap { length in
-        ["k" + String(repeating: "x", count: length - 2) + "\(length % 10)",
-         String(repeating: "é", count: length / 2)]  // 2 bytes each
+        [
+            "k" + String(repeating: "x", count: length - 2) + "\(length % 10)",
+            String(repeating: "é", count: length / 2),
+        ]  // 2 bytes each
     }
 
     @Test func everyKeyDecodesToItselfTwice() throws {

@@ -53,7 +53,8 @@ extension SplitMix64 {
         var documents: [[UInt8]] = []
         for file in files.sorted() where file.hasSuffix(".json") {
             guard let data = try? Data(contentsOf: folder.appendingPathComponent(file)),
-                  let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { continue }
+                let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { continue }
             for case let entry as [String: Any] in json["valid"] as? [Any] ?? [] {
                 for key in ["canonical_bson", "degenerate_bson"] {
                     guard let hex = entry[key] as? String, hex.count % 2 == 0 else { continue }
@@ -85,7 +86,8 @@ extension SplitMix64 {
                 // Overwrite an int32 (often a length) with an edge value or an off-by-one.
                 let at = Int.random(in: 0...(bytes.count - 4), using: &random)
                 let old = bytes[at..<(at + 4)].withUnsafeBytes { Int32(littleEndian: $0.loadUnaligned(as: Int32.self)) }
-                let value = Bool.random(using: &random)
+                let value =
+                    Bool.random(using: &random)
                     ? interestingInt32.randomElement(using: &random)!
                     : old &+ Int32.random(in: -2...2, using: &random)
                 withUnsafeBytes(of: value.littleEndian) { raw in
@@ -194,7 +196,8 @@ extension SplitMix64 {
         var processed = 0
         let deadline = Date().addingTimeInterval(Double(ProcessInfo.processInfo.environment["INGEST_FUZZ_SECONDS"] ?? "") ?? 60)
         for number in 0..<total {
-            let input = number % 4 == 0
+            let input =
+                number % 4 == 0
                 ? Self.randomBytes(with: &random)
                 : Self.mutate(pool.randomElement(using: &random)!, with: &random, pool: pool)
             if Self.check(input, seed: seed, case: number) { decoded += 1 }
@@ -214,7 +217,7 @@ extension SplitMix64 {
         let cases: [[UInt8]] = [
             [],
             [0x05, 0x00, 0x00],
-            [0xFF, 0xFF, 0xFF, 0x7F, 0x00],                          // huge declared length
+            [0xFF, 0xFF, 0xFF, 0x7F, 0x00],  // huge declared length
             [0x0C, 0x00, 0x00, 0x00, 0x0F, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x00],  // code w/ scope total = Int32.max
             [0x0D, 0x00, 0x00, 0x00, 0x05, 0x00, 0xFC, 0xFF, 0xFF, 0x7F, 0x02, 0x00, 0x00],  // binary near Int32.max
             [0x0E, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00],  // string length Int32.min

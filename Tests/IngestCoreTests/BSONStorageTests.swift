@@ -11,7 +11,8 @@ import IngestSupport
     /// The layout check passes on the toolchain the project ships with; if
     /// a new one changes the layout the fast paths switch off, and this
     /// test says so.
-    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off")) func theStringLayoutIsVerifiedOnThisToolchain() {
+    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off"))
+    func theStringLayoutIsVerifiedOnThisToolchain() {
         #expect(StringRepresentation.isVerified)
     }
 
@@ -54,7 +55,9 @@ import IngestSupport
     /// needs 17 bytes of room), and a NUL anywhere in a key, short or long,
     /// is reported and cut.
     @Test func keysOfEveryLengthEncodeTheSameWithAnyRoom() throws {
-        for alphabet in ["abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789", "éüçñøß中文字符😀abcdefghijklmnopqrstuvwxyz"] {
+        for alphabet in [
+            "abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789", "éüçñøß中文字符😀abcdefghijklmnopqrstuvwxyz",
+        ] {
             for length in 0...70 {
                 let key = String(alphabet.unicodeScalars.prefix(length).map(Character.init))
                 let document: BSONDocument = [key: .int32(7)]
@@ -129,8 +132,10 @@ import IngestSupport
     /// A document that fails half way frees what it had decoded and
     /// throws; the same bytes whole decode fine afterwards.
     @Test func aFailureHalfWayThroughADocumentThrows() throws {
-        let document: BSONDocument = ["first key, long enough": "a string value of some length",
-                                      "n": .int64(1), "bad": .bool(true)]
+        let document: BSONDocument = [
+            "first key, long enough": "a string value of some length",
+            "n": .int64(1), "bad": .bool(true),
+        ]
         var bytes = document.bsonBytes()
         bytes[bytes.count - 2] = 7  // the boolean's byte
         #expect(throws: BSONError.self) { try BSONDocument(bson: bytes) }
@@ -154,7 +159,8 @@ import IngestSupport
     /// interned key is there followed by its NUL inside the limit; keys
     /// that share their first 16 bytes take turns in its slot without being
     /// interned again.
-    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off")) func theFirstSixteenBytesLookupConfirmsTheWholeKey() {
+    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off"))
+    func theFirstSixteenBytesLookupConfirmsTheWholeKey() {
         let arena = BSONKeyArena(chunkSize: 64, chunkLimit: 10)  // two keys per chunk
         let cache = BSONKeyCache(arena: arena)
         func intern(_ key: String) -> String {
@@ -162,8 +168,9 @@ import IngestSupport
         }
         func lookUp(_ input: [UInt8], before limit: Int) -> (String, length: Int)? {
             input.withUnsafeBytes { raw in
-                cache.interned(startingWith: raw.load(as: UInt64.self), raw.load(fromByteOffset: 8, as: UInt64.self),
-                               at: raw.baseAddress!, before: limit)
+                cache.interned(
+                    startingWith: raw.load(as: UInt64.self), raw.load(fromByteOffset: 8, as: UInt64.self),
+                    at: raw.baseAddress!, before: limit)
             }
         }
         let a = "measurementChannel_A"
@@ -191,8 +198,10 @@ import IngestSupport
     /// Records whose long keys share their first 16 bytes decode to their
     /// own keys, round after round.
     @Test func keysSharingTheirFirstSixteenBytesDecodeToThemselves() throws {
-        let keys = ["temperatureSensorA", "temperatureSensorB", "temperatureSensorAB", "temperatureSensor_A_celsius",
-                    "temperatureSensor"]
+        let keys = [
+            "temperatureSensorA", "temperatureSensorB", "temperatureSensorAB", "temperatureSensor_A_celsius",
+            "temperatureSensor",
+        ]
         var document = BSONDocument()
         for (index, key) in keys.enumerated() { document.append(key, .int32(Int32(index))) }
         let bytes = document.bsonBytes()
@@ -208,7 +217,8 @@ import IngestSupport
 
     /// Once the arena's budget is spent, keys are still decoded exactly, as
     /// ordinary strings.
-    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off")) func keysStayCorrectWhenTheArenaIsSpent() {
+    @Test(.disabled(if: PortableFallbacks.areForced, "DATAINGEST_PORTABLE=1 turns this fast path off"))
+    func keysStayCorrectWhenTheArenaIsSpent() {
         let arena = BSONKeyArena(chunkSize: 64, chunkLimit: 1)
         let cache = BSONKeyCache(arena: arena)
         let keys = (0..<20).map { "key number \($0) of some length" }

@@ -11,15 +11,15 @@ import IngestTestSupport
             ("-0", "-0"),
             ("-.0", "-0.0"),
             ("+12.76", "12.76"),
-            ("0.000001", "0.000001"),        // adjusted exponent -6: plain
-            ("0.0000001", "1E-7"),           // adjusted exponent -7: scientific
+            ("0.000001", "0.000001"),  // adjusted exponent -6: plain
+            ("0.0000001", "1E-7"),  // adjusted exponent -7: scientific
             ("0.00000012", "1.2E-7"),
             ("1E3", "1E+3"),
             ("1050E+1", "1.050E+4"),
             ("0E+3", "0E+3"),
-            ("1E6112", "1.0E+6112"),         // clamped by appending a zero
-            ("0E+2147483647", "0E+6111"),    // zero exponent clamped
-            ("10E-6177", "1E-6176"),         // trailing zero removed
+            ("1E6112", "1.0E+6112"),  // clamped by appending a zero
+            ("0E+2147483647", "0E+6111"),  // zero exponent clamped
+            ("10E-6177", "1E-6176"),  // trailing zero removed
             ("inf", "Infinity"),
             ("-Infinity", "-Infinity"),
             ("nAn", "NaN"),

@@ -40,8 +40,14 @@ import IngestTestSupport
             "i": .int32(5), "l": .int64(6), "d": .double(1), "t": .datetime(0),
             "b": .binary(BSONBinary(subtype: 0, bytes: [0xFF, 0xFF])), "ts": .timestamp(BSONTimestamp(seconds: 1, increment: 2)),
         ]
-        #expect(doc.extendedJSON(.canonical) == #"{"i":{"$numberInt":"5"},"l":{"$numberLong":"6"},"d":{"$numberDouble":"1.0"},"t":{"$date":{"$numberLong":"0"}},"b":{"$binary":{"base64":"//8=","subType":"00"}},"ts":{"$timestamp":{"t":1,"i":2}}}"#)
-        #expect(doc.extendedJSON(.relaxed) == #"{"i":5,"l":6,"d":1.0,"t":{"$date":"1970-01-01T00:00:00Z"},"b":{"$binary":{"base64":"//8=","subType":"00"}},"ts":{"$timestamp":{"t":1,"i":2}}}"#)
+        #expect(
+            doc.extendedJSON(.canonical)
+                == #"{"i":{"$numberInt":"5"},"l":{"$numberLong":"6"},"d":{"$numberDouble":"1.0"},"t":{"$date":{"$numberLong":"0"}},"b":{"$binary":{"base64":"//8=","subType":"00"}},"ts":{"$timestamp":{"t":1,"i":2}}}"#
+        )
+        #expect(
+            doc.extendedJSON(.relaxed)
+                == #"{"i":5,"l":6,"d":1.0,"t":{"$date":"1970-01-01T00:00:00Z"},"b":{"$binary":{"base64":"//8=","subType":"00"}},"ts":{"$timestamp":{"t":1,"i":2}}}"#
+        )
         #expect(doc.extendedJSON() == doc.extendedJSON(.relaxed))
         #expect(BSON.double(.nan).extendedJSON(.relaxed) == #"{"$numberDouble":"NaN"}"#)
         #expect(BSON.double(-.infinity).extendedJSON(.relaxed) == #"{"$numberDouble":"-Infinity"}"#)
@@ -78,18 +84,19 @@ import IngestTestSupport
     }
 
     @Test func readsLegacyAndAlternativeForms() throws {
-        let doc = try BSONDocument(extendedJSON: """
-            {"bin": {"$binary": "AQI=", "$type": "80"},
-             "re": {"$regex": "^a", "$options": "xmi"},
-             "uuid": {"$uuid": "73ffd264-44b3-4c69-90e8-e7d1dfc035d4"},
-             "uuid2": {"$uuid": "73FFD26444B34C6990E8E7D1DFC035D4"},
-             "when": {"$date": "2012-12-24T13:15:30.501+01:00"},
-             "whenFraction": {"$date": "1970-01-01T00:00:00.5Z"},
-             "reversed": {"$code": "f", "$scope": {}},
-             "query": {"$regex": {"$regularExpression": {"pattern": "p", "options": ""}}, "$options": "ix"},
-             "type": {"$type": "string"},
-             "dbref": {"$ref": "c", "$id": 1}}
-            """)
+        let doc = try BSONDocument(
+            extendedJSON: """
+                {"bin": {"$binary": "AQI=", "$type": "80"},
+                 "re": {"$regex": "^a", "$options": "xmi"},
+                 "uuid": {"$uuid": "73ffd264-44b3-4c69-90e8-e7d1dfc035d4"},
+                 "uuid2": {"$uuid": "73FFD26444B34C6990E8E7D1DFC035D4"},
+                 "when": {"$date": "2012-12-24T13:15:30.501+01:00"},
+                 "whenFraction": {"$date": "1970-01-01T00:00:00.5Z"},
+                 "reversed": {"$code": "f", "$scope": {}},
+                 "query": {"$regex": {"$regularExpression": {"pattern": "p", "options": ""}}, "$options": "ix"},
+                 "type": {"$type": "string"},
+                 "dbref": {"$ref": "c", "$id": 1}}
+                """)
         #expect(doc["bin"] == .binary(BSONBinary(subtype: 0x80, bytes: [1, 2])))
         #expect(doc["re"] == .regex(pattern: "^a", options: "imx"))
         let uuid: [UInt8] = [0x73, 0xFF, 0xD2, 0x64, 0x44, 0xB3, 0x4C, 0x69, 0x90, 0xE8, 0xE7, 0xD1, 0xDF, 0xC0, 0x35, 0xD4]
@@ -99,9 +106,11 @@ import IngestTestSupport
         #expect(doc["whenFraction"] == .datetime(500))
         #expect(doc["reversed"] == .javascriptWithScope(code: "f", scope: [:]))
         // A $regex query operator holding a document stays a document.
-        #expect(doc["query"] == .document([
-            "$regex": .regex(pattern: "p", options: ""), "$options": "ix",
-        ]))
+        #expect(
+            doc["query"]
+                == .document([
+                    "$regex": .regex(pattern: "p", options: ""), "$options": "ix",
+                ]))
         #expect(doc["type"] == .document(["$type": "string"]))
         #expect(doc["dbref"] == .document(["$ref": "c", "$id": .int32(1)]))
     }
@@ -112,8 +121,10 @@ import IngestTestSupport
         #expect(BSON.datetime(-1).extendedJSON() == #"{"$date":{"$numberLong":"-1"}}"#)
         #expect(BSON.datetime(951_782_400_001).extendedJSON() == #"{"$date":"2000-02-29T00:00:00.001Z"}"#)
         #expect(try BSON(extendedJSON: #"{"$date":"1969-12-31T23:59:59.999Z"}"#) == .datetime(-1))
-        for bad in ["2001-02-29T00:00:00Z", "2012-12-24 12:15:30Z", "2012-12-24T12:15:30", "2012-13-01T00:00:00Z",
-                    "2012-12-24T24:00:00Z", "2012-12-24T12:15:30.Z", "12-12-24T12:15:30Z"] {
+        for bad in [
+            "2001-02-29T00:00:00Z", "2012-12-24 12:15:30Z", "2012-12-24T12:15:30", "2012-13-01T00:00:00Z",
+            "2012-12-24T24:00:00Z", "2012-12-24T12:15:30.Z", "12-12-24T12:15:30Z",
+        ] {
             #expect(throws: ExtendedJSONError.self, "\(bad)") { try BSON(extendedJSON: #"{"$date":"\#(bad)"}"#) }
         }
     }
@@ -139,7 +150,9 @@ import IngestTestSupport
         #expect(throws: ExtendedJSONError.self) { try BSONDocument(extendedJSON: #"{"a": {"$numberDouble": "0x1p3"}}"#) }
         #expect(throws: ExtendedJSONError.self) { try BSONDocument(extendedJSON: #"{"a": {"$numberInt": "2147483648"}}"#) }
         #expect(throws: ExtendedJSONError.self) { try BSONDocument(extendedJSON: #"{"a": {"$numberLong": "+1"}}"#) }
-        #expect(throws: ExtendedJSONError.self) { try BSONDocument(extendedJSON: #"{"a": {"$binary": {"base64": "AQI", "subType": "00"}}}"#) }
+        #expect(throws: ExtendedJSONError.self) {
+            try BSONDocument(extendedJSON: #"{"a": {"$binary": {"base64": "AQI", "subType": "00"}}}"#)
+        }
         #expect(throws: ExtendedJSONError.self) { try BSONDocument(extendedJSON: #"{"a": {"$binary": {"base64": "", "subType": "100"}}}"#) }
         #expect(throws: ExtendedJSONError.self) { try BSONDocument(extendedJSON: #"{"a": {"$timestamp": {"t": 4294967296, "i": 1}}}"#) }
         #expect(throws: ExtendedJSONError.self) { try BSONDocument(extendedJSON: #"{"a": {"$scope": {}}}"#) }
@@ -149,8 +162,10 @@ import IngestTestSupport
 
     @Test func parsesStrictJSON() throws {
         #expect(try BSON(extendedJSON: #""\ud83d\ude00 \u00e9 \/ \b\f\n\r\t""#) == .string("😀 é / \u{8}\u{C}\n\r\t"))
-        for bad in [#""\ud83d""#, #""\ude00""#, #""\x""#, "\"a\u{1}\"", "01", "1.", ".5", "-", "+1", "1e", "[1,]",
-                    #"{"a":1,}"#, #"{"a" 1}"#, "nul", "[1] 2", "", "NaN", "'a'"] {
+        for bad in [
+            #""\ud83d""#, #""\ude00""#, #""\x""#, "\"a\u{1}\"", "01", "1.", ".5", "-", "+1", "1e", "[1,]",
+            #"{"a":1,}"#, #"{"a" 1}"#, "nul", "[1] 2", "", "NaN", "'a'",
+        ] {
             #expect(throws: ExtendedJSONError.self, "\(bad)") { try JSONValue(parsing: bad) }
         }
         // Member order, duplicates and number text survive.
@@ -241,14 +256,18 @@ import IngestTestSupport
     /// or throws ExtendedJSONError.
     @Test func wrappersWithRandomContentParseOrThrow() throws {
         var random = SplitMix64(state: 0x3A_77E5)
-        let keys = ["$oid", "$symbol", "$numberInt", "$numberLong", "$numberDouble", "$numberDecimal", "$binary",
-                    "$type", "$uuid", "$code", "$scope", "$timestamp", "$regularExpression", "$regex", "$options",
-                    "$dbPointer", "$ref", "$id", "$date", "$minKey", "$maxKey", "$undefined", "base64", "subType",
-                    "t", "i", "pattern", "options", "x"]
-        let leaves = [#""""#, #""1""#, #""-1""#, #""2147483648""#, #""1.5E+3""#, #""Infinity""#, #""NaN""#, #""nan""#,
-                      #""56e1fc72e0c917e9c4714161""#, #""//8=""#, #""04""#, #""80""#, #""1970-01-01T00:00:00Z""#,
-                      #""73ffd264-44b3-4c69-90e8-e7d1dfc035d4""#, #""imx""#, "1", "0", "-1", "4294967296", "1.0",
-                      "true", "false", "null", "[]", "{}"]
+        let keys = [
+            "$oid", "$symbol", "$numberInt", "$numberLong", "$numberDouble", "$numberDecimal", "$binary",
+            "$type", "$uuid", "$code", "$scope", "$timestamp", "$regularExpression", "$regex", "$options",
+            "$dbPointer", "$ref", "$id", "$date", "$minKey", "$maxKey", "$undefined", "base64", "subType",
+            "t", "i", "pattern", "options", "x",
+        ]
+        let leaves = [
+            #""""#, #""1""#, #""-1""#, #""2147483648""#, #""1.5E+3""#, #""Infinity""#, #""NaN""#, #""nan""#,
+            #""56e1fc72e0c917e9c4714161""#, #""//8=""#, #""04""#, #""80""#, #""1970-01-01T00:00:00Z""#,
+            #""73ffd264-44b3-4c69-90e8-e7d1dfc035d4""#, #""imx""#, "1", "0", "-1", "4294967296", "1.0",
+            "true", "false", "null", "[]", "{}",
+        ]
         func randomValue(_ depth: Int) -> String {
             if depth > 3 || Int.random(in: 0..<3, using: &random) > 0 { return leaves.randomElement(using: &random)! }
             let count = Int.random(in: 1...3, using: &random)

@@ -12,8 +12,9 @@ import IngestSupport
     }()
 
     static func header(_ kind: EncryptedFileHeader.Kind) -> EncryptedFileHeader {
-        EncryptedFileHeader(kind: kind, storeId: SegmentStoreID(bytes: Array(0..<16))!, segmentNumber: 7,
-                            salt: [UInt8](repeating: 0x5A, count: 16), keyCheck: key.checkValue)
+        EncryptedFileHeader(
+            kind: kind, storeId: SegmentStoreID(bytes: Array(0..<16))!, segmentNumber: 7,
+            salt: [UInt8](repeating: 0x5A, count: 16), keyCheck: key.checkValue)
     }
 
     /// The seed the decrypt target failed on: mode byte 0x0F (plaintext

@@ -5,24 +5,28 @@ import Testing
 /// document valid, and must agree with the document quick pass on every
 /// scalar document it can judge.
 @Suite struct SchemaRawValidationTests {
-    private static let sensor = ObjectSchema(className: "Reading", kind: .asymmetric, properties: [
-        Property(name: "_id", type: .objectId, isPrimaryKey: true),
-        Property(name: "deviceId", type: .string),
-        Property(name: "temperature", type: .float),
-        Property(name: "pressure", type: .double, isOptional: true),
-        Property(name: "wind", type: .int),
-        Property(name: "ok", type: .bool, isOptional: true),
-        Property(name: "at", type: .date, isOptional: true),
-        Property(name: "price", type: .decimal128, isOptional: true),
-        Property(name: "blob", type: .data, isOptional: true),
-        Property(name: "serial", type: .uuid, isOptional: true),
-        Property(name: "tags", type: .string, collection: .list),
-        Property(name: "extra", type: .mixed, isOptional: true),
-    ])
+    private static let sensor = ObjectSchema(
+        className: "Reading", kind: .asymmetric,
+        properties: [
+            Property(name: "_id", type: .objectId, isPrimaryKey: true),
+            Property(name: "deviceId", type: .string),
+            Property(name: "temperature", type: .float),
+            Property(name: "pressure", type: .double, isOptional: true),
+            Property(name: "wind", type: .int),
+            Property(name: "ok", type: .bool, isOptional: true),
+            Property(name: "at", type: .date, isOptional: true),
+            Property(name: "price", type: .decimal128, isOptional: true),
+            Property(name: "blob", type: .data, isOptional: true),
+            Property(name: "serial", type: .uuid, isOptional: true),
+            Property(name: "tags", type: .string, collection: .list),
+            Property(name: "extra", type: .mixed, isOptional: true),
+        ])
 
     private static func base() -> BSONDocument {
-        ["_id": .objectId(ObjectId.generate()), "deviceId": "WX1278UIT", "temperature": .double(66.7),
-         "pressure": .double(29.65), "wind": .int64(2)]
+        [
+            "_id": .objectId(ObjectId.generate()), "deviceId": "WX1278UIT", "temperature": .double(66.7),
+            "pressure": .double(29.65), "wind": .int64(2),
+        ]
     }
 
     /// Documents each paired with whether the raw quick pass must prove them valid.

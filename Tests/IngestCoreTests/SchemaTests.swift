@@ -5,27 +5,33 @@ import Testing
 /// A weather sensor schema with an embedded location, a link and collections.
 private func sensorSchema() throws -> Schema {
     try Schema([
-        ObjectSchema(className: "WeatherSensor", kind: .asymmetric, properties: [
-            Property(name: "_id", type: .objectId, isPrimaryKey: true),
-            Property(name: "deviceId", type: .string, isIndexed: true),
-            Property(name: "temperatureInFahrenheit", type: .float),
-            Property(name: "windSpeedInMph", type: .int),
-            Property(name: "note", type: .string, isOptional: true),
-            Property(name: "readings", type: .double, collection: .list),
-            Property(name: "labels", type: .string, isOptional: true, collection: .map),
-            Property(name: "location", type: .object, isOptional: true, objectClassName: "Location"),
-            Property(name: "history", type: .object, collection: .list, objectClassName: "Location"),
-            Property(name: "station", type: .object, isOptional: true, objectClassName: "Station"),
-            Property(name: "extra", type: .mixed, isOptional: true),
-            Property(name: "serial", type: .uuid, isOptional: true),
-        ]),
-        ObjectSchema(className: "Location", kind: .embedded, properties: [
-            Property(name: "latitude", type: .double),
-            Property(name: "longitude", type: .double),
-        ]),
-        ObjectSchema(className: "Station", kind: .topLevel, properties: [
-            Property(name: "_id", type: .string, isPrimaryKey: true),
-        ]),
+        ObjectSchema(
+            className: "WeatherSensor", kind: .asymmetric,
+            properties: [
+                Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                Property(name: "deviceId", type: .string, isIndexed: true),
+                Property(name: "temperatureInFahrenheit", type: .float),
+                Property(name: "windSpeedInMph", type: .int),
+                Property(name: "note", type: .string, isOptional: true),
+                Property(name: "readings", type: .double, collection: .list),
+                Property(name: "labels", type: .string, isOptional: true, collection: .map),
+                Property(name: "location", type: .object, isOptional: true, objectClassName: "Location"),
+                Property(name: "history", type: .object, collection: .list, objectClassName: "Location"),
+                Property(name: "station", type: .object, isOptional: true, objectClassName: "Station"),
+                Property(name: "extra", type: .mixed, isOptional: true),
+                Property(name: "serial", type: .uuid, isOptional: true),
+            ]),
+        ObjectSchema(
+            className: "Location", kind: .embedded,
+            properties: [
+                Property(name: "latitude", type: .double),
+                Property(name: "longitude", type: .double),
+            ]),
+        ObjectSchema(
+            className: "Station", kind: .topLevel,
+            properties: [
+                Property(name: "_id", type: .string, isPrimaryKey: true)
+            ]),
     ])
 }
 
@@ -40,9 +46,9 @@ private func sensorSchema() throws -> Schema {
         #expect(text.contains(#""collection" : "list""#))
 
         let handWritten = #"""
-        [{"name": "Log", "kind": "asymmetric", "primaryKey": "_id",
-          "properties": [{"name": "_id", "type": "objectId"}, {"name": "message", "type": "string", "indexed": true}]}]
-        """#
+            [{"name": "Log", "kind": "asymmetric", "primaryKey": "_id",
+              "properties": [{"name": "_id", "type": "objectId"}, {"name": "message", "type": "string", "indexed": true}]}]
+            """#
         let log = try Schema(json: Data(handWritten.utf8))
         #expect(log["Log"]?.kind == .asymmetric)
         #expect(log["Log"]?.primaryKey == "_id")
@@ -51,20 +57,34 @@ private func sensorSchema() throws -> Schema {
     }
 
     @Test(arguments: [
-        (#"[{"name":"A","properties":[{"name":"x","type":"flaot"}]}]"#,
-         #"schema JSON at [0].properties[0].type: unknown property type "flaot"; expected one of bool, int, float, double, string, data, date, decimal128, objectId, uuid, mixed, object"#),
-        (#"[{"name":"A","properties":[{"type":"int"}]}]"#,
-         #"schema JSON at [0].properties[0]: the required key "name" is missing"#),
-        (#"[{"name":"A","properties":[{"name":"x","type":"int","optinal":true}]}]"#,
-         #"schema JSON at [0].properties[0].optinal: unknown property key "optinal"; the keys are name, type, optional, collection, objectClass, indexed"#),
-        (#"[{"name":"A","primaryKey":"id","properties":[{"name":"_id","type":"int"}]}]"#,
-         #"schema JSON at [0].primaryKey: the primary key 'id' of A is not one of its properties"#),
-        (#"[{"name":"A","kind":"synced","properties":[]}]"#,
-         #"schema JSON at [0].kind: unknown class kind "synced"; expected one of topLevel, embedded, asymmetric"#),
-        (#"[{"name":"A","properties":[{"name":"x","type":"int","optional":"yes"}]}]"#,
-         #"schema JSON at [0].properties[0].optional: expected true or false"#),
-        (#"[{"name":"A","properties":[]},{"name":"A","properties":[]}]"#,
-         #"schema JSON at the top level: two classes are named 'A'; class names must be unique: rename one (override className()) or list only one of them"#),
+        (
+            #"[{"name":"A","properties":[{"name":"x","type":"flaot"}]}]"#,
+            #"schema JSON at [0].properties[0].type: unknown property type "flaot"; expected one of bool, int, float, double, string, data, date, decimal128, objectId, uuid, mixed, object"#
+        ),
+        (
+            #"[{"name":"A","properties":[{"type":"int"}]}]"#,
+            #"schema JSON at [0].properties[0]: the required key "name" is missing"#
+        ),
+        (
+            #"[{"name":"A","properties":[{"name":"x","type":"int","optinal":true}]}]"#,
+            #"schema JSON at [0].properties[0].optinal: unknown property key "optinal"; the keys are name, type, optional, collection, objectClass, indexed"#
+        ),
+        (
+            #"[{"name":"A","primaryKey":"id","properties":[{"name":"_id","type":"int"}]}]"#,
+            #"schema JSON at [0].primaryKey: the primary key 'id' of A is not one of its properties"#
+        ),
+        (
+            #"[{"name":"A","kind":"synced","properties":[]}]"#,
+            #"schema JSON at [0].kind: unknown class kind "synced"; expected one of topLevel, embedded, asymmetric"#
+        ),
+        (
+            #"[{"name":"A","properties":[{"name":"x","type":"int","optional":"yes"}]}]"#,
+            #"schema JSON at [0].properties[0].optional: expected true or false"#
+        ),
+        (
+            #"[{"name":"A","properties":[]},{"name":"A","properties":[]}]"#,
+            #"schema JSON at the top level: two classes are named 'A'; class names must be unique: rename one (override className()) or list only one of them"#
+        ),
     ])
     func jsonErrorsNameThePath(json: String, message: String) {
         #expect {
@@ -118,27 +138,46 @@ private func sensorSchema() throws -> Schema {
     }
 
     @Test func syncedTypesNeedTheIdPrimaryKey() throws {
-        let found = try errors([ObjectSchema(className: "Reading", kind: .asymmetric, properties: [
-            Property(name: "key", type: .string, isPrimaryKey: true),
-        ])])
+        let found = try errors([
+            ObjectSchema(
+                className: "Reading", kind: .asymmetric,
+                properties: [
+                    Property(name: "key", type: .string, isPrimaryKey: true)
+                ])
+        ])
         #expect(found.map(\.code) == [.missingPrimaryKey])
-        #expect(found.first?.message == "Reading: every synced type needs the primary key '_id', but its primary key is 'key'; declare @Persisted(primaryKey: true) var _id: ObjectId (or map your key to '_id' with propertiesMapping())")
+        #expect(
+            found.first?.message
+                == "Reading: every synced type needs the primary key '_id', but its primary key is 'key'; declare @Persisted(primaryKey: true) var _id: ObjectId (or map your key to '_id' with propertiesMapping())"
+        )
         // Local schemas do not need `_id`.
-        #expect(try errors([ObjectSchema(className: "Setting", kind: .topLevel, properties: [
-            Property(name: "key", type: .string, isPrimaryKey: true),
-        ])], synced: false).isEmpty)
+        #expect(
+            try errors(
+                [
+                    ObjectSchema(
+                        className: "Setting", kind: .topLevel,
+                        properties: [
+                            Property(name: "key", type: .string, isPrimaryKey: true)
+                        ])
+                ], synced: false
+            ).isEmpty)
     }
 
     @Test func nothingMayLinkToAnAsymmetricClass() throws {
         let found = try errors([
             ObjectSchema(className: "Sensor", kind: .asymmetric, properties: [Property(name: "_id", type: .objectId, isPrimaryKey: true)]),
-            ObjectSchema(className: "Owner", kind: .topLevel, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                Property(name: "sensor", type: .object, isOptional: true, objectClassName: "Sensor"),
-            ]),
+            ObjectSchema(
+                className: "Owner", kind: .topLevel,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "sensor", type: .object, isOptional: true, objectClassName: "Sensor"),
+                ]),
         ])
         #expect(found.map(\.code) == [.linkToAsymmetric])
-        #expect(found.first?.message == "Owner.sensor links to the asymmetric class 'Sensor'; nothing may link to an asymmetric object (it is never stored on the device): remove the property or make 'Sensor' an EmbeddedObject")
+        #expect(
+            found.first?.message
+                == "Owner.sensor links to the asymmetric class 'Sensor'; nothing may link to an asymmetric object (it is never stored on the device): remove the property or make 'Sensor' an EmbeddedObject"
+        )
     }
 
     @Test func primaryKeyRules() throws {
@@ -153,21 +192,28 @@ private func sensorSchema() throws -> Schema {
 
     @Test func objectPropertyRules() throws {
         let found = try errors([
-            ObjectSchema(className: "A", kind: .asymmetric, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                Property(name: "missing", type: .object, isOptional: true, objectClassName: "Nowhere"),
-                Property(name: "required", type: .object, objectClassName: "E"),
-                Property(name: "list", type: .object, isOptional: true, collection: .list, objectClassName: "E"),
-                Property(name: "keyless", type: .object, isOptional: true, objectClassName: "T"),
-                Property(name: "score", type: .double, isIndexed: true),
-                Property(name: "a.b", type: .int),
-            ]),
+            ObjectSchema(
+                className: "A", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "missing", type: .object, isOptional: true, objectClassName: "Nowhere"),
+                    Property(name: "required", type: .object, objectClassName: "E"),
+                    Property(name: "list", type: .object, isOptional: true, collection: .list, objectClassName: "E"),
+                    Property(name: "keyless", type: .object, isOptional: true, objectClassName: "T"),
+                    Property(name: "score", type: .double, isIndexed: true),
+                    Property(name: "a.b", type: .int),
+                ]),
             ObjectSchema(className: "E", kind: .embedded, properties: [Property(name: "v", type: .int)]),
             ObjectSchema(className: "T", kind: .topLevel, properties: [Property(name: "v", type: .int)]),
         ])
-        #expect(found.map(\.code) == [.unknownTargetClass, .unsupportedPropertyType, .unsupportedPropertyType,
-                                      .unsupportedPropertyType, .invalidIndex, .invalidName, .missingPrimaryKey])
-        #expect(found[0].message == "A.missing refers to class 'Nowhere', which is not in the schema; add 'Nowhere' to the schema (objectTypes)")
+        #expect(
+            found.map(\.code) == [
+                .unknownTargetClass, .unsupportedPropertyType, .unsupportedPropertyType,
+                .unsupportedPropertyType, .invalidIndex, .invalidName, .missingPrimaryKey,
+            ])
+        #expect(
+            found[0].message == "A.missing refers to class 'Nowhere', which is not in the schema; add 'Nowhere' to the schema (objectTypes)"
+        )
         #expect(found[1].message == "A.required: an object property must be optional; declare it as E?")
         #expect(found[2].message == "A.list: a list of objects cannot hold nil; declare it as List<E>")
         #expect(found[3].message.hasPrefix("A.keyless links to 'T', which has no primary key"))
@@ -177,8 +223,10 @@ private func sensorSchema() throws -> Schema {
 
     @Test func duplicateClassNamesAreRejected() {
         #expect(throws: SchemaError.self) {
-            try Schema([ObjectSchema(className: "A", kind: .topLevel, properties: []),
-                        ObjectSchema(className: "A", kind: .embedded, properties: [])])
+            try Schema([
+                ObjectSchema(className: "A", kind: .topLevel, properties: []),
+                ObjectSchema(className: "A", kind: .embedded, properties: []),
+            ])
         }
     }
 }
@@ -204,8 +252,10 @@ private func sensorSchema() throws -> Schema {
         let schema = try sensorSchema()
         #expect(schema.validate(valid(), against: "WeatherSensor").isEmpty)
         // Optionals and collections may be absent; int32 is accepted for int.
-        let minimal: BSONDocument = ["_id": .objectId(ObjectId.generate()), "deviceId": "d",
-                                     "temperatureInFahrenheit": .double(1), "windSpeedInMph": .int32(2)]
+        let minimal: BSONDocument = [
+            "_id": .objectId(ObjectId.generate()), "deviceId": "d",
+            "temperatureInFahrenheit": .double(1), "windSpeedInMph": .int32(2),
+        ]
         #expect(schema.validate(minimal, against: "WeatherSensor").isEmpty)
     }
 
@@ -261,11 +311,15 @@ private func sensorSchema() throws -> Schema {
         func codes(_ document: BSONDocument) -> [SchemaViolation.Code] {
             schema.validate(document, against: "WeatherSensor").map(\.code)
         }
-        let inOrder: BSONDocument = ["_id": id, "deviceId": "d", "temperatureInFahrenheit": .double(1),
-                                     "windSpeedInMph": .int64(2), "note": .null]
+        let inOrder: BSONDocument = [
+            "_id": id, "deviceId": "d", "temperatureInFahrenheit": .double(1),
+            "windSpeedInMph": .int64(2), "note": .null,
+        ]
         #expect(codes(inOrder).isEmpty)
-        let shuffled: BSONDocument = ["windSpeedInMph": .int32(2), "note": "n", "deviceId": "d",
-                                      "temperatureInFahrenheit": .double(-1), "_id": id]
+        let shuffled: BSONDocument = [
+            "windSpeedInMph": .int32(2), "note": "n", "deviceId": "d",
+            "temperatureInFahrenheit": .double(-1), "_id": id,
+        ]
         #expect(codes(shuffled).isEmpty)
         var duplicate = inOrder
         duplicate.append("deviceId", "again")

@@ -21,8 +21,9 @@ import IngestSupport
 
     func start(flags: UInt16 = 0) -> [UInt8] {
         var header: [UInt8] = []
-        SegmentFormat.appendStart(SegmentHeader(storeId: Self.store, segmentNumber: 7, createdAtMillis: 1, schema: SegmentFormat.emptyDocument),
-                                  to: &header)
+        SegmentFormat.appendStart(
+            SegmentHeader(storeId: Self.store, segmentNumber: 7, createdAtMillis: 1, schema: SegmentFormat.emptyDocument),
+            to: &header)
         // Flags are bytes 2..<4 of the header payload: magic (8), type (1), length (4), version (2).
         withUnsafeBytes(of: flags.littleEndian) { header.replaceSubrange(15..<17, with: $0) }
         let payload = Array(header[13..<(header.count - 4)])

@@ -14,7 +14,8 @@ enum HandBSON {
         body.append(0x02); name("deviceId")
         withUnsafeBytes(of: Int32(device.utf8.count + 1).littleEndian) { body.append(contentsOf: $0) }
         body.append(contentsOf: device.utf8); body.append(0)
-        body.append(0x01); name("temperature"); withUnsafeBytes(of: (20.5 + Double(n % 10)).bitPattern.littleEndian) { body.append(contentsOf: $0) }
+        body.append(0x01); name("temperature");
+        withUnsafeBytes(of: (20.5 + Double(n % 10)).bitPattern.littleEndian) { body.append(contentsOf: $0) }
         body.append(0x10); name("windSpeed"); withUnsafeBytes(of: Int32(n % 30).littleEndian) { body.append(contentsOf: $0) }
         body.append(0x08); name("ok"); body.append(1)
         var doc: [UInt8] = []
@@ -214,7 +215,9 @@ final class ByteSink: @unchecked Sendable {  // used by one test thread only
         var appended: [UInt8] = []
         SegmentFormat.appendCommit(transactionNumber: 0x1234_5678_9ABC, recordCount: 7, to: &appended)
         var stored = [UInt8](repeating: 0, count: SegmentFormat.commitFrameSize)
-        stored.withUnsafeMutableBytes { SegmentFormat.storeCommit(transactionNumber: 0x1234_5678_9ABC, recordCount: 7, at: $0.baseAddress!) }
+        stored.withUnsafeMutableBytes {
+            SegmentFormat.storeCommit(transactionNumber: 0x1234_5678_9ABC, recordCount: 7, at: $0.baseAddress!)
+        }
         #expect(stored == appended)
         // In a sealed stream a zero type is malformed.
         var sealedPlain = try Gzip.decompress(bytes)

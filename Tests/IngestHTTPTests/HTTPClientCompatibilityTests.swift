@@ -27,7 +27,8 @@ import IngestTestSupport
         try Data(payload).write(to: URL(fileURLWithPath: input))
         for extra in [[String](), ["-H", "Transfer-Encoding: chunked"], ["--http1.0"]] {
             try? FileManager.default.removeItem(atPath: output)
-            let result = try runTool("curl", ["-sS", "-f", "-X", "POST", "--data-binary", "@\(input)", "-o", output] + extra + ["\(base)/_test/echo"])
+            let result = try runTool(
+                "curl", ["-sS", "-f", "-X", "POST", "--data-binary", "@\(input)", "-o", output] + extra + ["\(base)/_test/echo"])
             #expect(result?.status == 0, "\(extra): \(result?.output ?? "")")
             #expect(FileManager.default.contents(atPath: output) == Data(payload), "curl \(extra) body mismatch")
         }

@@ -32,7 +32,11 @@ import IngestTestSupport
             case 3: bytes = Array(bytes[..<at])
             case 4:
                 // A random chunk size or length.
-                let number = Array(String(UInt64.random(in: 0...UInt64.max, using: &random) >> UInt64.random(in: 0...63, using: &random), radix: Bool.random(using: &random) ? 16 : 10).utf8)
+                let number = Array(
+                    String(
+                        UInt64.random(in: 0...UInt64.max, using: &random) >> UInt64.random(in: 0...63, using: &random),
+                        radix: Bool.random(using: &random) ? 16 : 10
+                    ).utf8)
                 bytes.insert(contentsOf: number, at: at)
             case 5:
                 // CRLF becomes a bare LF or a bare CR.

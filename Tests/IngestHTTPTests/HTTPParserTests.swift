@@ -40,26 +40,33 @@ import Testing
     func both(_ input: String) -> [Outcome] {
         let whole = parse(input)
         let bytewise = parse(input, step: 1)
-        #expect(whole.filter { $0 != .continueSent } == bytewise.filter { $0 != .continueSent }, "split delivery changed the result for \(input.debugDescription)")
+        #expect(
+            whole.filter { $0 != .continueSent } == bytewise.filter { $0 != .continueSent },
+            "split delivery changed the result for \(input.debugDescription)")
         return whole
     }
 
     @Test func simpleAndPipelinedRequests() {
-        let out = both("GET /a?x=1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabcGET /c HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
-        #expect(out == [
-            .request(method: "GET", target: "/a?x=1", body: [], keepAlive: true),
-            .request(method: "POST", target: "/b", body: Array("abc".utf8), keepAlive: true),
-            .request(method: "GET", target: "/c", body: [], keepAlive: false),
-        ])
+        let out = both(
+            "GET /a?x=1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabcGET /c HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+        )
+        #expect(
+            out == [
+                .request(method: "GET", target: "/a?x=1", body: [], keepAlive: true),
+                .request(method: "POST", target: "/b", body: Array("abc".utf8), keepAlive: true),
+                .request(method: "GET", target: "/c", body: [], keepAlive: false),
+            ])
     }
 
     @Test func http10KeepAliveRules() {
         #expect(both("GET / HTTP/1.0\r\n\r\n") == [.request(method: "GET", target: "/", body: [], keepAlive: false)])
-        #expect(both("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n") == [.request(method: "GET", target: "/", body: [], keepAlive: true)])
+        #expect(
+            both("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n") == [.request(method: "GET", target: "/", body: [], keepAlive: true)])
     }
 
     @Test func chunkedBodyWithExtensionsAndTrailers() {
-        let input = "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let input =
+            "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "5;name=value;q=\"a \\\"quoted\\\" ext\"\r\nhello\r\n"
             + "6 ; flag\r\n world\r\n"
             + "0\r\nX-Trailer: yes\r\nChecksum: abc\r\n\r\n"
@@ -67,8 +74,9 @@ import Testing
     }
 
     @Test func absoluteFormTargetBecomesOriginForm() {
-        #expect(both("GET http://example.com/p?q=1 HTTP/1.1\r\nHost: example.com\r\n\r\n")
-            == [.request(method: "GET", target: "/p?q=1", body: [], keepAlive: true)])
+        #expect(
+            both("GET http://example.com/p?q=1 HTTP/1.1\r\nHost: example.com\r\n\r\n")
+                == [.request(method: "GET", target: "/p?q=1", body: [], keepAlive: true)])
     }
 
     @Test func leadingEmptyLinesAreIgnored() {
@@ -163,8 +171,9 @@ import Testing
     }
 
     @Test func extractsDecodedParameters() {
-        guard case .matched(let route, let parameters) = router().resolve(
-            method: "POST", path: "/api/client/v2.0/app/my%20app/auth/providers/anon-user/login")
+        guard
+            case .matched(let route, let parameters) = router().resolve(
+                method: "POST", path: "/api/client/v2.0/app/my%20app/auth/providers/anon-user/login")
         else {
             Issue.record("no match")
             return
@@ -196,7 +205,8 @@ import Testing
 
     @Test func unmatchedPathsAreNotFound() {
         for path in ["/apps", "/apps/", "/apps/7/x", "/", "/apps//", "/apps/%zz"] {
-            if case .notFound = router().resolve(method: "GET", path: path) {} else {
+            if case .notFound = router().resolve(method: "GET", path: path) {
+            } else {
                 Issue.record("\(path) should be 404")
             }
         }

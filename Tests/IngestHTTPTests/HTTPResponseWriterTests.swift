@@ -6,8 +6,9 @@ import Testing
 @Suite struct HTTPResponseWriterTests {
     func serialize(_ response: HTTPResponse, isHead: Bool = false, close: Bool = false, http10KeepAlive: Bool = false) -> String {
         var out: [UInt8] = []
-        HTTPResponseWriter.write(response, isHead: isHead, close: close, http10KeepAlive: http10KeepAlive,
-                                 date: "Sun, 06 Nov 1994 08:49:37 GMT", into: &out)
+        HTTPResponseWriter.write(
+            response, isHead: isHead, close: close, http10KeepAlive: http10KeepAlive,
+            date: "Sun, 06 Nov 1994 08:49:37 GMT", into: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
@@ -16,8 +17,9 @@ import Testing
         response.headers.add(name: "Content-Length", value: "999")
         response.headers.add(name: "Transfer-Encoding", value: "chunked")
         response.headers.add(name: "Connection", value: "upgrade")
-        #expect(serialize(response) == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            + "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(
+            serialize(response) == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                + "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 5\r\n\r\nhello")
         #expect(serialize(response, close: true).contains("\r\nConnection: close\r\n"))
         #expect(serialize(response, http10KeepAlive: true).contains("\r\nConnection: keep-alive\r\n"))
     }
@@ -42,8 +44,9 @@ import Testing
 
     @Test func errorBodiesAreEscapedJSON() {
         let response = HTTPResponse.error(.badRequest, code: "bad", message: "quote \" backslash \\ newline \n tab \t bell \u{07}")
-        #expect(String(decoding: response.body, as: UTF8.self)
-            == #"{"error":"quote \" backslash \\ newline \n tab \t bell \u0007","error_code":"bad"}"#)
+        #expect(
+            String(decoding: response.body, as: UTF8.self)
+                == #"{"error":"quote \" backslash \\ newline \n tab \t bell \u0007","error_code":"bad"}"#)
     }
 
     @Test func httpDateIsIMFFixdate() {

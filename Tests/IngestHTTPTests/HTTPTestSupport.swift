@@ -18,8 +18,9 @@ final class HTTPTestServer {
     /// Starts the server with `--port 0 --enable-test-routes` plus `arguments`.
     init(_ arguments: [String] = []) throws {
         directory = try TemporaryDirectory("http")
-        server = try IngestServerProcess(in: directory.path, arguments: ["--enable-test-routes"] + arguments,
-                                         logName: "stderr.log")
+        server = try IngestServerProcess(
+            in: directory.path, arguments: ["--enable-test-routes"] + arguments,
+            logName: "stderr.log")
     }
 
     var pid: Int32 { server.pid }

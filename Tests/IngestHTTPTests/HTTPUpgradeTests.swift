@@ -76,7 +76,7 @@ import IngestTestSupport
                 }
                 while let bytes = try? connection.read(timeout: 30), !bytes.isEmpty {
                     let text = String(decoding: bytes, as: UTF8.self)
-                    if text == "hold" { continue }   // keeps the session open, answering nothing
+                    if text == "hold" { continue }  // keeps the session open, answering nothing
                     try? connection.write(Array(text.uppercased().utf8))
                 }
                 log.withLock { $0.ended += 1 }
@@ -151,7 +151,7 @@ import IngestTestSupport
             #expect(Self.waitUntil(timeout: 5) { log.withLock { $0.started } == 1 })
             running.server.shutdown()
             #expect(try connection.readBytes(4) == Array("BYE\n".utf8))
-            connection.shutdownWrite()   // the client answers the goodbye
+            connection.shutdownWrite()  // the client answers the goodbye
             #expect(Self.waitUntil(timeout: 5) { running.hasStopped })
             #expect(log.withLock { ($0.shutdownCalls, $0.ended) } == (1, 1))
         }

@@ -5,50 +5,50 @@ import IngestTestSupport
 
 @Suite struct AppsConfigurationTests {
     static let example = #"""
-    {
-      "host": "0.0.0.0",
-      "port": 9191,
-      "stateDirectory": "/var/lib/ingest",
-      "limits": { "maxBodyBytes": 1048576, "maxConnections": 64, "keepAliveTimeoutSeconds": 2.5 },
-      "apps": [
         {
-          "id": "weather-abcde",
-          "signingSecretEnv": "WEATHER_SECRET",
-          "accessTokenLifetimeSeconds": 900,
-          "refreshTokenLifetimeSeconds": 86400,
-          "rotateRefreshTokens": true,
-          "auth": {
-            "anon-user": {},
-            "local-userpass": { "minPasswordLength": 12, "scryptLogN": 14 },
-            "api-key": {},
-            "custom-token": {
-              "audience": ["weather"],
-              "issuer": "https://issuer.example",
-              "keys": [{ "algorithm": "HS256", "secretEnv": "ISSUER_SECRET", "kid": "2026" }]
-            }
-          },
-          "schema": {
-            "WeatherSensor": {
-              "kind": "asymmetric",
-              "properties": {
-                "_id": "objectId",
-                "deviceId": "string",
-                "temperature": "double?",
-                "tags": "string<>",
-                "counters": "int{}",
-                "readings": "Reading[]",
-                "location": { "type": "Location", "optional": true }
-              }
+          "host": "0.0.0.0",
+          "port": 9191,
+          "stateDirectory": "/var/lib/ingest",
+          "limits": { "maxBodyBytes": 1048576, "maxConnections": 64, "keepAliveTimeoutSeconds": 2.5 },
+          "apps": [
+            {
+              "id": "weather-abcde",
+              "signingSecretEnv": "WEATHER_SECRET",
+              "accessTokenLifetimeSeconds": 900,
+              "refreshTokenLifetimeSeconds": 86400,
+              "rotateRefreshTokens": true,
+              "auth": {
+                "anon-user": {},
+                "local-userpass": { "minPasswordLength": 12, "scryptLogN": 14 },
+                "api-key": {},
+                "custom-token": {
+                  "audience": ["weather"],
+                  "issuer": "https://issuer.example",
+                  "keys": [{ "algorithm": "HS256", "secretEnv": "ISSUER_SECRET", "kid": "2026" }]
+                }
+              },
+              "schema": {
+                "WeatherSensor": {
+                  "kind": "asymmetric",
+                  "properties": {
+                    "_id": "objectId",
+                    "deviceId": "string",
+                    "temperature": "double?",
+                    "tags": "string<>",
+                    "counters": "int{}",
+                    "readings": "Reading[]",
+                    "location": { "type": "Location", "optional": true }
+                  }
+                },
+                "Reading": { "kind": "embedded", "properties": { "at": "date", "value": "decimal128" } },
+                "Location": { "kind": "embedded", "properties": { "lat": "double", "lon": "double" } }
+              },
+              "sink": { "kind": "postgres", "connection": "postgresql://ingest@127.0.0.1/weather" }
             },
-            "Reading": { "kind": "embedded", "properties": { "at": "date", "value": "decimal128" } },
-            "Location": { "kind": "embedded", "properties": { "lat": "double", "lon": "double" } }
-          },
-          "sink": { "kind": "postgres", "connection": "postgresql://ingest@127.0.0.1/weather" }
-        },
-        { "id": "logs", "developmentMode": true, "auth": { "anon-user": {} } }
-      ]
-    }
-    """#
+            { "id": "logs", "developmentMode": true, "auth": { "anon-user": {} } }
+          ]
+        }
+        """#
 
     let environment = [
         "WEATHER_SECRET": "weather-signing-secret-0123456789abcdef",
@@ -126,7 +126,10 @@ import IngestTestSupport
             (#"{"apps": []}"#, .invalidValue, "apps", "at least one app"),
             (#"{"port": "80", "apps": [{"id": "a1"}]}"#, .wrongType, "port", "integer"),
             (#"{"port": 70000, "apps": [{"id": "a1"}]}"#, .invalidValue, "port", "out of range"),
-            (#"{"limits": {"headerTimeoutSeconds": 0}, "apps": [{"id": "a1"}]}"#, .invalidValue, "limits.headerTimeoutSeconds", "out of range"),
+            (
+                #"{"limits": {"headerTimeoutSeconds": 0}, "apps": [{"id": "a1"}]}"#, .invalidValue, "limits.headerTimeoutSeconds",
+                "out of range"
+            ),
             (#"{"limits": {"maxBodyBytes": 1.5}, "apps": [{"id": "a1"}]}"#, .wrongType, "limits.maxBodyBytes", "integer"),
             (#"{"apps": [{"id": "a b"}]}"#, .invalidValue, "apps[0].id", "A-Z"),
             (#"{"apps": [{"id": "a1"}, {"id": "a1"}]}"#, .invalidValue, "apps[1].id", "twice"),
@@ -134,32 +137,62 @@ import IngestTestSupport
             (#"{"apps": [{"id": "a1", "sink": {"kind": "sqlite"}}]}"#, .missingField, "apps[0].sink.path", "required"),
             (#"{"apps": [{"id": "a1", "developmentMode": "yes"}]}"#, .wrongType, "apps[0].developmentMode", "true or false"),
             (#"{"apps": [{"id": "a1", "signingSecret": "short"}]}"#, .invalidValue, "apps[0].signingSecret", "at least 32"),
-            (#"{"apps": [{"id": "a1", "signingSecretEnv": "NOT_SET_ANYWHERE"}]}"#, .invalidValue, "apps[0].signingSecretEnv", "NOT_SET_ANYWHERE"),
-            (#"{"apps": [{"id": "a1", "auth": {"custom-token": {}}}]}"#, .missingField, "apps[0].auth.custom-token.keys", "at least one key"),
-            (#"{"apps": [{"id": "a1", "auth": {"custom-token": {"keys": [{"algorithm": "HS512"}]}}}]}"#,
-             .invalidValue, "apps[0].auth.custom-token.keys[0].algorithm", "HS256 or RS256"),
-            (#"{"apps": [{"id": "a1", "auth": {"custom-token": {"keys": [{"algorithm": "RS256", "publicKey": "nope"}]}}}]}"#,
-             .invalidValue, "apps[0].auth.custom-token.keys[0].publicKey", "PEM"),
-            (#"{"apps": [{"id": "a1", "auth": {"custom-token": {"keys": [{"algorithm": "RS256", "publicKeyFile": "/nonexistent.pem"}]}}}]}"#,
-             .invalidValue, "apps[0].auth.custom-token.keys[0].publicKeyFile", "cannot read"),
-            (#"{"apps": [{"id": "a1", "auth": {"local-userpass": {"minPasswordLength": 2}}}]}"#,
-             .invalidValue, "apps[0].auth.local-userpass.minPasswordLength", "out of range"),
-            (#"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"x": "int"}}}}]}"#,
-             .missingField, "apps[0].schema.S.properties._id", "_id"),
-            (#"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"_id": "double"}}}}]}"#,
-             .invalidValue, "apps[0].schema.S.properties._id", "objectId"),
-            (#"{"apps": [{"id": "a1", "schema": {"S": {"kind": "table", "properties": {}}}}]}"#,
-             .invalidValue, "apps[0].schema.S.kind", "asymmetric or embedded"),
-            (#"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"_id": "objectId", "t": "temperature"}}}}]}"#,
-             .invalidValue, "apps[0].schema.S.properties.t", "unknown type"),
-            (#"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"_id": "objectId", "e": "Missing"}}}}]}"#,
-             .invalidValue, "apps[0].schema.S.properties.e", "does not declare"),
-            (#"{"apps": [{"id": "a1", "schema": {"A": {"kind": "asymmetric", "properties": {"_id": "objectId"}}, "B": {"kind": "asymmetric", "properties": {"_id": "objectId", "a": "A?"}}}}]}"#,
-             .invalidValue, "apps[0].schema.B.properties.a", "asymmetric"),
-            (#"{"apps": [{"id": "a1", "schema": {"E": {"kind": "embedded", "properties": {"self": "E"}}}}]}"#,
-             .invalidValue, "apps[0].schema.E", "requires itself"),
-            (#"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"_id": "objectId", "x": {"type": "int", "nullable": true}}}}}]}"#,
-             .unknownKey, "apps[0].schema.S.properties.x.nullable", "optional"),
+            (
+                #"{"apps": [{"id": "a1", "signingSecretEnv": "NOT_SET_ANYWHERE"}]}"#, .invalidValue, "apps[0].signingSecretEnv",
+                "NOT_SET_ANYWHERE"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "auth": {"custom-token": {}}}]}"#, .missingField, "apps[0].auth.custom-token.keys",
+                "at least one key"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "auth": {"custom-token": {"keys": [{"algorithm": "HS512"}]}}}]}"#,
+                .invalidValue, "apps[0].auth.custom-token.keys[0].algorithm", "HS256 or RS256"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "auth": {"custom-token": {"keys": [{"algorithm": "RS256", "publicKey": "nope"}]}}}]}"#,
+                .invalidValue, "apps[0].auth.custom-token.keys[0].publicKey", "PEM"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "auth": {"custom-token": {"keys": [{"algorithm": "RS256", "publicKeyFile": "/nonexistent.pem"}]}}}]}"#,
+                .invalidValue, "apps[0].auth.custom-token.keys[0].publicKeyFile", "cannot read"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "auth": {"local-userpass": {"minPasswordLength": 2}}}]}"#,
+                .invalidValue, "apps[0].auth.local-userpass.minPasswordLength", "out of range"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"x": "int"}}}}]}"#,
+                .missingField, "apps[0].schema.S.properties._id", "_id"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"_id": "double"}}}}]}"#,
+                .invalidValue, "apps[0].schema.S.properties._id", "objectId"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "schema": {"S": {"kind": "table", "properties": {}}}}]}"#,
+                .invalidValue, "apps[0].schema.S.kind", "asymmetric or embedded"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"_id": "objectId", "t": "temperature"}}}}]}"#,
+                .invalidValue, "apps[0].schema.S.properties.t", "unknown type"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"_id": "objectId", "e": "Missing"}}}}]}"#,
+                .invalidValue, "apps[0].schema.S.properties.e", "does not declare"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "schema": {"A": {"kind": "asymmetric", "properties": {"_id": "objectId"}}, "B": {"kind": "asymmetric", "properties": {"_id": "objectId", "a": "A?"}}}}]}"#,
+                .invalidValue, "apps[0].schema.B.properties.a", "asymmetric"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "schema": {"E": {"kind": "embedded", "properties": {"self": "E"}}}}]}"#,
+                .invalidValue, "apps[0].schema.E", "requires itself"
+            ),
+            (
+                #"{"apps": [{"id": "a1", "schema": {"S": {"kind": "asymmetric", "properties": {"_id": "objectId", "x": {"type": "int", "nullable": true}}}}}]}"#,
+                .unknownKey, "apps[0].schema.S.properties.x.nullable", "optional"
+            ),
         ]
         for item in cases {
             let error = failure(item.json, environment: [:])
@@ -193,9 +226,11 @@ import IngestTestSupport
 
         guard let key = try TestEnvironment.require(TestRSAKey(in: directory), "the openssl command line tool") else { return }
         try Data(key.publicPEM.utf8).write(to: URL(fileURLWithPath: directory.path("issuer.pub.pem")))
-        try Data(#"""
+        try Data(
+            #"""
             {"apps": [{"id": "a1", "auth": {"custom-token": {"keys": [{"algorithm": "RS256", "publicKeyFile": "issuer.pub.pem"}]}}}]}
-            """#.utf8).write(to: URL(fileURLWithPath: configPath))
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: configPath))
         let config = try ServerConfiguration(contentsOfFile: configPath, environment: [:])
         #expect(config.apps[0].auth.customToken?.keys.first?.algorithm == "RS256")
     }

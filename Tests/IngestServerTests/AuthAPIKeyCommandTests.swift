@@ -8,10 +8,12 @@ import IngestTestSupport
     @Test func createListLoginAndRevokeWithAConfigFile() throws {
         let directory = try TemporaryDirectory("auth")
         let configPath = directory.path("ingest.json")
-        try Data(#"""
+        try Data(
+            #"""
             {"stateDirectory": "\#(directory.path("state"))",
              "apps": [{"id": "shop", "auth": {"api-key": {}}}, {"id": "other", "auth": {"anon-user": {}}}]}
-            """#.utf8).write(to: URL(fileURLWithPath: configPath))
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: configPath))
 
         let created = try runIngestServer(["apikey", "create", "--app", "shop", "--name", "till-1", "--config", configPath])
         #expect(created.status == 0)
@@ -37,8 +39,9 @@ import IngestTestSupport
         #expect(revoked.status == 0)
         let again = try runIngestServer(["apikey", "revoke", "--app", "shop", "--name", "till-1", "--config", configPath])
         #expect(again.status == 1)
-        #expect(try runIngestServer(["apikey", "list", "--app", "shop", "--config", configPath])
-            .output.contains("revoked"))
+        #expect(
+            try runIngestServer(["apikey", "list", "--app", "shop", "--config", configPath])
+                .output.contains("revoked"))
 
         // A key for an app without the api-key provider is created with a warning.
         let warned = try runIngestServer(["apikey", "create", "--app", "other", "--name", "k", "--config", configPath])
@@ -54,8 +57,10 @@ import IngestTestSupport
 
         let unknownApp = try runIngestServer(["apikey", "create", "--app", "nope", "--name", "x", "--data-dir", state])
         #expect(unknownApp.status == 1 && unknownApp.errorOutput.contains(appId))
-        for arguments in [[], ["delete"], ["create", "--name", "x"], ["create", "--app", "a"], ["create", "--app"],
-                          ["list", "--app", "a", "--bogus", "1"], ["list", "--app", "a", "--data-dir"]] {
+        for arguments in [
+            [], ["delete"], ["create", "--name", "x"], ["create", "--app", "a"], ["create", "--app"],
+            ["list", "--app", "a", "--bogus", "1"], ["list", "--app", "a", "--data-dir"],
+        ] {
             let result = try runIngestServer(["apikey"] + arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.errorOutput.contains("usage:"))
@@ -64,7 +69,9 @@ import IngestTestSupport
         let configPath = directory.path("ingest.json")
         try Data(#"{"stateDirectory": "/nonexistent/never", "apps": [{"id": "shop"}]}"#.utf8)
             .write(to: URL(fileURLWithPath: configPath))
-        let overridden = try runIngestServer(["apikey", "create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.path("other")])
+        let overridden = try runIngestServer([
+            "apikey", "create", "--app", "shop", "--name", "k", "--config", configPath, "--data-dir", directory.path("other"),
+        ])
         #expect(overridden.status == 0)
         #expect(FileManager.default.fileExists(atPath: directory.path("other/state.sqlite")))
         let badConfig = try runIngestServer(["apikey", "list", "--app", "a", "--config", directory.path("absent.json")])

@@ -8,10 +8,12 @@ import IngestTestSupport
     func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     @Test func sha256MatchesFIPSVector() {
-        #expect(hex(Crypto.sha256(Array("abc".utf8)))
-            == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(hex(Crypto.sha256([UInt8]()))
-            == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            hex(Crypto.sha256(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            hex(Crypto.sha256([UInt8]()))
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
     @Test func hmacMatchesRFC4231() {
@@ -22,10 +24,12 @@ import IngestTestSupport
     }
 
     @Test func scryptMatchesRFC7914() throws {
-        let derived = try Crypto.scrypt(password: Array("password".utf8), salt: Array("NaCl".utf8), logN: 10, r: 8, p: 16,
-                                        length: 64)
-        #expect(hex(derived) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
-            + "2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+        let derived = try Crypto.scrypt(
+            password: Array("password".utf8), salt: Array("NaCl".utf8), logN: 10, r: 8, p: 16,
+            length: 64)
+        #expect(
+            hex(derived) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
+                + "2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
         #expect(throws: CryptoError.self) {
             try Crypto.scrypt(password: [], salt: [], logN: 40, r: 8, p: 1, length: 32)
         }
@@ -95,8 +99,11 @@ import IngestTestSupport
 
     @Test func shortRSAKeysAreRefused() throws {
         let directory = try TemporaryDirectory("auth")
-        guard let weak = try TestEnvironment.require(TestRSAKey(in: directory, name: "weak", bits: 1024),
-                                                     "the openssl command line tool") else { return }
+        guard
+            let weak = try TestEnvironment.require(
+                TestRSAKey(in: directory, name: "weak", bits: 1024),
+                "the openssl command line tool")
+        else { return }
         let error = #expect(throws: CryptoError.self) { try RSAPublicKey(pem: weak.publicPEM) }
         #expect(error?.code == .invalidKey && error?.message.contains("1024") == true)
     }

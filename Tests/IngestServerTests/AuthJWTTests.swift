@@ -21,8 +21,11 @@ import IngestTestSupport
         let codec = AccessTokenCodec(appId: "app-one", secret: secret)
         let token = codec.issue(userId: "user-1", deviceId: "device-1", now: now)
         let verified = try codec.verify(token, now: now + 60)
-        #expect(verified == AccessClaims(userId: "user-1", appId: "app-one", deviceId: "device-1", issuedAt: now,
-                                         expiresAt: now + 1800))
+        #expect(
+            verified
+                == AccessClaims(
+                    userId: "user-1", appId: "app-one", deviceId: "device-1", issuedAt: now,
+                    expiresAt: now + 1800))
         let jwt = try JWT(parsing: token)
         #expect(jwt.algorithm == "HS256")
         #expect(jwt.claims["aud"] == .string("app-one"))
@@ -59,13 +62,15 @@ import IngestTestSupport
         for alg in ["none", "None", "HS512", "RS256", "hs256"] {
             let header = JSONValue.object([.init("alg", .string(alg)), .init("typ", .string("JWT"))])
             // Even with a correct HMAC over the input, only "HS256" is accepted.
-            let input = Base64URL.encode(Array(header.jsonText.utf8)) + "."
+            let input =
+                Base64URL.encode(Array(header.jsonText.utf8)) + "."
                 + Base64URL.encode(Array(claims().jsonText.utf8))
             let signed = input + "." + Base64URL.encode(Crypto.hmacSHA256(key: secret, message: Array(input.utf8)))
             #expect((#expect(throws: AuthError.self) { try codec.verify(signed, now: now) })?.code == .invalidToken)
-            #expect((#expect(throws: AuthError.self) {
-                try codec.verify(rawJWT(header: header, claims: claims()), now: now)
-            })?.code == .invalidToken)
+            #expect(
+                (#expect(throws: AuthError.self) {
+                    try codec.verify(rawJWT(header: header, claims: claims()), now: now)
+                })?.code == .invalidToken)
         }
     }
 
@@ -80,7 +85,10 @@ import IngestTestSupport
     @Test func duplicateClaimsAreRejected() throws {
         // Two "sub" claims must not be read two ways: the strict parser refuses them.
         let header = Base64URL.encode(Array(#"{"alg":"HS256"}"#.utf8))
-        let body = Base64URL.encode(Array(#"{"sub":"user-1","sub":"admin","aud":"app-one","did":"d","typ":"access","iss":"dataingest","iat":\#(now),"exp":\#(now + 60)}"#.utf8))
+        let body = Base64URL.encode(
+            Array(
+                #"{"sub":"user-1","sub":"admin","aud":"app-one","did":"d","typ":"access","iss":"dataingest","iat":\#(now),"exp":\#(now + 60)}"#
+                    .utf8))
         let input = header + "." + body
         let token = input + "." + Base64URL.encode(Crypto.hmacSHA256(key: secret, message: Array(input.utf8)))
         let codec = AccessTokenCodec(appId: "app-one", secret: secret)
@@ -110,8 +118,9 @@ import IngestTestSupport
         }
         let refreshTyped = JWT.signHS256(claims: claims([("typ", .string("refresh"))]), secret: secret)
         #expect((#expect(throws: AuthError.self) { try codec.verify(refreshTyped, now: now) })?.code == .invalidToken)
-        let future = JWT.signHS256(claims: claims([("iat", .integer(now + 3600)), ("exp", .integer(now + 7200))]),
-                                   secret: secret)
+        let future = JWT.signHS256(
+            claims: claims([("iat", .integer(now + 3600)), ("exp", .integer(now + 7200))]),
+            secret: secret)
         #expect((#expect(throws: AuthError.self) { try codec.verify(future, now: now) })?.code == .invalidToken)
     }
 
@@ -129,8 +138,9 @@ import IngestTestSupport
     }
 
     @Test func customHS256TokenChecksSignatureAudienceIssuerAndExpiry() throws {
-        let verifier = CustomJWTVerifier(settings: CustomTokenSettings(
-            keys: [.init(material: .hs256(secret: issuerSecret))], audience: ["weather"], issuer: "https://issuer.example"))
+        let verifier = CustomJWTVerifier(
+            settings: CustomTokenSettings(
+                keys: [.init(material: .hs256(secret: issuerSecret))], audience: ["weather"], issuer: "https://issuer.example"))
         #expect(try verifier.verify(JWT.signHS256(claims: customClaims(), secret: issuerSecret), now: now) == "customer-42")
         // aud as an array containing the app's audience.
         let arrayAudience = customClaims([("aud", .array([.string("other"), .string("weather")]))])
@@ -156,8 +166,9 @@ import IngestTestSupport
     @Test func customRS256TokenVerifiesAndResistsAlgorithmConfusion() throws {
         let directory = try TemporaryDirectory("auth")
         guard let key = try TestEnvironment.require(TestRSAKey(in: directory), "the openssl command line tool") else { return }
-        let verifier = CustomJWTVerifier(settings: CustomTokenSettings(
-            keys: [.init(material: .rs256(try RSAPublicKey(pem: key.publicPEM)))], audience: ["weather"]))
+        let verifier = CustomJWTVerifier(
+            settings: CustomTokenSettings(
+                keys: [.init(material: .rs256(try RSAPublicKey(pem: key.publicPEM)))], audience: ["weather"]))
         let token = try key.sign(claims: customClaims())
         #expect(try verifier.verify(token, now: now) == "customer-42")
 
@@ -173,9 +184,10 @@ import IngestTestSupport
 
         // A token from another key pair fails.
         guard let other = try TestRSAKey(in: directory, name: "other") else { return }
-        #expect((#expect(throws: AuthError.self) {
-            try verifier.verify(try other.sign(claims: customClaims()), now: now)
-        })?.code == .invalidCredentials)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try verifier.verify(try other.sign(claims: customClaims()), now: now)
+            })?.code == .invalidCredentials)
 
         // Expired RS256 token.
         let expired = try key.sign(claims: customClaims([("iat", .integer(now - 7200)), ("exp", .integer(now - 3600))]))
@@ -184,14 +196,17 @@ import IngestTestSupport
 
     @Test func keyIdSelectsAmongSeveralKeys() throws {
         let oldSecret = Array("old-issuer-secret-with-enough-bytes!!".utf8)
-        let verifier = CustomJWTVerifier(settings: CustomTokenSettings(keys: [
-            .init(material: .hs256(secret: oldSecret), keyId: "2025"),
-            .init(material: .hs256(secret: issuerSecret), keyId: "2026"),
-        ]))
-        #expect(try verifier.verify(JWT.signHS256(claims: customClaims(), secret: issuerSecret, keyId: "2026"), now: now)
-            == "customer-42")
-        #expect(try verifier.verify(JWT.signHS256(claims: customClaims(), secret: oldSecret, keyId: "2025"), now: now)
-            == "customer-42")
+        let verifier = CustomJWTVerifier(
+            settings: CustomTokenSettings(keys: [
+                .init(material: .hs256(secret: oldSecret), keyId: "2025"),
+                .init(material: .hs256(secret: issuerSecret), keyId: "2026"),
+            ]))
+        #expect(
+            try verifier.verify(JWT.signHS256(claims: customClaims(), secret: issuerSecret, keyId: "2026"), now: now)
+                == "customer-42")
+        #expect(
+            try verifier.verify(JWT.signHS256(claims: customClaims(), secret: oldSecret, keyId: "2025"), now: now)
+                == "customer-42")
         // No kid: every key of the algorithm is tried.
         #expect(try verifier.verify(JWT.signHS256(claims: customClaims(), secret: oldSecret), now: now) == "customer-42")
         // A kid that names one key does not fall back to the others.

@@ -8,13 +8,16 @@ import IngestTestSupport
 @Suite struct AuthServiceTests {
     /// A service over a fresh state directory with every provider enabled on "app-one"
     /// and only anonymous on "app-two". scrypt cost is lowered to keep tests fast.
-    func makeService(_ directory: TemporaryDirectory, clock: ManualClock, rotate: Bool = false,
-                     customSecret: [UInt8] = Array("issuer-shared-secret-with-enough-bytes".utf8)) throws -> AuthService {
+    func makeService(
+        _ directory: TemporaryDirectory, clock: ManualClock, rotate: Bool = false,
+        customSecret: [UInt8] = Array("issuer-shared-secret-with-enough-bytes".utf8)
+    ) throws -> AuthService {
         var one = AppConfiguration(id: "app-one")
         one.auth = AuthConfiguration(
             anonymous: AnonymousSettings(),
-            userPassword: UserPasswordSettings(minPasswordLength: 8, passwordHashing: .init(logN: 10), maxFailedLogins: 3,
-                                               lockoutSeconds: 60),
+            userPassword: UserPasswordSettings(
+                minPasswordLength: 8, passwordHashing: .init(logN: 10), maxFailedLogins: 3,
+                lockoutSeconds: 60),
             apiKey: APIKeySettings(),
             customToken: CustomTokenSettings(keys: [.init(material: .hs256(secret: customSecret))], audience: ["app-one"]))
         one.rotateRefreshTokens = rotate
@@ -38,9 +41,10 @@ import IngestTestSupport
         let claims = try auth.verifyAccessToken(first.accessToken, appId: "app-one")
         #expect(claims.userId == first.userId && claims.deviceId == first.deviceId)
         #expect(claims.expiresAt - claims.issuedAt == 1800)
-        #expect((#expect(throws: AuthError.self) {
-            try auth.verifyAccessToken(first.accessToken, appId: "app-two")
-        })?.httpStatus == 403)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try auth.verifyAccessToken(first.accessToken, appId: "app-two")
+            })?.httpStatus == 403)
         let json = try JSONValue(parsing: first.jsonBody, options: .strict())
         #expect(json["access_token"]?.stringValue == first.accessToken)
         #expect(json["refresh_token"]?.stringValue == first.refreshToken)
@@ -75,8 +79,9 @@ import IngestTestSupport
         let directory = try TemporaryDirectory("auth")
         let auth = try makeService(directory, clock: ManualClock())
         let device = ObjectId.generate().hex
-        let login = try auth.login(appId: "app-one", provider: "anon-user",
-                                   body: body(#"{"options": {"device": {"deviceId": "\#(device)"}}}"#))
+        let login = try auth.login(
+            appId: "app-one", provider: "anon-user",
+            body: body(#"{"options": {"device": {"deviceId": "\#(device)"}}}"#))
         #expect(login.deviceId == device)
         #expect(try auth.verifyAccessToken(login.accessToken, appId: "app-one").deviceId == device)
     }
@@ -128,8 +133,9 @@ import IngestTestSupport
         clock.advance(by: Double(60 * 86_400 - 10))
         _ = try auth.refresh(refreshToken: login.refreshToken)
         clock.advance(by: 20)
-        #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
-            == .expiredToken)
+        #expect(
+            (#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
+                == .expiredToken)
     }
 
     @Test func rotationReplacesTheRefreshToken() throws {
@@ -143,8 +149,9 @@ import IngestTestSupport
         let second = try auth.refresh(refreshToken: replacement)
         #expect(second.refreshToken != nil && second.refreshToken != replacement)
         // Its replacement was used: the first token is refused from now on.
-        #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
-            == .invalidToken)
+        #expect(
+            (#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
+                == .invalidToken)
     }
 
     /// A client that lost the answer to a rotating refresh (killed before it
@@ -165,8 +172,9 @@ import IngestTestSupport
         let next = try auth.refresh(refreshToken: replacement)
         let current = try #require(next.refreshToken)
         #expect(current != replacement)
-        #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
-            == .invalidToken)
+        #expect(
+            (#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code
+                == .invalidToken)
         // A logout revokes the current token, and so ends the grace of the one before it.
         try auth.logout(refreshToken: current)
         for token in [current, replacement, login.refreshToken] {
@@ -176,8 +184,9 @@ import IngestTestSupport
         let plain = try makeService(try TemporaryDirectory("auth"), clock: ManualClock())
         let other = try plain.login(appId: "app-one", provider: "anon-user", body: [])
         try plain.logout(refreshToken: other.refreshToken)
-        #expect((#expect(throws: AuthError.self) { try plain.refresh(refreshToken: other.refreshToken) })?.code
-            == .invalidToken)
+        #expect(
+            (#expect(throws: AuthError.self) { try plain.refresh(refreshToken: other.refreshToken) })?.code
+                == .invalidToken)
     }
 
     @Test func stateSurvivesARestart() throws {
@@ -197,12 +206,14 @@ import IngestTestSupport
         let directory = try TemporaryDirectory("auth")
         let auth = try makeService(directory, clock: ManualClock())
         let userId = try auth.register(appId: "app-one", body: body(#"{"email": "Ada@Example.org", "password": "analytical-engine"}"#))
-        let login = try auth.login(appId: "app-one", provider: "local-userpass",
-                                   body: body(#"{"username": "ada@example.org", "password": "analytical-engine"}"#))
+        let login = try auth.login(
+            appId: "app-one", provider: "local-userpass",
+            body: body(#"{"username": "ada@example.org", "password": "analytical-engine"}"#))
         #expect(login.userId == userId)
         // The same user on every login.
-        let again = try auth.login(appId: "app-one", provider: "local-userpass",
-                                   body: body(#"{"username": " ADA@example.org", "password": "analytical-engine"}"#))
+        let again = try auth.login(
+            appId: "app-one", provider: "local-userpass",
+            body: body(#"{"username": " ADA@example.org", "password": "analytical-engine"}"#))
         #expect(again.userId == userId)
 
         func loginCode(_ json: String) -> AuthError.Code? {
@@ -220,13 +231,15 @@ import IngestTestSupport
         #expect(duplicate?.code == .alreadyExists && duplicate?.httpStatus == 409)
         let short = #expect(throws: AuthError.self) { try auth.register(appId: "app-one", email: "b@example.org", password: "short") }
         #expect(short?.code == .passwordPolicy && short?.httpStatus == 400)
-        #expect((#expect(throws: AuthError.self) {
-            try auth.register(appId: "app-one", email: "not-an-email", password: "long enough password")
-        })?.code == .badRequest)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try auth.register(appId: "app-one", email: "not-an-email", password: "long enough password")
+            })?.code == .badRequest)
         // Provider disabled on app-two.
-        #expect((#expect(throws: AuthError.self) {
-            try auth.register(appId: "app-two", email: "c@example.org", password: "long enough password")
-        })?.httpStatus == 403)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try auth.register(appId: "app-two", email: "c@example.org", password: "long enough password")
+            })?.httpStatus == 403)
 
         // Only the scrypt hash is stored.
         let stored = try #require(try auth.store.user(id: userId))
@@ -242,16 +255,18 @@ import IngestTestSupport
         let wrong = body(#"{"username": "kim@example.org", "password": "a wrong password"}"#)
         let right = body(#"{"username": "kim@example.org", "password": "the right password"}"#)
         for _ in 0..<3 {
-            #expect((#expect(throws: AuthError.self) { try auth.login(appId: "app-one", provider: "local-userpass", body: wrong) })?
-                .code == .invalidCredentials)
+            #expect(
+                (#expect(throws: AuthError.self) { try auth.login(appId: "app-one", provider: "local-userpass", body: wrong) })?
+                    .code == .invalidCredentials)
         }
         // Locked now, even with the right password; other users are not affected.
         let locked = #expect(throws: AuthError.self) { try auth.login(appId: "app-one", provider: "local-userpass", body: right) }
         #expect(locked?.httpStatus == 429 && locked?.code == .tooManyRequests)
         #expect(locked?.retryAfterSeconds == 60)
         try auth.register(appId: "app-one", email: "lee@example.org", password: "another password")
-        _ = try auth.login(appId: "app-one", provider: "local-userpass",
-                           body: body(#"{"username": "lee@example.org", "password": "another password"}"#))
+        _ = try auth.login(
+            appId: "app-one", provider: "local-userpass",
+            body: body(#"{"username": "lee@example.org", "password": "another password"}"#))
         clock.advance(by: 61)
         #expect(try !auth.login(appId: "app-one", provider: "local-userpass", body: right).accessToken.isEmpty)
     }
@@ -289,7 +304,9 @@ import IngestTestSupport
         #expect(unknownApp?.code == .unknownApp && unknownApp?.httpStatus == 404)
         let unknownProvider = #expect(throws: AuthError.self) { try auth.login(appId: "app-one", provider: "oauth2-google", body: []) }
         #expect(unknownProvider?.code == .unknownProvider && unknownProvider?.httpStatus == 404)
-        let disabled = #expect(throws: AuthError.self) { try auth.login(appId: "app-two", provider: "api-key", body: body(#"{"key": "x"}"#)) }
+        let disabled = #expect(throws: AuthError.self) {
+            try auth.login(appId: "app-two", provider: "api-key", body: body(#"{"key": "x"}"#))
+        }
         #expect(disabled?.code == .providerDisabled && disabled?.httpStatus == 403)
         #expect((#expect(throws: AuthError.self) { try auth.verifyAccessToken("x.y.z", appId: "nope") })?.httpStatus == 404)
         let parsed = try JSONValue(parsing: try #require(disabled).jsonBody, options: .strict())
@@ -300,14 +317,17 @@ import IngestTestSupport
         let directory = try TemporaryDirectory("auth")
         let auth = try makeService(directory, clock: ManualClock())
         try auth.register(appId: "app-one", email: "eve@example.org", password: "long enough password")
-        let login = try auth.login(appId: "app-one", provider: "local-userpass",
-                                   body: body(#"{"username": "eve@example.org", "password": "long enough password"}"#))
+        let login = try auth.login(
+            appId: "app-one", provider: "local-userpass",
+            body: body(#"{"username": "eve@example.org", "password": "long enough password"}"#))
         #expect(try auth.store.setUserDisabled(id: login.userId, true))
         #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code == .userDisabled)
-        #expect((#expect(throws: AuthError.self) {
-            try auth.login(appId: "app-one", provider: "local-userpass",
-                           body: body(#"{"username": "eve@example.org", "password": "long enough password"}"#))
-        })?.code == .userDisabled)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try auth.login(
+                    appId: "app-one", provider: "local-userpass",
+                    body: body(#"{"username": "eve@example.org", "password": "long enough password"}"#))
+            })?.code == .userDisabled)
     }
 
     @Test func apiKeyCreateLoginRevokeAndHashedAtRest() throws {
@@ -320,16 +340,19 @@ import IngestTestSupport
         #expect(login.userId == created.record.userId)
         let again = try auth.login(appId: "app-one", provider: "api-key", body: body(#"{"key": "\#(created.key)"}"#))
         #expect(again.userId == login.userId)
-        #expect((#expect(throws: AuthError.self) { try auth.createAPIKey(appId: "app-one", name: "weather-station-7") })?.code
-            == .alreadyExists)
+        #expect(
+            (#expect(throws: AuthError.self) { try auth.createAPIKey(appId: "app-one", name: "weather-station-7") })?.code
+                == .alreadyExists)
         #expect((#expect(throws: AuthError.self) { try auth.createAPIKey(appId: "nope", name: "k") })?.code == .unknownApp)
         for badName in ["", "tab\tname", "line\nbreak", String(repeating: "x", count: 101)] {
-            #expect((#expect(throws: AuthError.self) { try auth.createAPIKey(appId: "app-one", name: badName) })?.code
-                == .badRequest)
+            #expect(
+                (#expect(throws: AuthError.self) { try auth.createAPIKey(appId: "app-one", name: badName) })?.code
+                    == .badRequest)
         }
-        #expect((#expect(throws: AuthError.self) {
-            try auth.login(appId: "app-one", provider: "api-key", body: body(#"{"key": "dik_wrong"}"#))
-        })?.code == .invalidCredentials)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try auth.login(appId: "app-one", provider: "api-key", body: body(#"{"key": "dik_wrong"}"#))
+            })?.code == .invalidCredentials)
         #expect(try auth.store.apiKeys(appId: "app-one").map(\.name) == ["weather-station-7"])
 
         // The raw key is nowhere in the state database: scan every text and blob cell of every table.
@@ -356,9 +379,10 @@ import IngestTestSupport
         // Revocation ends logins and the key's sessions.
         #expect(try auth.revokeAPIKey(appId: "app-one", name: "weather-station-7"))
         #expect(try !auth.revokeAPIKey(appId: "app-one", name: "weather-station-7"))
-        #expect((#expect(throws: AuthError.self) {
-            try auth.login(appId: "app-one", provider: "api-key", body: body(#"{"key": "\#(created.key)"}"#))
-        })?.code == .invalidCredentials)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try auth.login(appId: "app-one", provider: "api-key", body: body(#"{"key": "\#(created.key)"}"#))
+            })?.code == .invalidCredentials)
         #expect((#expect(throws: AuthError.self) { try auth.refresh(refreshToken: login.refreshToken) })?.code == .invalidToken)
     }
 
@@ -370,9 +394,10 @@ import IngestTestSupport
         two.auth.apiKey = APIKeySettings()
         let auth = try AuthService(configuration: ServerConfiguration(stateDirectory: directory.path, apps: [one, two]))
         let key = try auth.createAPIKey(appId: "app-one", name: "k").key
-        #expect((#expect(throws: AuthError.self) {
-            try auth.login(appId: "app-two", provider: "api-key", body: body(#"{"key": "\#(key)"}"#))
-        })?.code == .invalidCredentials)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try auth.login(appId: "app-two", provider: "api-key", body: body(#"{"key": "\#(key)"}"#))
+            })?.code == .invalidCredentials)
     }
 
     @Test func customTokenLoginMapsSubjectToOneUser() throws {
@@ -381,10 +406,11 @@ import IngestTestSupport
         let secret = Array("issuer-shared-secret-with-enough-bytes".utf8)
         let auth = try makeService(directory, clock: clock, customSecret: secret)
         func token(_ subject: String, audience: String = "app-one") -> String {
-            JWT.signHS256(claims: .object([
-                .init("sub", .string(subject)), .init("aud", .string(audience)),
-                .init("iat", .integer(clock.wholeSeconds)), .init("exp", .integer(clock.wholeSeconds + 300)),
-            ]), secret: secret)
+            JWT.signHS256(
+                claims: .object([
+                    .init("sub", .string(subject)), .init("aud", .string(audience)),
+                    .init("iat", .integer(clock.wholeSeconds)), .init("exp", .integer(clock.wholeSeconds + 300)),
+                ]), secret: secret)
         }
         let first = try auth.login(appId: "app-one", provider: "custom-token", body: body(#"{"token": "\#(token("alice"))"}"#))
         let second = try auth.login(appId: "app-one", provider: "custom-token", body: body(#"{"token": "\#(token("alice"))"}"#))
@@ -395,9 +421,10 @@ import IngestTestSupport
             try auth.login(appId: "app-one", provider: "custom-token", body: body(#"{"token": "\#(token("alice", audience: "x"))"}"#))
         }
         #expect(wrongAudience?.httpStatus == 401 && wrongAudience?.appId == "app-one")
-        #expect((#expect(throws: AuthError.self) {
-            try auth.login(appId: "app-one", provider: "custom-token", body: body("{}"))
-        })?.code == .badRequest)
+        #expect(
+            (#expect(throws: AuthError.self) {
+                try auth.login(appId: "app-one", provider: "custom-token", body: body("{}"))
+            })?.code == .badRequest)
     }
 }
 

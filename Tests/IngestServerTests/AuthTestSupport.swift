@@ -51,14 +51,19 @@ struct TestRSAKey {
         guard let openssl = opensslPath() else { return nil }
         self.openssl = openssl
         privateKeyPath = directory.path("\(name).key.pem")
-        _ = try runOpenSSL(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
-                                     "-out", privateKeyPath])
+        _ = try runOpenSSL(
+            openssl,
+            [
+                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+                "-out", privateKeyPath,
+            ])
         publicPEM = String(decoding: try runOpenSSL(openssl, ["pkey", "-in", privateKeyPath, "-pubout"]), as: UTF8.self)
     }
 
     /// An RS256 JWT over `claims`, signed by openssl.
     func sign(claims: JSONValue, header: JSONValue = .object([.init("alg", .string("RS256")), .init("typ", .string("JWT"))]))
-        throws -> String {
+        throws -> String
+    {
         let input = Base64URL.encode(Array(header.jsonText.utf8)) + "." + Base64URL.encode(Array(claims.jsonText.utf8))
         let signature = try runOpenSSL(openssl, ["dgst", "-sha256", "-sign", privateKeyPath], input: Array(input.utf8))
         return input + "." + Base64URL.encode(signature)

@@ -30,8 +30,9 @@ import IngestTestSupport
         let forger = Array("a key no app of this server has, 32+ bytes".utf8)
         for audience in ["app-two", "no-such-app", "app-one"] {
             let forged = AccessTokenCodec(appId: audience, secret: forger)
-                .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb",
-                       now: Int64(Date().timeIntervalSince1970))
+                .issue(
+                    userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb",
+                    now: Int64(Date().timeIntervalSince1970))
             let error = #expect(throws: AuthError.self) { try auth.verifyAccessToken(forged, appId: "app-one") }
             #expect(error?.code == .invalidToken, "aud \(audience): \(String(describing: error))")
             #expect(error?.httpStatus == 401)

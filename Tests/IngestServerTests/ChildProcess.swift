@@ -19,9 +19,11 @@ struct ChildProcess {
     /// Runs `executable` with `arguments` in `directory`; `environment`
     /// entries are added to the test's own environment. Standard error goes
     /// into the output with `mergingErrors`, else to `<name>.err` there.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                    in directory: TemporaryDirectory, name: String, timeout: Double,
-                    mergingErrors: Bool = true) throws -> ChildProcess {
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        in directory: TemporaryDirectory, name: String, timeout: Double,
+        mergingErrors: Bool = true
+    ) throws -> ChildProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -42,8 +44,9 @@ struct ChildProcess {
         let timedOut = process.isRunning
         if timedOut { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        return ChildProcess(status: process.terminationStatus,
-                            output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
-                            timedOut: timedOut, seconds: monotonicNow() - started)
+        return ChildProcess(
+            status: process.terminationStatus,
+            output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+            timedOut: timedOut, seconds: monotonicNow() - started)
     }
 }

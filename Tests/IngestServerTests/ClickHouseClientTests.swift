@@ -12,8 +12,9 @@ import IngestTestSupport
 /// closed port.
 @Suite("ClickHouse client", .serialized)
 struct ClickHouseClientTests {
-    @Test("statements, a large chunked answer, external data and a server exception share keep-alive connections",
-          .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
+    @Test(
+        "statements, a large chunked answer, external data and a server exception share keep-alive connections",
+        .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
     func keepAliveAnswersAndExceptions() throws {
         let database = try ClickHouseTestDatabase()
         let client = database.client
@@ -45,8 +46,9 @@ struct ClickHouseClientTests {
         #expect(try client.query("SELECT 1") == "1\n")
     }
 
-    @Test("a statement slower than timeoutSeconds fails as a transient connection error; the next call connects anew",
-          .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
+    @Test(
+        "a statement slower than timeoutSeconds fails as a transient connection error; the next call connects anew",
+        .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
     func timeouts() throws {
         guard let url = ClickHouseTestService.url else { throw TestSupportError("\(ClickHouseTestService.skipReason)") }
         let client = try ClickHouseClient(url: url)

@@ -12,7 +12,9 @@ import IngestTestSupport
 /// The ClickHouse sink against the real ClickHouse (Debian's 18.16) that
 /// Scripts/test.sh starts on 127.0.0.1. Serialized: the cluster test owns
 /// the shared shard databases.
-@Suite("ClickHouse sink", .serialized, .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
+@Suite(
+    "ClickHouse sink", .serialized,
+    .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
 struct ClickHouseSinkTests {
     @Test("end to end: typed columns, a replay answers the same and writes nothing, duplicates are counted")
     func endToEnd() throws {
@@ -29,7 +31,8 @@ struct ClickHouseSinkTests {
         #expect(first.int("duplicate") == 0)
         let table = "\(database.name).WeatherSensor"
         #expect(try database.rows("SELECT count() FROM \(table) FINAL") == [["3"]])
-        let row = try database.rows("""
+        let row = try database.rows(
+            """
             SELECT lower(hex(_id)), deviceId, toTypeName(temperature), temperature, active, takenAt, price, count,
                    visitParamExtractString(readings, 'note')
             FROM \(table) WHERE _id = unhex('\(ids[2].hex)') FORMAT TabSeparated
@@ -45,9 +48,11 @@ struct ClickHouseSinkTests {
         #expect(try database.rows("SELECT count() FROM \(table)") == [["3"]])
 
         let fresh = ObjectId.generate()
-        let next = try makeSegment(store: store, number: 2, firstTransaction: 3, [
-            [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor(fresh)), ("WeatherSensor", sensor(fresh))],
-        ])
+        let next = try makeSegment(
+            store: store, number: 2, firstTransaction: 3,
+            [
+                [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor(fresh)), ("WeatherSensor", sensor(fresh))]
+            ])
         let second = try server.upload(app: "shop", token: token, body: next)
         #expect(second.status == 200, "\(second.text)")
         #expect(second.int("accepted") == 1)
@@ -70,8 +75,9 @@ struct ClickHouseSinkTests {
         // segment twice (the second as a replay of a lost acknowledgement).
         let segments = try stores.map { store in
             try (1...5).map { number in
-                try makeSegment(store: store, number: UInt64(number), firstTransaction: UInt64(number),
-                                [(0..<25).map { _ in ("WeatherSensor", sensor()) }])
+                try makeSegment(
+                    store: store, number: UInt64(number), firstTransaction: UInt64(number),
+                    [(0..<25).map { _ in ("WeatherSensor", sensor()) }])
             }
         }
         let failures = LockedBox<[String]>([])
@@ -96,10 +102,12 @@ struct ClickHouseSinkTests {
         #expect(counts.reduce(0, +) == 500)
         #expect(try database.rows("SELECT count(), uniqExact(_id) FROM \(database.name).WeatherSensor") == [["500", "500"]])
         // Every row is on the shard its _id hashes to, nowhere else.
-        #expect(try database.rows("""
-            SELECT count() FROM (SELECT _id FROM ingest_shard1.WeatherSensor) INNER JOIN
-                   (SELECT _id FROM ingest_shard2.WeatherSensor) USING _id
-            """) == [["0"]])
+        #expect(
+            try database.rows(
+                """
+                SELECT count() FROM (SELECT _id FROM ingest_shard1.WeatherSensor) INNER JOIN
+                       (SELECT _id FROM ingest_shard2.WeatherSensor) USING _id
+                """) == [["0"]])
         for shard in ["ingest_shard1", "ingest_shard2"] {
             _ = try? database.client.execute("DROP TABLE IF EXISTS \(shard).WeatherSensor")
         }
@@ -110,26 +118,34 @@ struct ClickHouseSinkTests {
         let database = try ClickHouseTestDatabase()
         let directory = try TemporaryDirectory("e2e")
         let schema = try Schema([
-            ObjectSchema(className: "Event", kind: .asymmetric, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                Property(name: "n", type: .int),
-                Property(name: "tags", type: .string, collection: .list),
-            ]),
+            ObjectSchema(
+                className: "Event", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "n", type: .int),
+                    Property(name: "tags", type: .string, collection: .list),
+                ])
         ])
         let objects = (0..<40).map { index in
-            SinkObject(collection: "Event", document: ["_id": .objectId(.generate()), "n": .int64(Int64(index)),
-                                                        "tags": .array([.string("t\(index)")])])
+            SinkObject(
+                collection: "Event",
+                document: [
+                    "_id": .objectId(.generate()), "n": .int64(Int64(index)),
+                    "tags": .array([.string("t\(index)")]),
+                ])
         }
         let key = SegmentKey(storeId: .random(), segmentNumber: 1)
-        let first = try ClickHouseSink(url: database.url, database: database.name,
-                                       receipts: try SQLiteSink(path: directory.path + "/a.sqlite"))
+        let first = try ClickHouseSink(
+            url: database.url, database: database.name,
+            receipts: try SQLiteSink(path: directory.path + "/a.sqlite"))
         try first.migrate(to: schema)
         let written = try first.write(objects, receipt: key) { Array("\($0.filter { $0 }.count)".utf8) }
         #expect(String(decoding: written.response, as: UTF8.self) == "0")
         first.close()
         // Another server (or this one after losing its state) without the receipt.
-        let second = try ClickHouseSink(url: database.url, database: database.name,
-                                        receipts: try SQLiteSink(path: directory.path + "/b.sqlite"))
+        let second = try ClickHouseSink(
+            url: database.url, database: database.name,
+            receipts: try SQLiteSink(path: directory.path + "/b.sqlite"))
         defer { second.close() }
         try second.migrate(to: schema)
         #expect(try second.collectionCounts().map(\.count) == [40])
@@ -157,9 +173,11 @@ struct ClickHouseSinkTests {
             ObjectSchema(className: "ByUUID", kind: .asymmetric, properties: [Property(name: "_id", type: .uuid, isPrimaryKey: true)]),
         ])
         try second.migrate(to: keyed)
-        let keyedObjects = [SinkObject(collection: "ByInt", document: ["_id": .int64(-7)]),
-                            SinkObject(collection: "ByText", document: ["_id": .string("a\tb")]),
-                            SinkObject(collection: "ByUUID", document: ["_id": .binary(BSONBinary(subtype: 4, bytes: Array(0..<16)))])]
+        let keyedObjects = [
+            SinkObject(collection: "ByInt", document: ["_id": .int64(-7)]),
+            SinkObject(collection: "ByText", document: ["_id": .string("a\tb")]),
+            SinkObject(collection: "ByUUID", document: ["_id": .binary(BSONBinary(subtype: 4, bytes: Array(0..<16)))]),
+        ]
         for number in UInt64(10)...11 {
             let result = try second.write(keyedObjects, receipt: SegmentKey(storeId: .random(), segmentNumber: number)) {
                 Array("\($0)".utf8)

@@ -43,7 +43,8 @@ final class ClickHouseTestDatabase {
     func serverConfig(cluster: Bool = false) -> String {
         var sink = #""kind": "clickhouse", "url": "\#(url)", "database": "\#(name)""#
         if cluster, let name = ClickHouseTestService.cluster {
-            sink += #", "cluster": { "name": "\#(name)", "shards": ["#
+            sink +=
+                #", "cluster": { "name": "\#(name)", "shards": ["#
                 + #"{ "url": "\#(url)", "database": "ingest_shard1" }, { "url": "\#(url)", "database": "ingest_shard2" }] }"#
         }
         return uploadTestConfig.replacingOccurrences(

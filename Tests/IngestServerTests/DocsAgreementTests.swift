@@ -46,8 +46,9 @@ struct DocsAgreementTests {
                 guard let range = Range(match.range(at: 1), in: content) else { continue }
                 let target = String(content[range])
                 if target.contains("://") || target.hasPrefix("mailto:") { continue }
-                #expect(FileManager.default.fileExists(atPath: base.appendingPathComponent(target).path),
-                        "\(file) links to \(target), which does not exist")
+                #expect(
+                    FileManager.default.fileExists(atPath: base.appendingPathComponent(target).path),
+                    "\(file) links to \(target), which does not exist")
             }
         }
     }

@@ -25,19 +25,30 @@ struct EndToEndDevelopmentTests {
 
         // A collection the server has never seen, described by the client's header schema.
         let clientSchema = try Schema([
-            ObjectSchema(className: "LogLine", kind: .asymmetric, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                Property(name: "level", type: .string),
-                Property(name: "at", type: .date),
-                Property(name: "tags", type: .string, collection: .list),
-            ]),
+            ObjectSchema(
+                className: "LogLine", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "level", type: .string),
+                    Property(name: "at", type: .date),
+                    Property(name: "tags", type: .string, collection: .list),
+                ])
         ])
-        let first = try makeSegment(store: store, number: 1, schema: clientSchema, [[
-            ("LogLine", ["_id": .objectId(.generate()), "level": .string("info"), "at": .datetime(1000),
-                         "tags": .array([.string("a")])]),
-            // No header schema for this one: types inferred from the values.
-            ("Metric", ["_id": .string("m-1"), "value": .double(2.5), "count": .int64(3)]),
-        ]])
+        let first = try makeSegment(
+            store: store, number: 1, schema: clientSchema,
+            [
+                [
+                    (
+                        "LogLine",
+                        [
+                            "_id": .objectId(.generate()), "level": .string("info"), "at": .datetime(1000),
+                            "tags": .array([.string("a")]),
+                        ]
+                    ),
+                    // No header schema for this one: types inferred from the values.
+                    ("Metric", ["_id": .string("m-1"), "value": .double(2.5), "count": .int64(3)]),
+                ]
+            ])
         let response = try #require(server).upload(app: appId, token: token, body: first)
         #expect(response.status == 200, "\(response.text)")
         #expect(response.int("accepted") == 2)
@@ -45,9 +56,13 @@ struct EndToEndDevelopmentTests {
         #expect(try sqliteRows(sink, "SELECT _id, typeof(value), count FROM Metric") == [["m-1", "real", "3"]])
 
         // A new field on a known collection adds a nullable column.
-        let second = try makeSegment(store: store, number: 2, [[
-            ("LogLine", ["_id": .objectId(.generate()), "level": .string("warn"), "at": .datetime(2000), "host": .string("h1")]),
-        ]])
+        let second = try makeSegment(
+            store: store, number: 2,
+            [
+                [
+                    ("LogLine", ["_id": .objectId(.generate()), "level": .string("warn"), "at": .datetime(2000), "host": .string("h1")])
+                ]
+            ])
         #expect(try #require(server).upload(app: appId, token: token, body: second).int("accepted") == 1)
         #expect(try sqliteRows(sink, "SELECT level, host FROM LogLine ORDER BY at") == [["info", "nil"], ["warn", "h1"]])
 
@@ -56,9 +71,13 @@ struct EndToEndDevelopmentTests {
         server = nil
         server = try IngestTestServer(config: nil, directory: directory)
         token = try #require(server).login(app: appId).access
-        let third = try makeSegment(store: store, number: 3, [[
-            ("LogLine", ["_id": .objectId(.generate()), "level": .int32(3), "at": .datetime(3000)]),
-        ]])
+        let third = try makeSegment(
+            store: store, number: 3,
+            [
+                [
+                    ("LogLine", ["_id": .objectId(.generate()), "level": .int32(3), "at": .datetime(3000)])
+                ]
+            ])
         let rejected = try #require(server).upload(app: appId, token: token, body: third)
         #expect(rejected.status == 200, "\(rejected.text)")
         #expect(rejected.int("rejected") == 1)
@@ -67,12 +86,14 @@ struct EndToEndDevelopmentTests {
         #expect(try sqliteRows(sink, "SELECT count(*) FROM LogLine") == [["2"]])
         // Names SQL cannot hold apart (letter case) or the sink reserves are not
         // learned: those objects are rejected, the rest of the upload goes through.
-        let clashes = try makeSegment(store: store, number: 4, [
-            [("LogLine", ["_id": .objectId(.generate()), "level": .string("x"), "at": .datetime(4), "Level": .string("y")])],
-            [("LogLine", ["_id": .objectId(.generate()), "level": .string("x"), "at": .datetime(5), "_ingested_at": .int32(1)])],
-            [("logline", ["_id": .objectId(.generate())])],
-            [("LogLine", ["_id": .objectId(.generate()), "level": .string("ok"), "at": .datetime(6)])],
-        ])
+        let clashes = try makeSegment(
+            store: store, number: 4,
+            [
+                [("LogLine", ["_id": .objectId(.generate()), "level": .string("x"), "at": .datetime(4), "Level": .string("y")])],
+                [("LogLine", ["_id": .objectId(.generate()), "level": .string("x"), "at": .datetime(5), "_ingested_at": .int32(1)])],
+                [("logline", ["_id": .objectId(.generate())])],
+                [("LogLine", ["_id": .objectId(.generate()), "level": .string("ok"), "at": .datetime(6)])],
+            ])
         let clashed = try #require(server).upload(app: appId, token: token, body: clashes)
         #expect(clashed.status == 200, "\(clashed.text)")
         #expect(clashed.int("accepted") == 1)

@@ -47,8 +47,10 @@ final class IngestTestServer {
     /// Starts the server with `config` (JSON text; `$DATA` is replaced by the
     /// state directory), or as the development server when `config` is nil;
     /// with `environment`, in that environment instead of the test's.
-    init(config: String?, extraArguments: [String] = [], directory: TemporaryDirectory? = nil,
-         environment: [String: String]? = nil) throws {
+    init(
+        config: String?, extraArguments: [String] = [], directory: TemporaryDirectory? = nil,
+        environment: [String: String]? = nil
+    ) throws {
         let directory = try directory ?? TemporaryDirectory("e2e")
         self.directory = directory
         dataPath = directory.path + "/data"
@@ -58,8 +60,9 @@ final class IngestTestServer {
             try Data(config.replacingOccurrences(of: "$DATA", with: dataPath).utf8).write(to: URL(fileURLWithPath: path))
             arguments += ["--config", path]
         }
-        server = try IngestServerProcess(in: directory.path, arguments: arguments + extraArguments, logName: "stderr.log",
-                                         environment: environment)
+        server = try IngestServerProcess(
+            in: directory.path, arguments: arguments + extraArguments, logName: "stderr.log",
+            environment: environment)
     }
 
     /// Kills the process by PID (idempotent).
@@ -67,14 +70,18 @@ final class IngestTestServer {
 
     /// One request on a fresh connection (`Connection: close`; the response
     /// ends at EOF), bounded by `timeout` seconds.
-    func call(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
-              timeout: Double = 20) throws -> EndToEndResponse {
+    func call(
+        _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
+        timeout: Double = 20
+    ) throws -> EndToEndResponse {
         try Self.call(port: port, method, path, headers: headers, body: body, timeout: timeout)
     }
 
     /// ``call(_:_:headers:body:timeout:)`` for any thread: needs only the port.
-    static func call(port: UInt16, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
-                     timeout: Double = 20) throws -> EndToEndResponse {
+    static func call(
+        port: UInt16, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
+        timeout: Double = 20
+    ) throws -> EndToEndResponse {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         let request = Array((head + "\r\n").utf8) + body
@@ -113,9 +120,11 @@ final class IngestTestServer {
     }
 
     static func parse(_ bytes: [UInt8]) throws -> EndToEndResponse {
-        guard let end = (0..<max(0, bytes.count - 3)).first(where: {
-            bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
-        }) else { throw TestSupportError("no complete response head in \(bytes.count) bytes") }
+        guard
+            let end = (0..<max(0, bytes.count - 3)).first(where: {
+                bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
+            })
+        else { throw TestSupportError("no complete response head in \(bytes.count) bytes") }
         var lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines.removeFirst().split(separator: " ", maxSplits: 2)
         guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw TestSupportError("bad status line") }
@@ -134,7 +143,7 @@ final class IngestTestServer {
     func login(app: String) throws -> (access: String, refresh: String) {
         let response = try call("POST", "/api/client/v2.0/app/\(app)/auth/providers/anon-user/login", body: Array("{}".utf8))
         guard response.status == 200, let json = response.json,
-              let access = json["access_token"] as? String, let refresh = json["refresh_token"] as? String
+            let access = json["access_token"] as? String, let refresh = json["refresh_token"] as? String
         else { throw TestSupportError("login failed: \(response.status) \(response.text)") }
         return (access, refresh)
     }
@@ -151,13 +160,16 @@ final class IngestTestServer {
 }
 
 /// Builds a sealed segment (gzip) with SegmentWriter: one entry per transaction.
-func makeSegment(store: SegmentStoreID, number: UInt64, firstTransaction: UInt64 = 1,
-                 schema: Schema? = nil, createdAtMillis: Int64 = 1_700_000_000_000,
-                 _ transactions: [[(String, BSONDocument)]]) throws -> [UInt8] {
+func makeSegment(
+    store: SegmentStoreID, number: UInt64, firstTransaction: UInt64 = 1,
+    schema: Schema? = nil, createdAtMillis: Int64 = 1_700_000_000_000,
+    _ transactions: [[(String, BSONDocument)]]
+) throws -> [UInt8] {
     final class Collect { var bytes: [UInt8] = [] }
     let out = Collect()
-    let header = SegmentHeader(storeId: store, segmentNumber: number, createdAtMillis: createdAtMillis,
-                               schema: schema.map { $0.bsonDocument.bsonBytes() } ?? SegmentFormat.emptyDocument)
+    let header = SegmentHeader(
+        storeId: store, segmentNumber: number, createdAtMillis: createdAtMillis,
+        schema: schema.map { $0.bsonDocument.bsonBytes() } ?? SegmentFormat.emptyDocument)
     let writer = try SegmentWriter(header: header) { out.bytes.append(contentsOf: $0) }
     for (offset, transaction) in transactions.enumerated() {
         for (collection, document) in transaction {
@@ -176,13 +188,14 @@ func sqliteRows(_ path: String, _ sql: String) throws -> [[String]] {
     let statement = try db.makeStatement(sql: sql)
     var rows: [[String]] = []
     while try statement.step() {
-        rows.append((0..<statement.columnCount).map { column in
-            switch statement.columnType(at: column) {
-            case .null: "nil"
-            case .blob: "hex:" + statement.blob(at: column).map { String(format: "%02x", $0) }.joined()
-            default: statement.text(at: column)
-            }
-        })
+        rows.append(
+            (0..<statement.columnCount).map { column in
+                switch statement.columnType(at: column) {
+                case .null: "nil"
+                case .blob: "hex:" + statement.blob(at: column).map { String(format: "%02x", $0) }.joined()
+                default: statement.text(at: column)
+                }
+            })
     }
     return rows
 }
@@ -258,8 +271,10 @@ func typedSensorSegment(store: SegmentStoreID, ids: [ObjectId], fullDevice: Stri
     full["takenAt"] = .datetime(1_700_000_123_456)
     full["price"] = .decimal128(try Decimal128(parsing: "12.50"))
     full["count"] = .int32(7)
-    return try makeSegment(store: store, number: 1, [
-        [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor(ids[1]))],
-        [("WeatherSensor", full)],
-    ])
+    return try makeSegment(
+        store: store, number: 1,
+        [
+            [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor(ids[1]))],
+            [("WeatherSensor", full)],
+        ])
 }

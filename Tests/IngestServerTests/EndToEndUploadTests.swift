@@ -33,7 +33,9 @@ struct EndToEndUploadTests {
         let sink = server.sinkPath("shop")
         #expect(try sqliteRows(sink, "SELECT count(*) FROM WeatherSensor") == [["3"]])
         // _id is the ObjectId's 12 bytes; scalars are typed columns; the list is Extended JSON.
-        let row = try sqliteRows(sink, """
+        let row = try sqliteRows(
+            sink,
+            """
             SELECT _id, deviceId, typeof(temperature), temperature, active, takenAt, price, count,
                    json_extract(readings, '$[1].note')
             FROM WeatherSensor WHERE _id = x'\(ids[2].hex)'
@@ -50,9 +52,11 @@ struct EndToEndUploadTests {
         #expect(try sqliteRows(sink, "SELECT count(*) FROM _dataingest_receipts") == [["1"]])
 
         // A later segment repeating an _id: a duplicate, not an error.
-        let next = try makeSegment(store: store, number: 2, firstTransaction: 3, [
-            [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor())],
-        ])
+        let next = try makeSegment(
+            store: store, number: 2, firstTransaction: 3,
+            [
+                [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor())]
+            ])
         let second = try server.upload(app: "shop", token: token, body: next)
         #expect(second.status == 200, "\(second.text)")
         #expect(second.int("accepted") == 1)
@@ -72,7 +76,7 @@ struct EndToEndUploadTests {
         #expect(status.header("Content-Type")?.hasPrefix("text/html") == true)
         #expect(status.text.contains(#"<td><code>WeatherSensor</code></td><td class="rows" data-rows="4""#))
         #expect(status.text.contains("<svg"))
-        #expect(status.text.contains("<rect"))   // the ingest rate of the last seconds
+        #expect(status.text.contains("<rect"))  // the ingest rate of the last seconds
         #expect(try server.call("GET", "/healthz").status == 200)
     }
 
@@ -87,12 +91,14 @@ struct EndToEndUploadTests {
         let innocent = sensor()
         var unknownField = sensor()
         unknownField["humidity"] = .double(0.5)
-        let body = try makeSegment(store: .random(), number: 9, firstTransaction: 40, [
-            [("WeatherSensor", sensor(good[0])), ("WeatherSensor", sensor(good[1]))],   // records 0, 1
-            [("WeatherSensor", innocent), ("WeatherSensor", wrong)],                    // records 2, 3
-            [("Invoice", ["_id": .objectId(.generate())])],                             // record 4
-            [("WeatherSensor", unknownField)],                                          // record 5
-        ])
+        let body = try makeSegment(
+            store: .random(), number: 9, firstTransaction: 40,
+            [
+                [("WeatherSensor", sensor(good[0])), ("WeatherSensor", sensor(good[1]))],  // records 0, 1
+                [("WeatherSensor", innocent), ("WeatherSensor", wrong)],  // records 2, 3
+                [("Invoice", ["_id": .objectId(.generate())])],  // record 4
+                [("WeatherSensor", unknownField)],  // record 5
+            ])
         let response = try server.upload(app: "shop", token: token, body: body)
         #expect(response.status == 200, "\(response.text)")
         #expect(response.int("accepted") == 2)
@@ -104,9 +110,11 @@ struct EndToEndUploadTests {
         #expect((byIndex[3]?["reason"] as? String)?.contains("temperature") == true)
         #expect((byIndex[3]?["transaction"] as? NSNumber)?.intValue == 41)
         #expect(byIndex[2]?["error_code"] as? String == "transactionRejected")
-        #expect((byIndex[2]?["_id"] as? [String: Any])?["$oid"] as? String == innocent["_id"].flatMap {
-            if case .objectId(let id) = $0 { id.hex } else { nil }
-        })
+        #expect(
+            (byIndex[2]?["_id"] as? [String: Any])?["$oid"] as? String
+                == innocent["_id"].flatMap {
+                    if case .objectId(let id) = $0 { id.hex } else { nil }
+                })
         #expect(byIndex[4]?["error_code"] as? String == "unknownClass")
         #expect(byIndex[4]?["collection"] as? String == "Invoice")
         #expect(byIndex[5]?["error_code"] as? String == "unknownField")
@@ -133,7 +141,9 @@ struct EndToEndUploadTests {
         // ratio limit (50) and the size limit (4 MiB) long before its end.
         var bombFrames: [UInt8] = []
         SegmentFormat.appendStart(SegmentHeader(storeId: .random(), segmentNumber: 2, createdAtMillis: 0), to: &bombFrames)
-        let zeros: BSONDocument = ["_id": .objectId(.generate()), "blob": .binary(BSONBinary(subtype: 0, bytes: [UInt8](repeating: 0, count: 1 << 20)))]
+        let zeros: BSONDocument = [
+            "_id": .objectId(.generate()), "blob": .binary(BSONBinary(subtype: 0, bytes: [UInt8](repeating: 0, count: 1 << 20))),
+        ]
         for _ in 0..<8 { try SegmentFormat.appendRecord(collection: "WeatherSensor", document: zeros.bsonBytes(), to: &bombFrames) }
         let bomb = try Gzip.compress(bombFrames, level: 9)
         #expect(bomb.count < 64 << 10)
@@ -141,7 +151,7 @@ struct EndToEndUploadTests {
         try expectError(try Gzip.compress([UInt8](repeating: 0, count: 16 << 20), level: 9), 400, "malformed_segment")
 
         let valid = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor())]])
-        try expectError(Array(valid.prefix(valid.count - 12)), 400, "malformed_gzip")   // cut inside the gzip stream
+        try expectError(Array(valid.prefix(valid.count - 12)), 400, "malformed_gzip")  // cut inside the gzip stream
         // A well-formed gzip of a stream whose last frames are cut off.
         let stream = try Gzip.decompress(valid, limits: .unlimited)
         try expectError(try Gzip.compress(Array(stream.dropLast(30))), 400, "malformed_segment")
@@ -182,8 +192,9 @@ struct EndToEndUploadTests {
 
     @Test("more concurrent uploads than allowed answer 429 with Retry-After")
     func tooManyUploads() throws {
-        let server = try IngestTestServer(config: uploadTestConfig,
-                                          extraArguments: ["--max-concurrent-uploads", "1", "--sink-busy-timeout", "5000"])
+        let server = try IngestTestServer(
+            config: uploadTestConfig,
+            extraArguments: ["--max-concurrent-uploads", "1", "--sink-busy-timeout", "5000"])
         defer { server.stop() }
         let token = try server.login(app: "shop").access
         let first = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor())]])
@@ -193,8 +204,9 @@ struct EndToEndUploadTests {
         let status = LockedBox<Int?>(nil)
         let port = server.port
         let thread = Thread {
-            let response = try? IngestTestServer.call(port: port, "POST", "/api/client/v2.0/app/shop/ingest",
-                                                      headers: ["Authorization": "Bearer \(token)"], body: first)
+            let response = try? IngestTestServer.call(
+                port: port, "POST", "/api/client/v2.0/app/shop/ingest",
+                headers: ["Authorization": "Bearer \(token)"], body: first)
             status.withLock { $0 = response?.status ?? -1 }
         }
         thread.start()
@@ -220,8 +232,9 @@ struct EndToEndUploadTests {
             if let code { #expect(response.string("error_code") == code, "\(response.text)", sourceLocation: sourceLocation) }
         }
         expect(try server.upload(app: "shop", token: nil, body: body), 401, "missing_token")
-        expect(try server.call("POST", "/api/client/v2.0/app/shop/ingest", headers: ["Authorization": "Basic abc"], body: body),
-               401, "missing_token")
+        expect(
+            try server.call("POST", "/api/client/v2.0/app/shop/ingest", headers: ["Authorization": "Basic abc"], body: body),
+            401, "missing_token")
         let forged = AccessTokenCodec(appId: "shop", secret: Array("another-secret-another-secret-another-secret".utf8))
             .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb", now: Int64(Date().timeIntervalSince1970))
         expect(try server.upload(app: "shop", token: forged, body: body), 401, "invalid_token")
@@ -232,19 +245,24 @@ struct EndToEndUploadTests {
             expect(try server.upload(app: "shop", token: forgedScope, body: body), 401, "invalid_token")
         }
         let expired = AccessTokenCodec(appId: "shop", secret: Array(IngestTestServer.shopSecret.utf8), lifetimeSeconds: 60)
-            .issue(userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb",
-                   now: Int64(Date().timeIntervalSince1970) - 3600)
+            .issue(
+                userId: "aaaaaaaaaaaaaaaaaaaaaaaa", deviceId: "bbbbbbbbbbbbbbbbbbbbbbbb",
+                now: Int64(Date().timeIntervalSince1970) - 3600)
         expect(try server.upload(app: "shop", token: expired, body: body), 401, "expired_token")
         let otherToken = try server.login(app: "other").access
         expect(try server.upload(app: "shop", token: otherToken, body: body), 403, "wrong_app")
         expect(try server.upload(app: "nope", token: otherToken, body: body), 404, "unknown_app")
         expect(try server.call("GET", "/api/client/v2.0/app/shop/ingest"), 405, nil)
-        expect(try server.call("POST", "/api/client/v2.0/app/shop/auth/providers/magic/login", body: Array("{}".utf8)),
-               404, "unknown_provider")
-        expect(try server.call("POST", "/api/client/v2.0/app/other/auth/providers/local-userpass/login",
-                               body: Array(#"{"username":"a@b.cd","password":"12345678"}"#.utf8)), 403, "provider_disabled")
-        expect(try server.call("POST", "/api/client/v2.0/app/shop/auth/providers/anon-user/login", body: Array("[".utf8)),
-               400, "bad_request")
+        expect(
+            try server.call("POST", "/api/client/v2.0/app/shop/auth/providers/magic/login", body: Array("{}".utf8)),
+            404, "unknown_provider")
+        expect(
+            try server.call(
+                "POST", "/api/client/v2.0/app/other/auth/providers/local-userpass/login",
+                body: Array(#"{"username":"a@b.cd","password":"12345678"}"#.utf8)), 403, "provider_disabled")
+        expect(
+            try server.call("POST", "/api/client/v2.0/app/shop/auth/providers/anon-user/login", body: Array("[".utf8)),
+            400, "bad_request")
         #expect(try sqliteRows(server.sinkPath("shop"), "SELECT count(*) FROM WeatherSensor") == [["0"]])
 
         // Refresh gives a working access token; logout revokes the refresh token.
@@ -253,10 +271,12 @@ struct EndToEndUploadTests {
         expect(refreshed, 201, nil)
         let access = try #require(refreshed.string("access_token"))
         expect(try server.upload(app: "shop", token: access, body: body), 200, nil)
-        expect(try server.call("DELETE", "/api/client/v2.0/auth/session", headers: ["Authorization": "Bearer \(session.refresh)"]),
-               204, nil)
-        expect(try server.call("POST", "/api/client/v2.0/auth/session", headers: ["Authorization": "Bearer \(session.refresh)"]),
-               401, "invalid_token")
+        expect(
+            try server.call("DELETE", "/api/client/v2.0/auth/session", headers: ["Authorization": "Bearer \(session.refresh)"]),
+            204, nil)
+        expect(
+            try server.call("POST", "/api/client/v2.0/auth/session", headers: ["Authorization": "Bearer \(session.refresh)"]),
+            401, "invalid_token")
         expect(try server.call("POST", "/api/client/v2.0/auth/session"), 401, "invalid_token")
     }
 
@@ -281,15 +301,18 @@ struct EndToEndUploadTests {
         #expect(registered.string("user_id")?.count == 24)
         #expect(try server.call("POST", register, body: credentials).status == 409)
         #expect(try server.call("POST", register, body: Array(#"{"email":"x@example.com","password":"short"}"#.utf8)).status == 400)
-        let login = try server.call("POST", "/api/client/v2.0/app/shop/auth/providers/local-userpass/login",
-                                    body: Array(#"{"username":"ada@example.com","password":"correct horse"}"#.utf8))
+        let login = try server.call(
+            "POST", "/api/client/v2.0/app/shop/auth/providers/local-userpass/login",
+            body: Array(#"{"username":"ada@example.com","password":"correct horse"}"#.utf8))
         #expect(login.status == 200, "\(login.text)")
         #expect(login.string("user_id") == registered.string("user_id"))
-        let bad = try server.call("POST", "/api/client/v2.0/app/shop/auth/providers/local-userpass/login",
-                                  body: Array(#"{"username":"ada@example.com","password":"wrong horse"}"#.utf8))
+        let bad = try server.call(
+            "POST", "/api/client/v2.0/app/shop/auth/providers/local-userpass/login",
+            body: Array(#"{"username":"ada@example.com","password":"wrong horse"}"#.utf8))
         #expect(bad.status == 401)
-        let keyLogin = try server.call("POST", "/api/client/v2.0/app/shop/auth/providers/api-key/login",
-                                       body: Array(#"{"key":"\#(key)"}"#.utf8))
+        let keyLogin = try server.call(
+            "POST", "/api/client/v2.0/app/shop/auth/providers/api-key/login",
+            body: Array(#"{"key":"\#(key)"}"#.utf8))
         #expect(keyLogin.status == 200, "\(keyLogin.text)")
         #expect(keyLogin.string("access_token") != nil)
     }

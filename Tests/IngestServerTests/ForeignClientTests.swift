@@ -55,7 +55,9 @@ struct ForeignClientTests {
         #expect(learned["Reading"]?[property: "note"]?.isOptional == true)
         #expect(learned["Location"]?.properties.map { "\($0.name):\($0.type.rawValue)" } == ["lat:double", "lon:double"])
         let sink = dataPath + "/\(appId).sqlite"
-        #expect(try sqliteRows(sink, "SELECT temperature, tags, json_extract(readings, '$[1].note'), json_extract(location, '$.lon') FROM Station")
+        #expect(
+            try sqliteRows(
+                sink, "SELECT temperature, tags, json_extract(readings, '$[1].note'), json_extract(location, '$.lon') FROM Station")
                 == [["21.25", #"["roof","north"]"#, "gust", "8.25"]])
 
         // Learned as float: a double beyond Float's range is refused per object.
@@ -87,8 +89,9 @@ struct ForeignClientTests {
     /// The example of Docs/SegmentFormat.md ("The schema document"), read
     /// from the doc itself, is what the server reads.
     @Test func theDocumentedSchemaExampleReadsAsDeclared() throws {
-        let doc = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Docs/SegmentFormat.md").path, encoding: .utf8)
+        let doc = try String(
+            contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Docs/SegmentFormat.md").path, encoding: .utf8)
         let start = try #require(doc.range(of: "`float` `value`, 184 bytes"))
         var bytes: [UInt8] = []
         for line in doc[start.upperBound...].split(separator: "\n").dropFirst(2).prefix(12) {
@@ -101,7 +104,7 @@ struct ForeignClientTests {
         #expect(schema["Reading"]?[property: "value"]?.type == .float)
         #expect(try ParsedSegment.clientSchema(SegmentFormat.emptyDocument) == nil)
         var wrong = bytes
-        wrong[0xae] = UInt8(ascii: "x")   // "float" becomes "fxoat"
+        wrong[0xae] = UInt8(ascii: "x")  // "float" becomes "fxoat"
         #expect((#expect(throws: UploadError.self) { try ParsedSegment.clientSchema(wrong) })?.code == "malformed_schema")
     }
 }

@@ -18,15 +18,19 @@ import IngestSupport
     /// (integer overflow) in AccessTokenCodec.verify.
     @Test func accessTokenWithMaximalExpiryDoesNotOverflow() throws {
         let codec = AccessTokenCodec(appId: "fuzz-app", secret: secret)
-        let token = signed(header: #"{"alg":"HS256"}"#, claims:
-            #"{"iss":"dataingest","sub":"u","aud":"fuzz-app","did":"d","typ":"access","iat":1,"exp":9223372036854775807}"#)
+        let token = signed(
+            header: #"{"alg":"HS256"}"#,
+            claims:
+                #"{"iss":"dataingest","sub":"u","aud":"fuzz-app","did":"d","typ":"access","iat":1,"exp":9223372036854775807}"#)
         let claims = try codec.verify(token, now: now)
         #expect(claims.expiresAt == Int64.max)
         #expect(claims.userId == "u")
 
         // The smallest exp is simply expired.
-        let expired = signed(header: #"{"alg":"HS256"}"#, claims:
-            #"{"iss":"dataingest","sub":"u","aud":"fuzz-app","did":"d","typ":"access","iat":1,"exp":-9223372036854775808}"#)
+        let expired = signed(
+            header: #"{"alg":"HS256"}"#,
+            claims:
+                #"{"iss":"dataingest","sub":"u","aud":"fuzz-app","did":"d","typ":"access","iat":1,"exp":-9223372036854775808}"#)
         let error = #expect(throws: AuthError.self) { try codec.verify(expired, now: now) }
         #expect(error?.code == .expiredToken)
     }
@@ -40,7 +44,9 @@ import IngestSupport
             #"{"sub":"u","iat":\#(now),"exp":9223372036854775807}"#,
             #"{"sub":"u","iat":-9223372036854775807,"exp":\#(now + 60)}"#,
         ] {
-            let error = #expect(throws: AuthError.self) { try verifier.verify(signed(header: #"{"alg":"HS256"}"#, claims: claims), now: now) }
+            let error = #expect(throws: AuthError.self) {
+                try verifier.verify(signed(header: #"{"alg":"HS256"}"#, claims: claims), now: now)
+            }
             #expect(error?.code == .invalidCredentials, "\(claims)")
         }
         // nbf far in the future and exp far in the past are ordinary rejections.

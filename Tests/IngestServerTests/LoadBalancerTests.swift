@@ -25,7 +25,7 @@ enum DeploymentHAProxyConfig {
     static func documented() throws -> String {
         let text = try String(contentsOfFile: documentPath, encoding: .utf8)
         guard let start = text.range(of: marker + "\n\n```haproxy\n") ?? text.range(of: marker + "\n```haproxy\n"),
-              let end = text.range(of: "\n```\n", range: start.upperBound..<text.endIndex)
+            let end = text.range(of: "\n```\n", range: start.upperBound..<text.endIndex)
         else { throw TestSupportError("Docs/Deployment.md has no haproxy block after \(marker)") }
         return String(text[start.upperBound..<end.lowerBound]) + "\n"
     }
@@ -44,13 +44,15 @@ enum DeploymentHAProxyConfig {
                 binds += 1
             } else if words.first == "server", words.count >= 3 {
                 guard servers < backends.count else { throw TestSupportError("the doc lists more servers than the test starts") }
-                lines[index] = ([indent + "server", String(words[1]), "127.0.0.1:\(backends[servers])"]
-                                + words.dropFirst(3).map(String.init)).joined(separator: " ")
+                lines[index] =
+                    ([indent + "server", String(words[1]), "127.0.0.1:\(backends[servers])"]
+                    + words.dropFirst(3).map(String.init)).joined(separator: " ")
                 servers += 1
             }
         }
         guard binds == 1, servers == backends.count else {
-            throw TestSupportError("the doc's configuration has \(binds) bind lines and \(servers) servers; the test needs 1 and \(backends.count)")
+            throw TestSupportError(
+                "the doc's configuration has \(binds) bind lines and \(servers) servers; the test needs 1 and \(backends.count)")
         }
         return lines.joined(separator: "\n")
     }
@@ -59,9 +61,11 @@ enum DeploymentHAProxyConfig {
 /// Two ingest servers behind haproxy with the configuration of
 /// Docs/Deployment.md, one SIGKILLed mid-stream and restarted, then the
 /// other: every object stored once, and what each kill cost.
-@Suite("Load balancer: the documented haproxy configuration", .serialized,
-       .enabled(if: TestEnvironment.runs(ifAvailable: ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] != nil),
-                "INGEST_TEST_HAPROXY is not set: run Scripts/test.sh, which installs haproxy"))
+@Suite(
+    "Load balancer: the documented haproxy configuration", .serialized,
+    .enabled(
+        if: TestEnvironment.runs(ifAvailable: ProcessInfo.processInfo.environment["INGEST_TEST_HAPROXY"] != nil),
+        "INGEST_TEST_HAPROXY is not set: run Scripts/test.sh, which installs haproxy"))
 struct LoadBalancerTests {
     @Test("the documented configuration passes haproxy -c without warnings")
     func configurationIsValid() throws {
@@ -82,8 +86,9 @@ struct LoadBalancerTests {
         #expect(!text.contains("WARNING") && !text.contains("ALERT"), "\(text)")
     }
 
-    @Test("one server killed mid-stream, restarted, then the other killed: nothing lost or duplicated, each kill costs little",
-          .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
+    @Test(
+        "one server killed mid-stream, restarted, then the other killed: nothing lost or duplicated, each kill costs little",
+        .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
     func killsBehindHAProxy() throws {
         // INGEST_LB_SECONDS: a longer run (kills every few seconds) for measuring; CI runs about 8 s.
         let seconds = Double(ProcessInfo.processInfo.environment["INGEST_LB_SECONDS"] ?? "") ?? 8
@@ -91,17 +96,20 @@ struct LoadBalancerTests {
         let config = database.serverConfig.sharingState(database.url)
         let ports = try [HAProxyProcess.freePort(), HAProxyProcess.freePort()]
         let directories = LockedBox(try [TemporaryDirectory("e2e"), TemporaryDirectory("e2e")])
-        let servers = LockedBox<[IngestTestServer]>(try (0..<2).map { index in
-            try IngestTestServer(config: config, extraArguments: ["--port", "\(ports[index])"], directory: directories.withLock { $0[index] })
-        })
+        let servers = LockedBox<[IngestTestServer]>(
+            try (0..<2).map { index in
+                try IngestTestServer(
+                    config: config, extraArguments: ["--port", "\(ports[index])"], directory: directories.withLock { $0[index] })
+            })
         defer { servers.withLock { $0 }.forEach { $0.stop() } }
         let balancer = try HAProxyProcess(backends: ports)
         defer { balancer.stop() }
-        let haproxy = LockedBox(balancer)   // for the killer thread: it only reads haproxy's log
+        let haproxy = LockedBox(balancer)  // for the killer thread: it only reads haproxy's log
         let port = balancer.port
-        let access = try #require(try IngestTestServer.call(
-            port: port, "POST", "/api/client/v2.0/app/shop/auth/providers/anon-user/login", body: Array("{}".utf8)
-        ).json?["access_token"] as? String)
+        let access = try #require(
+            try IngestTestServer.call(
+                port: port, "POST", "/api/client/v2.0/app/shop/auth/providers/anon-user/login", body: Array("{}".utf8)
+            ).json?["access_token"] as? String)
 
         struct Attempt { var start: Double; var end: Double; var status: Int }
         struct Segment { var first: Double; var acknowledged: Double; var attempts: Int }
@@ -127,9 +135,12 @@ struct LoadBalancerTests {
                     kill(pid, SIGKILL)
                     usleep(500_000)
                     do {
-                        let restarted = try IngestTestServer(config: config, extraArguments: ["--port", "\(ports[victim])"],
-                                                             directory: directories.withLock { $0[victim] })
-                        servers.withLock { $0[victim].stop(); $0[victim] = restarted }
+                        let restarted = try IngestTestServer(
+                            config: config, extraArguments: ["--port", "\(ports[victim])"],
+                            directory: directories.withLock { $0[victim] })
+                        servers.withLock {
+                            $0[victim].stop(); $0[victim] = restarted
+                        }
                     } catch {
                         failures.withLock { $0.append("restart failed: \(error)") }
                         return
@@ -148,8 +159,10 @@ struct LoadBalancerTests {
             var number: UInt64 = 0
             while monotonicNow() < stopAt {
                 number += 1
-                guard let body = try? makeSegment(store: store, number: number, firstTransaction: number,
-                                                  [(0..<objectsPerSegment).map { _ in ("WeatherSensor", sensor()) }])
+                guard
+                    let body = try? makeSegment(
+                        store: store, number: number, firstTransaction: number,
+                        [(0..<objectsPerSegment).map { _ in ("WeatherSensor", sensor()) }])
                 else { failures.withLock { $0.append("cannot build a segment") }; return }
                 // The client retries until acknowledged (bounded), as the SDK does.
                 let first = monotonicNow()
@@ -185,7 +198,8 @@ struct LoadBalancerTests {
         let worst = latencies.last ?? 0
         let failed = all.filter { $0.status != 200 }
         let retried = balancer.retriedRequests()
-        print("""
+        print(
+            """
             load balancer: \(acknowledged.count) segments (\(total) objects) in \(String(format: "%.1f", seconds)) s, \
             \(killTimes.count) kills at \(killTimes.map { String(format: "%.1f s", $0) }.joined(separator: ", ")); \
             answers other than 200: \(failed.count) \(Dictionary(grouping: failed, by: \.status).mapValues(\.count)); \

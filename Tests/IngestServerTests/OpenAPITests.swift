@@ -29,9 +29,10 @@ struct OpenAPITests {
     }
 
     @Test func everyAnswerMatchesTheDescription() throws {
-        guard let schemathesis = try TestEnvironment.require(
-            ProcessInfo.processInfo.environment["INGEST_TEST_SCHEMATHESIS"],
-            "schemathesis (INGEST_TEST_SCHEMATHESIS; Scripts/test.sh installs it and sets it)")
+        guard
+            let schemathesis = try TestEnvironment.require(
+                ProcessInfo.processInfo.environment["INGEST_TEST_SCHEMATHESIS"],
+                "schemathesis (INGEST_TEST_SCHEMATHESIS; Scripts/test.sh installs it and sets it)")
         else { return }
         let directory = try TemporaryDirectory("e2e")
         let server = try IngestTestServer(config: nil, directory: directory)
@@ -41,17 +42,20 @@ struct OpenAPITests {
         let tokens = try server.login(app: appId)
 
         let maxExamples = ProcessInfo.processInfo.environment["OPENAPI_MAX_EXAMPLES"] ?? "25"
-        let run = try ChildProcess.run(schemathesis, [
-            "--config-file", root.appendingPathComponent("Tests/openapi/schemathesis.toml").path,
-            "run", root.appendingPathComponent("Docs/openapi.yaml").path,
-            "--url", "http://127.0.0.1:\(server.port)",
-            "--max-examples", maxExamples,
-            "--checks", "all", "--exclude-checks", "negative_data_rejection,positive_data_acceptance",
-            "--report-dir", directory.path + "/schemathesis-report",
-        ], environment: [
-            "OPENAPI_APP_ID": appId, "OPENAPI_ACCESS_TOKEN": tokens.access, "OPENAPI_REFRESH_TOKEN": tokens.refresh,
-            "OPENAPI_HOOKS": root.appendingPathComponent("Tests/openapi/hooks.py").path, "NO_COLOR": "1",
-        ], in: directory, name: "schemathesis", timeout: 240)
+        let run = try ChildProcess.run(
+            schemathesis,
+            [
+                "--config-file", root.appendingPathComponent("Tests/openapi/schemathesis.toml").path,
+                "run", root.appendingPathComponent("Docs/openapi.yaml").path,
+                "--url", "http://127.0.0.1:\(server.port)",
+                "--max-examples", maxExamples,
+                "--checks", "all", "--exclude-checks", "negative_data_rejection,positive_data_acceptance",
+                "--report-dir", directory.path + "/schemathesis-report",
+            ],
+            environment: [
+                "OPENAPI_APP_ID": appId, "OPENAPI_ACCESS_TOKEN": tokens.access, "OPENAPI_REFRESH_TOKEN": tokens.refresh,
+                "OPENAPI_HOOKS": root.appendingPathComponent("Tests/openapi/hooks.py").path, "NO_COLOR": "1",
+            ], in: directory, name: "schemathesis", timeout: 240)
         let output = run.output
         print("schemathesis took \(Int(run.seconds)) s: \(output.split(separator: "\n").filter { $0.contains("generated") }.joined())")
         #expect(!run.timedOut, "schemathesis did not finish within 240 s")

@@ -7,19 +7,25 @@ import IngestTestSupport
 /// The PostgreSQL sink's write path: COPY straight into the tables, and the
 /// fall-back through the staging tables when an `_id` is already stored.
 /// Against the real PostgreSQL that Scripts/test.sh starts on 127.0.0.1.
-@Suite("PostgreSQL sink COPY path", .serialized, .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
+@Suite(
+    "PostgreSQL sink COPY path", .serialized,
+    .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
 struct PostgresSinkCopyTests {
     private static let schema: Schema = {
         do {
             return try Schema([
-                ObjectSchema(className: "Event", kind: .asymmetric, properties: [
-                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                    Property(name: "name", type: .string),
-                ]),
-                ObjectSchema(className: "Note", kind: .asymmetric, properties: [
-                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                    Property(name: "text", type: .string),
-                ]),
+                ObjectSchema(
+                    className: "Event", kind: .asymmetric,
+                    properties: [
+                        Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                        Property(name: "name", type: .string),
+                    ]),
+                ObjectSchema(
+                    className: "Note", kind: .asymmetric,
+                    properties: [
+                        Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                        Property(name: "text", type: .string),
+                    ]),
             ])
         } catch {
             preconditionFailure("invalid test schema: \(error)")

@@ -11,7 +11,9 @@ import IngestTestSupport
 
 /// The PostgreSQL sink against the real PostgreSQL that Scripts/test.sh
 /// starts on 127.0.0.1. Serialized: one test restarts that PostgreSQL.
-@Suite("PostgreSQL sink", .serialized, .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
+@Suite(
+    "PostgreSQL sink", .serialized,
+    .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
 struct PostgresSinkTests {
     @Test("end to end: typed columns, a replay answers the same and writes nothing, duplicates are counted")
     func endToEnd() throws {
@@ -28,16 +30,23 @@ struct PostgresSinkTests {
         #expect(first.int("accepted") == 3)
         #expect(first.int("duplicate") == 0)
         #expect(try database.rows("SELECT count(*) FROM \"WeatherSensor\"") == [["3"]])
-        let row = try database.rows("""
+        let row = try database.rows(
+            """
             SELECT encode("_id", 'hex'), "deviceId", pg_typeof(temperature)::text, temperature::text, active::text,
                    (extract(epoch FROM "takenAt") * 1000)::bigint::text, price::text, pg_typeof(price)::text, count::text,
                    readings->1->>'note', pg_typeof(readings)::text
             FROM "WeatherSensor" WHERE "_id" = '\\x\(ids[2].hex)'
             """)
-        #expect(row == [[ids[2].hex, "station\t2\\\n", "double precision", "-3.25", "true", "1700000123456", "12.50", "numeric",
-                         "7", "ok", "jsonb"]])
+        #expect(
+            row == [
+                [
+                    ids[2].hex, "station\t2\\\n", "double precision", "-3.25", "true", "1700000123456", "12.50", "numeric",
+                    "7", "ok", "jsonb",
+                ]
+            ])
         // ObjectId bytes sort by creation time: the primary key keeps insertion order.
-        #expect(try database.rows("SELECT encode(\"_id\", 'hex') FROM \"WeatherSensor\" ORDER BY \"_id\"")
+        #expect(
+            try database.rows("SELECT encode(\"_id\", 'hex') FROM \"WeatherSensor\" ORDER BY \"_id\"")
                 == ids.map { [$0.hex] })
 
         let replay = try server.upload(app: "shop", token: token, body: body)
@@ -49,9 +58,11 @@ struct PostgresSinkTests {
 
         // A later segment repeating an _id twice and a stored one: duplicates, not errors.
         let fresh = ObjectId.generate()
-        let next = try makeSegment(store: store, number: 2, firstTransaction: 3, [
-            [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor(fresh)), ("WeatherSensor", sensor(fresh))],
-        ])
+        let next = try makeSegment(
+            store: store, number: 2, firstTransaction: 3,
+            [
+                [("WeatherSensor", sensor(ids[0])), ("WeatherSensor", sensor(fresh)), ("WeatherSensor", sensor(fresh))]
+            ])
         let second = try server.upload(app: "shop", token: token, body: next)
         #expect(second.status == 200, "\(second.text)")
         #expect(second.int("accepted") == 1)
@@ -69,8 +80,9 @@ struct PostgresSinkTests {
         let token = try server.login(app: "shop").access
         let store = SegmentStoreID.random()
         let segments = try (1...6).map { number in
-            try makeSegment(store: store, number: UInt64(number), firstTransaction: UInt64(number),
-                            [(0..<20).map { _ in ("WeatherSensor", sensor()) }])
+            try makeSegment(
+                store: store, number: UInt64(number), firstTransaction: UInt64(number),
+                [(0..<20).map { _ in ("WeatherSensor", sensor()) }])
         }
         for segment in segments[0..<2] {
             #expect(try server.upload(app: "shop", token: token, body: segment).status == 200)
@@ -108,10 +120,12 @@ struct PostgresSinkTests {
         let sink = try PostgresSink(connection: database.url)
         defer { sink.close() }
         let v1 = try Schema([
-            ObjectSchema(className: "Event", kind: .asymmetric, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                Property(name: "name", type: .string),
-            ]),
+            ObjectSchema(
+                className: "Event", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "name", type: .string),
+                ])
         ])
         try sink.migrate(to: v1)
         let ids = (0..<50).map { _ in ObjectId.generate() }
@@ -140,22 +154,24 @@ struct PostgresSinkTests {
 
         // v2 adds a column of every type; old rows keep NULL there.
         let v2 = try Schema([
-            ObjectSchema(className: "Event", kind: .asymmetric, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                Property(name: "name", type: .string),
-                Property(name: "flag", type: .bool, isOptional: true),
-                Property(name: "n", type: .int, isOptional: true),
-                Property(name: "f", type: .float, isOptional: true),
-                Property(name: "d", type: .double, isOptional: true),
-                Property(name: "blob", type: .data, isOptional: true),
-                Property(name: "at", type: .date, isOptional: true),
-                Property(name: "amount", type: .decimal128, isOptional: true),
-                Property(name: "ref", type: .objectId, isOptional: true),
-                Property(name: "u", type: .uuid, isOptional: true),
-                Property(name: "any", type: .mixed, isOptional: true),
-                Property(name: "tags", type: .string, collection: .list),
-                Property(name: "attrs", type: .int, collection: .map),
-            ]),
+            ObjectSchema(
+                className: "Event", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    Property(name: "name", type: .string),
+                    Property(name: "flag", type: .bool, isOptional: true),
+                    Property(name: "n", type: .int, isOptional: true),
+                    Property(name: "f", type: .float, isOptional: true),
+                    Property(name: "d", type: .double, isOptional: true),
+                    Property(name: "blob", type: .data, isOptional: true),
+                    Property(name: "at", type: .date, isOptional: true),
+                    Property(name: "amount", type: .decimal128, isOptional: true),
+                    Property(name: "ref", type: .objectId, isOptional: true),
+                    Property(name: "u", type: .uuid, isOptional: true),
+                    Property(name: "any", type: .mixed, isOptional: true),
+                    Property(name: "tags", type: .string, collection: .list),
+                    Property(name: "attrs", type: .int, collection: .map),
+                ])
         ])
         try sink.migrate(to: v2)
         let id = ObjectId.generate()
@@ -167,24 +183,34 @@ struct PostgresSinkTests {
             "u": .binary(BSONBinary(subtype: 4, bytes: uuid)), "any": .string("x"),
             "tags": .array([.string("a"), .string("b\"c")]), "attrs": .document(["k": .int32(1)]),
         ]
-        let written = try sink.write([SinkObject(collection: "Event", document: document)],
-                                     receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
+        let written = try sink.write(
+            [SinkObject(collection: "Event", document: document)],
+            receipt: SegmentKey(storeId: .random(), segmentNumber: 1)
+        ) { _ in [] }
         guard case .written(let duplicates, _) = written else { Issue.record("not written"); return }
         #expect(duplicates == [false])
-        let row = try database.rows("""
+        let row = try database.rows(
+            """
             SELECT name, flag::text, n::text, f::text, d::text, encode(blob, 'hex'), "at"::text, amount::text,
                    encode(ref, 'hex'), u::text, "any"::text, tags->>1, attrs->>'k'
             FROM "Event" WHERE "_id" = '\\x\(id.hex)'
             """)
-        #expect(row == [["ünïcode ☃", "false", "-9000000000", "1.5", "Infinity", "0001ff", "1969-12-31 23:59:59.999+00",
-                         "-1050", id.hex, "123e4567-e89b-12d3-a456-426614174000", "\"x\"", "b\"c", "1"]])
+        #expect(
+            row == [
+                [
+                    "ünïcode ☃", "false", "-9000000000", "1.5", "Infinity", "0001ff", "1969-12-31 23:59:59.999+00",
+                    "-1050", id.hex, "123e4567-e89b-12d3-a456-426614174000", "\"x\"", "b\"c", "1",
+                ]
+            ])
         #expect(try database.rows("SELECT count(*) FROM \"Event\" WHERE flag IS NULL") == [["50"]])
         #expect(try sink.collectionCounts().map(\.count) == [51])
 
         // A value PostgreSQL cannot hold fails the write before anything is stored.
         #expect(throws: SinkError.self) {
-            try sink.write([SinkObject(collection: "Event", document: ["_id": .objectId(.generate()), "name": .string("a\u{0}b")])],
-                           receipt: SegmentKey(storeId: .random(), segmentNumber: 2)) { _ in [] }
+            try sink.write(
+                [SinkObject(collection: "Event", document: ["_id": .objectId(.generate()), "name": .string("a\u{0}b")])],
+                receipt: SegmentKey(storeId: .random(), segmentNumber: 2)
+            ) { _ in [] }
         }
         #expect(try database.rows("SELECT count(*) FROM _dataingest_receipts") == [["2"]])
     }

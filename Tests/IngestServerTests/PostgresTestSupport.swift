@@ -90,7 +90,9 @@ final class PostgresTestDatabase {
     var serverConfig: String {
         uploadTestConfig.replacingOccurrences(
             of: #""auth": { "anon-user": {}, "local-userpass": {}, "api-key": {} },"#,
-            with: #""auth": { "anon-user": {}, "local-userpass": {}, "api-key": {} }, "sink": { "kind": "postgres", "connection": "\#(url)" },"#)
+            with:
+                #""auth": { "anon-user": {}, "local-userpass": {}, "api-key": {} }, "sink": { "kind": "postgres", "connection": "\#(url)" },"#
+        )
     }
 }
 

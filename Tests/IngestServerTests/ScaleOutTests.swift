@@ -13,8 +13,9 @@ import IngestSupport
 /// on fresh databases, learning a development schema at once, reporting
 /// what the sink holds, ClickHouse receipts with their counts.
 /// Serialized: the suites share the test PostgreSQL and ClickHouse.
-@Suite("Scale-out: several servers, shared state", .serialized,
-       .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
+@Suite(
+    "Scale-out: several servers, shared state", .serialized,
+    .enabled(if: TestEnvironment.runs(ifAvailable: PostgresTestService.isAvailable), PostgresTestService.skipReason))
 struct ScaleOutTests {
     @Test("servers started at the same moment on fresh databases all come up (PostgreSQL sink, repeated)")
     func simultaneousStartPostgres() throws {
@@ -33,8 +34,9 @@ struct ScaleOutTests {
         #expect(rounds >= 3)
     }
 
-    @Test("servers started at the same moment on fresh databases all come up (ClickHouse sink and cluster, repeated)",
-          .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
+    @Test(
+        "servers started at the same moment on fresh databases all come up (ClickHouse sink and cluster, repeated)",
+        .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
     func simultaneousStartClickHouse() throws {
         let started = monotonicNow()
         var rounds = 0
@@ -48,16 +50,18 @@ struct ScaleOutTests {
             } else {
                 // A table from an older schema: every server adds the same columns at once.
                 _ = try sink.client.execute("CREATE DATABASE \(sink.name)")
-                _ = try sink.client.execute("CREATE TABLE \(sink.name).WeatherSensor (_id FixedString(12), "
-                                            + "_ingested_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree ORDER BY _id")
+                _ = try sink.client.execute(
+                    "CREATE TABLE \(sink.name).WeatherSensor (_id FixedString(12), "
+                        + "_ingested_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree ORDER BY _id")
             }
             let servers = try startTogether(count, config: sink.serverConfig(cluster: cluster).sharingState(state.url))
             try checkServing(servers)
             if cluster {
                 // The banner names the cluster.
                 let banner = try String(contentsOfFile: servers[0].directory.path + "/stderr.log", encoding: .utf8)
-                #expect(banner.contains("app shop: sink clickhouse:\(sink.url)/\(sink.name) (cluster ingest_two_shards, 2 shards)"),
-                        "\(banner)")
+                #expect(
+                    banner.contains("app shop: sink clickhouse:\(sink.url)/\(sink.name) (cluster ingest_two_shards, 2 shards)"),
+                    "\(banner)")
             }
             servers.forEach { $0.stop() }
             rounds += 1
@@ -79,14 +83,37 @@ struct ScaleOutTests {
         for round in 0..<rounds {
             let collection = "Probe\(round)"
             let bodies = try [
-                makeSegment(store: .random(), number: 1, [[(collection, ["_id": .objectId(.generate()), "value": .double(1.5),
-                                                                        "onlyA": .string("a")])]]),
-                makeSegment(store: .random(), number: 1, [[(collection, ["_id": .objectId(.generate()), "value": .string("text"),
-                                                                        "onlyB": .int32(7)])]]),
+                makeSegment(
+                    store: .random(), number: 1,
+                    [
+                        [
+                            (
+                                collection,
+                                [
+                                    "_id": .objectId(.generate()), "value": .double(1.5),
+                                    "onlyA": .string("a"),
+                                ]
+                            )
+                        ]
+                    ]),
+                makeSegment(
+                    store: .random(), number: 1,
+                    [
+                        [
+                            (
+                                collection,
+                                [
+                                    "_id": .objectId(.generate()), "value": .string("text"),
+                                    "onlyB": .int32(7),
+                                ]
+                            )
+                        ]
+                    ]),
             ]
             let answers = try together(2) { index in
-                try IngestTestServer.call(port: ports[index], "POST", "/api/client/v2.0/app/lab/ingest",
-                                          headers: ["Authorization": "Bearer \(tokens[index])"], body: bodies[index])
+                try IngestTestServer.call(
+                    port: ports[index], "POST", "/api/client/v2.0/app/lab/ingest",
+                    headers: ["Authorization": "Bearer \(tokens[index])"], body: bodies[index])
             }
             for answer in answers { #expect(answer.status == 200, "\(answer.text)") }
             // One learned `value` first; the other's object has the wrong type for it.
@@ -95,14 +122,17 @@ struct ScaleOutTests {
             let loser = accepted.firstIndex(of: 0) ?? 0
             let reasons = answers[loser].json?["rejected_objects"] as? [[String: Any]]
             #expect(reasons?.first?["error_code"] as? String == "wrongType", "\(answers[loser].text)")
-            let column = try sink.rows("""
+            let column = try sink.rows(
+                """
                 SELECT data_type FROM information_schema.columns WHERE table_name = '\(collection)' AND column_name = 'value'
                 """)
             #expect(column == [[loser == 0 ? "text" : "double precision"]])
             // Both new fields are known to both instances.
-            #expect(try sink.rows("""
-                SELECT count(*) FROM information_schema.columns WHERE table_name = '\(collection)' AND column_name IN ('onlyA', 'onlyB')
-                """) == [["2"]])
+            #expect(
+                try sink.rows(
+                    """
+                    SELECT count(*) FROM information_schema.columns WHERE table_name = '\(collection)' AND column_name IN ('onlyA', 'onlyB')
+                    """) == [["2"]])
         }
         #expect(try state.rows("SELECT count(*) FROM development_schemas WHERE app_id = 'lab'") == [["1"]])
 
@@ -124,10 +154,19 @@ struct ScaleOutTests {
             for round in 0..<rounds {
                 let wrong: BSON = winners[round] == "text" ? .double(2.5) : .string("again")
                 let right: BSON = winners[round] == "text" ? .string("ok") : .double(2.5)
-                let answer = try server.upload(app: "lab", token: token, body: makeSegment(store: .random(), number: 1, [
-                    [("Probe\(round)", ["_id": .objectId(.generate()), "value": right, "onlyA": .string("x"), "onlyB": .int32(1)])],
-                    [("Probe\(round)", ["_id": .objectId(.generate()), "value": wrong])],
-                ]))
+                let answer = try server.upload(
+                    app: "lab", token: token,
+                    body: makeSegment(
+                        store: .random(), number: 1,
+                        [
+                            [
+                                (
+                                    "Probe\(round)",
+                                    ["_id": .objectId(.generate()), "value": right, "onlyA": .string("x"), "onlyB": .int32(1)]
+                                )
+                            ],
+                            [("Probe\(round)", ["_id": .objectId(.generate()), "value": wrong])],
+                        ]))
                 #expect(answer.int("accepted") == 1, "\(answer.text)")
                 #expect((answer.json?["rejected_objects"] as? [[String: Any]])?.first?["error_code"] as? String == "wrongType")
             }
@@ -144,17 +183,21 @@ struct ScaleOutTests {
         #expect(try sink.rows(#"SELECT count(*) FROM "WeatherSensor""#) == [["30"]])
         try expectRows(30, on: servers[1])
         // Rows written by anyone else count too: the gauge is the sink's, not the instance's.
-        #expect(try sink.rows(#"WITH added AS (INSERT INTO "WeatherSensor" ("_id", "deviceId", temperature, readings) "#
-                              + #"SELECT decode(lpad(to_hex(n), 24, '0'), 'hex'), 'x', 1, '[]' FROM generate_series(1, 5) AS n "#
-                              + "RETURNING 1) SELECT count(*) FROM added") == [["5"]])
+        #expect(
+            try sink.rows(
+                #"WITH added AS (INSERT INTO "WeatherSensor" ("_id", "deviceId", temperature, readings) "#
+                    + #"SELECT decode(lpad(to_hex(n), 24, '0'), 'hex'), 'x', 1, '[]' FROM generate_series(1, 5) AS n "#
+                    + "RETURNING 1) SELECT count(*) FROM added") == [["5"]])
         try expectRows(35, on: servers[0])
         try expectRows(35, on: servers[1])
 
         // A large table is not counted row by row: above 100 000 rows the
         // gauge is PostgreSQL's estimate, and says so.
-        #expect(try sink.rows(#"WITH added AS (INSERT INTO "WeatherSensor" ("_id", "deviceId", temperature, readings) "#
-                              + #"SELECT decode(lpad(to_hex(n), 24, '0'), 'hex'), 'x', 1, '[]' FROM generate_series(100, 120099) AS n "#
-                              + "RETURNING 1) SELECT count(*) FROM added") == [["120000"]])
+        #expect(
+            try sink.rows(
+                #"WITH added AS (INSERT INTO "WeatherSensor" ("_id", "deviceId", temperature, readings) "#
+                    + #"SELECT decode(lpad(to_hex(n), 24, '0'), 'hex'), 'x', 1, '[]' FROM generate_series(100, 120099) AS n "#
+                    + "RETURNING 1) SELECT count(*) FROM added") == [["120000"]])
         try analyze(sink)
         let estimated = #"ingest_collection_rows_estimated{app="shop",collection="WeatherSensor"} 1"#
         let deadline = monotonicNow() + 20
@@ -165,7 +208,8 @@ struct ScaleOutTests {
             usleep(200_000)
         }
         #expect(metrics.contains(estimated + "\n"))
-        let rows = metrics.split(separator: "\n").first { $0.hasPrefix(#"ingest_collection_rows{app="shop",collection="WeatherSensor"}"#) }
+        let rows =
+            metrics.split(separator: "\n").first { $0.hasPrefix(#"ingest_collection_rows{app="shop",collection="WeatherSensor"}"#) }
             .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? 0
         #expect(abs(rows - 120_035) < 12_000, "estimate \(rows)")
         #expect(try servers[1].call("GET", "/").text.contains(#"data-estimate="true""#))
@@ -179,19 +223,29 @@ struct ScaleOutTests {
         configuration.exactCountLimit = 100
         let sink = try PostgresSink(connection: database.url, configuration: configuration)
         defer { sink.close() }
-        let schema = try Schema(["Big", "Small"].map { name in
-            ObjectSchema(className: name, kind: .asymmetric, properties: [
-                Property(name: "_id", type: .objectId, isPrimaryKey: true), Property(name: "n", type: .int),
-            ])
-        })
+        let schema = try Schema(
+            ["Big", "Small"].map { name in
+                ObjectSchema(
+                    className: name, kind: .asymmetric,
+                    properties: [
+                        Property(name: "_id", type: .objectId, isPrimaryKey: true), Property(name: "n", type: .int),
+                    ])
+            })
         try sink.migrate(to: schema)
-        #expect(try sink.collectionCounts() == [CollectionRowCount(collection: "Big", count: 0), CollectionRowCount(collection: "Small", count: 0)])
+        #expect(
+            try sink.collectionCounts() == [
+                CollectionRowCount(collection: "Big", count: 0), CollectionRowCount(collection: "Small", count: 0),
+            ])
         for number in UInt64(1)...3 {
-            let objects = (0..<100).map { SinkObject(collection: "Big", document: ["_id": .objectId(.generate()), "n": .int64(Int64($0))]) }
+            let objects = (0..<100).map {
+                SinkObject(collection: "Big", document: ["_id": .objectId(.generate()), "n": .int64(Int64($0))])
+            }
             _ = try sink.write(objects, receipt: SegmentKey(storeId: .random(), segmentNumber: number)) { _ in [] }
         }
-        _ = try sink.write([SinkObject(collection: "Small", document: ["_id": .objectId(.generate()), "n": .int32(1)])],
-                           receipt: SegmentKey(storeId: .random(), segmentNumber: 9)) { _ in [] }
+        _ = try sink.write(
+            [SinkObject(collection: "Small", document: ["_id": .objectId(.generate()), "n": .int32(1)])],
+            receipt: SegmentKey(storeId: .random(), segmentNumber: 9)
+        ) { _ in [] }
         try analyze(database)
         let counts = try sink.collectionCounts()
         #expect(counts.map(\.collection) == ["Big", "Small"])
@@ -200,9 +254,13 @@ struct ScaleOutTests {
 
         // A column that exists with another type (left by a schema change, or a
         // server that crashed while learning) is refused, not written into.
-        let changed = try Schema([ObjectSchema(className: "Small", kind: .asymmetric, properties: [
-            Property(name: "_id", type: .objectId, isPrimaryKey: true), Property(name: "n", type: .string),
-        ])])
+        let changed = try Schema([
+            ObjectSchema(
+                className: "Small", kind: .asymmetric,
+                properties: [
+                    Property(name: "_id", type: .objectId, isPrimaryKey: true), Property(name: "n", type: .string),
+                ])
+        ])
         #expect {
             try sink.migrate(to: changed)
         } throws: { error in
@@ -210,8 +268,9 @@ struct ScaleOutTests {
         }
     }
 
-    @Test("ingest_collection_rows reports what the ClickHouse sink holds, written through another instance",
-          .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
+    @Test(
+        "ingest_collection_rows reports what the ClickHouse sink holds, written through another instance",
+        .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
     func gaugesMatchClickHouseSink() throws {
         let sink = try ClickHouseTestDatabase()
         let state = try PostgresTestDatabase()
@@ -222,16 +281,19 @@ struct ScaleOutTests {
         servers.forEach { $0.stop() }
     }
 
-    @Test("ClickHouse receipts keep their object count, in the shared state and in the local receipts file",
-          .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
+    @Test(
+        "ClickHouse receipts keep their object count, in the shared state and in the local receipts file",
+        .enabled(if: TestEnvironment.runs(ifAvailable: ClickHouseTestService.isAvailable), ClickHouseTestService.skipReason))
     func clickHouseReceiptCounts() throws {
         let sink = try ClickHouseTestDatabase()
         let state = try PostgresTestDatabase()
         let shared = try IngestTestServer(config: sink.serverConfig().sharingState(state.url))
         defer { shared.stop() }
-        let body = try makeSegment(store: .random(), number: 1, [
-            [("WeatherSensor", sensor()), ("WeatherSensor", sensor())], [("WeatherSensor", sensor())],
-        ])
+        let body = try makeSegment(
+            store: .random(), number: 1,
+            [
+                [("WeatherSensor", sensor()), ("WeatherSensor", sensor())], [("WeatherSensor", sensor())],
+            ])
         let first = try shared.upload(app: "shop", token: try shared.login(app: "shop").access, body: body)
         #expect(first.int("accepted") == 3, "\(first.text)")
         #expect(try state.rows("SELECT count(*), sum(object_count) FROM _dataingest_receipts") == [["1", "3"]])
@@ -240,8 +302,10 @@ struct ScaleOutTests {
         defer { local.stop() }
         let second = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor()), ("WeatherSensor", sensor())]])
         #expect(try local.upload(app: "shop", token: try local.login(app: "shop").access, body: second).int("accepted") == 2)
-        #expect(try sqliteRows(local.dataPath + "/shop.clickhouse-receipts.sqlite",
-                               "SELECT count(*), sum(object_count) FROM _dataingest_receipts") == [["1", "2"]])
+        #expect(
+            try sqliteRows(
+                local.dataPath + "/shop.clickhouse-receipts.sqlite",
+                "SELECT count(*), sum(object_count) FROM _dataingest_receipts") == [["1", "2"]])
     }
 
     // MARK: - Helpers
@@ -266,8 +330,9 @@ struct ScaleOutTests {
     func uploadSensors(through server: IngestTestServer, token: String, segments: Int, objects: Int) throws {
         let store = SegmentStoreID.random()
         for number in 1...segments {
-            let body = try makeSegment(store: store, number: UInt64(number), firstTransaction: UInt64(number),
-                                       [(0..<objects).map { _ in ("WeatherSensor", sensor()) }])
+            let body = try makeSegment(
+                store: store, number: UInt64(number), firstTransaction: UInt64(number),
+                [(0..<objects).map { _ in ("WeatherSensor", sensor()) }])
             let answer = try server.upload(app: "shop", token: token, body: body)
             #expect(answer.status == 200, "\(answer.text)")
         }

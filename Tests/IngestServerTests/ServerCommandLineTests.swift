@@ -15,10 +15,12 @@ struct ServerCommandLineTests {
     func help() throws {
         let result = try runIngestServer(["--help"])
         #expect(result.status == 0)
-        for flag in ["--config", "--data-dir", "--host", "--port", "--workers", "--max-connections", "--max-header-bytes",
-                     "--max-body-bytes", "--max-inflated-bytes", "--max-inflate-ratio", "--max-concurrent-uploads",
-                     "--synchronous", "--sink-busy-timeout", "--header-timeout", "--body-timeout", "--keep-alive-timeout",
-                     "--write-timeout", "--shutdown-grace", "--enable-test-routes", "--log-level", "apikey"] {
+        for flag in [
+            "--config", "--data-dir", "--host", "--port", "--workers", "--max-connections", "--max-header-bytes",
+            "--max-body-bytes", "--max-inflated-bytes", "--max-inflate-ratio", "--max-concurrent-uploads",
+            "--synchronous", "--sink-busy-timeout", "--header-timeout", "--body-timeout", "--keep-alive-timeout",
+            "--write-timeout", "--shutdown-grace", "--enable-test-routes", "--log-level", "apikey",
+        ] {
             #expect(result.output.contains(flag), "\(flag) is missing from --help")
         }
         #expect(try runIngestServer(["-h"]).output == result.output)
@@ -29,9 +31,11 @@ struct ServerCommandLineTests {
     @Test("invalid flags and values are usage errors: exit 2, the problem and the usage on standard error")
     func usageErrors() throws {
         let directory = try TemporaryDirectory("e2e")
-        for arguments in [["--bogus"], ["--port"], ["--port", "70000"], ["--port", "x"], ["--workers", "0"],
-                          ["--max-header-bytes", "100"], ["--synchronous", "SLOW"], ["--header-timeout", "0"],
-                          ["--shutdown-grace", "-1"], ["--body-timeout", "inf"], ["--log-level", "loud"], ["extra"]] {
+        for arguments in [
+            ["--bogus"], ["--port"], ["--port", "70000"], ["--port", "x"], ["--workers", "0"],
+            ["--max-header-bytes", "100"], ["--synchronous", "SLOW"], ["--header-timeout", "0"],
+            ["--shutdown-grace", "-1"], ["--body-timeout", "inf"], ["--log-level", "loud"], ["extra"],
+        ] {
             let result = try runIngestServer(arguments + ["--data-dir", directory.path + "/data"])
             #expect(result.status == 2, "\(arguments): \(result.errorOutput)")
             #expect(result.errorOutput.contains("usage:"), "\(arguments)")
@@ -109,8 +113,9 @@ struct ServerCommandLineTests {
         #expect(!log.contains("listening on") && !log.contains("GET /missing 404"), "\(log)")
 
         // The flag beats both.
-        let fromFlag = try IngestTestServer(config: config, extraArguments: ["--log-level", "info"],
-                                            environment: ["INGEST_LOG_LEVEL": "warning"])
+        let fromFlag = try IngestTestServer(
+            config: config, extraArguments: ["--log-level", "info"],
+            environment: ["INGEST_LOG_LEVEL": "warning"])
         _ = try fromFlag.call("GET", "/healthz")
         #expect(try terminate(fromFlag).status == 0)
         #expect(stderrText(fromFlag).contains("GET /healthz 200"))

@@ -10,11 +10,13 @@ import IngestTestSupport
 struct SinkSQLiteTests {
     static func schema(extra: [IngestCore.Property] = []) throws -> Schema {
         try Schema([
-            ObjectSchema(className: "Reading", kind: .asymmetric, properties: [
-                IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                IngestCore.Property(name: "value", type: .double),
-                IngestCore.Property(name: "tags", type: .string, collection: .list),
-            ] + extra),
+            ObjectSchema(
+                className: "Reading", kind: .asymmetric,
+                properties: [
+                    IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    IngestCore.Property(name: "value", type: .double),
+                    IngestCore.Property(name: "tags", type: .string, collection: .list),
+                ] + extra),
             ObjectSchema(className: "Point", kind: .embedded, properties: [IngestCore.Property(name: "x", type: .int)]),
         ])
     }
@@ -49,7 +51,8 @@ struct SinkSQLiteTests {
         }
         #expect(stored == body)
         #expect(try sink.collectionCounts().map(\.count) == [3])
-        #expect(try sqliteRows(path, "SELECT hex(_id), value, tags FROM Reading ORDER BY _id")
+        #expect(
+            try sqliteRows(path, "SELECT hex(_id), value, tags FROM Reading ORDER BY _id")
                 == ids.sorted().map { ["\($0.hex.uppercased())", "1.5", #"["t"]"#] })
         #expect(try sqliteRows(path, "PRAGMA journal_mode") == [["wal"]])
     }
@@ -61,8 +64,10 @@ struct SinkSQLiteTests {
         do {
             let sink = try SQLiteSink(path: path)
             try sink.migrate(to: try Self.schema())
-            _ = try sink.write([SinkObject(collection: "Reading", document: ["_id": .objectId(.generate()), "value": .double(1)])],
-                               receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
+            _ = try sink.write(
+                [SinkObject(collection: "Reading", document: ["_id": .objectId(.generate()), "value": .double(1)])],
+                receipt: SegmentKey(storeId: .random(), segmentNumber: 1)
+            ) { _ in [] }
             sink.close()
         }
         let sink = try SQLiteSink(path: path)
@@ -73,10 +78,17 @@ struct SinkSQLiteTests {
         ])
         try sink.migrate(to: grown)
         #expect(try sink.collectionCounts().first?.count == 1)
-        _ = try sink.write([SinkObject(collection: "Reading", document: [
-            "_id": .objectId(.generate()), "value": .double(2), "where": .document(["x": .int64(4)]), "at": .datetime(99),
-        ])], receipt: SegmentKey(storeId: .random(), segmentNumber: 2)) { _ in [] }
-        #expect(try sqliteRows(path, "SELECT value, \"where\", at FROM Reading ORDER BY value")
+        _ = try sink.write(
+            [
+                SinkObject(
+                    collection: "Reading",
+                    document: [
+                        "_id": .objectId(.generate()), "value": .double(2), "where": .document(["x": .int64(4)]), "at": .datetime(99),
+                    ])
+            ], receipt: SegmentKey(storeId: .random(), segmentNumber: 2)
+        ) { _ in [] }
+        #expect(
+            try sqliteRows(path, "SELECT value, \"where\", at FROM Reading ORDER BY value")
                 == [["1.0", "nil", "nil"], ["2.0", #"{"x":4}"#, "99"]])
         let columns = try sqliteRows(path, "SELECT name, type FROM pragma_table_info('Reading')")
         #expect(columns.contains(["at", "INTEGER"]))
@@ -89,18 +101,19 @@ struct SinkSQLiteTests {
         let path = directory.path + "/app.sqlite"
         let sink = try SQLiteSink(path: path)
         defer { sink.close() }
-        try sink.migrate(to: try Self.schema(extra: [
-            IngestCore.Property(name: "name", type: .string, isOptional: true),
-            IngestCore.Property(name: "count", type: .int, isOptional: true),
-            IngestCore.Property(name: "flag", type: .bool, isOptional: true),
-            IngestCore.Property(name: "at", type: .date, isOptional: true),
-            IngestCore.Property(name: "price", type: .decimal128, isOptional: true),
-            IngestCore.Property(name: "ref", type: .objectId, isOptional: true),
-            IngestCore.Property(name: "blob", type: .data, isOptional: true),
-            IngestCore.Property(name: "serial", type: .uuid, isOptional: true),
-            IngestCore.Property(name: "where", type: .object, isOptional: true, objectClassName: "Point"),
-            IngestCore.Property(name: "any", type: .mixed, isOptional: true),
-        ]))
+        try sink.migrate(
+            to: try Self.schema(extra: [
+                IngestCore.Property(name: "name", type: .string, isOptional: true),
+                IngestCore.Property(name: "count", type: .int, isOptional: true),
+                IngestCore.Property(name: "flag", type: .bool, isOptional: true),
+                IngestCore.Property(name: "at", type: .date, isOptional: true),
+                IngestCore.Property(name: "price", type: .decimal128, isOptional: true),
+                IngestCore.Property(name: "ref", type: .objectId, isOptional: true),
+                IngestCore.Property(name: "blob", type: .data, isOptional: true),
+                IngestCore.Property(name: "serial", type: .uuid, isOptional: true),
+                IngestCore.Property(name: "where", type: .object, isOptional: true, objectClassName: "Point"),
+                IngestCore.Property(name: "any", type: .mixed, isOptional: true),
+            ]))
         let id = ObjectId.generate()
         let ref = ObjectId.generate()
         // Fields out of column order, an unknown field, a repeated field (the first wins) and
@@ -114,28 +127,44 @@ struct SinkSQLiteTests {
             "unknown": "ignored", "name": "second",
         ]
         let emptyId = ObjectId.generate()
-        let empty: BSONDocument = ["_id": .objectId(emptyId), "value": .double(0), "name": "", "blob": .binary(BSONBinary(bytes: [])),
-                                   "count": .null, "any": .null]
-        _ = try sink.write([SinkObject(collection: "Reading", document: document), SinkObject(collection: "Reading", document: empty)],
-                           receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
-        let rows = try sqliteRows(path, """
+        let empty: BSONDocument = [
+            "_id": .objectId(emptyId), "value": .double(0), "name": "", "blob": .binary(BSONBinary(bytes: [])),
+            "count": .null, "any": .null,
+        ]
+        _ = try sink.write(
+            [SinkObject(collection: "Reading", document: document), SinkObject(collection: "Reading", document: empty)],
+            receipt: SegmentKey(storeId: .random(), segmentNumber: 1)
+        ) { _ in [] }
+        let rows = try sqliteRows(
+            path,
+            """
             SELECT hex(_id), value, name, count, flag, at, price, hex(ref), hex(blob), hex(serial), "where", "any", tags,
                    typeof(name), typeof(blob), typeof(count), typeof("any") FROM Reading ORDER BY _id
             """)
-        #expect(rows == [
-            [id.hex.uppercased(), "-2.5", "grüße", "-7", "1", "1700000000123", try Decimal128(parsing: "12.50").description, ref.hex.uppercased(), "ABCD",
-             "000102030405060708090A0B0C0D0E0F", #"{"x":4}"#, #"[1,"two"]"#, "[]", "text", "blob", "integer", "text"],
-            [emptyId.hex.uppercased(), "0.0", "", "nil", "nil", "nil", "nil", "", "", "", "nil", "null", "nil",
-             "text", "blob", "null", "text"],
-        ])
+        #expect(
+            rows == [
+                [
+                    id.hex.uppercased(), "-2.5", "grüße", "-7", "1", "1700000000123", try Decimal128(parsing: "12.50").description,
+                    ref.hex.uppercased(), "ABCD",
+                    "000102030405060708090A0B0C0D0E0F", #"{"x":4}"#, #"[1,"two"]"#, "[]", "text", "blob", "integer", "text",
+                ],
+                [
+                    emptyId.hex.uppercased(), "0.0", "", "nil", "nil", "nil", "nil", "", "", "", "nil", "null", "nil",
+                    "text", "blob", "null", "text",
+                ],
+            ])
 
         // Bytes that are not one BSON document fail the write, which leaves nothing behind.
         var broken = (["_id": .objectId(.generate()), "value": .double(1)] as BSONDocument).bsonBytes()
         broken[broken.count - 1] = 7
         let key = SegmentKey(storeId: .random(), segmentNumber: 2)
         #expect(throws: SinkError.self) {
-            try sink.write([SinkObject(collection: "Reading", document: ["_id": .objectId(.generate()), "value": .double(3)]),
-                            SinkObject(collection: "Reading", bson: broken)], receipt: key) { _ in [] }
+            try sink.write(
+                [
+                    SinkObject(collection: "Reading", document: ["_id": .objectId(.generate()), "value": .double(3)]),
+                    SinkObject(collection: "Reading", bson: broken),
+                ], receipt: key
+            ) { _ in [] }
         }
         #expect(try sink.receipt(for: key) == nil)
         #expect(try sqliteRows(path, "SELECT count(*) FROM Reading") == [["2"]])

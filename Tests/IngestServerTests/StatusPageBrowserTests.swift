@@ -23,19 +23,25 @@ enum HeadlessChromium {
     }
 
     /// A PNG of `url` at `width`×`height` CSS pixels.
-    static func screenshot(_ url: String, to path: String, width: Int = 1280, height: Int = 2000,
-                           budgetMilliseconds: Int, in directory: TemporaryDirectory) throws {
-        _ = try run(["--screenshot=\(path)", "--window-size=\(width),\(height)", "--hide-scrollbars", url],
-                    budgetMilliseconds: budgetMilliseconds, in: directory)
+    static func screenshot(
+        _ url: String, to path: String, width: Int = 1280, height: Int = 2000,
+        budgetMilliseconds: Int, in directory: TemporaryDirectory
+    ) throws {
+        _ = try run(
+            ["--screenshot=\(path)", "--window-size=\(width),\(height)", "--hide-scrollbars", url],
+            budgetMilliseconds: budgetMilliseconds, in: directory)
     }
 
     private static func run(_ arguments: [String], budgetMilliseconds: Int, in directory: TemporaryDirectory) throws -> String {
         guard let binary else { throw TestSupportError("\(skipReason)") }
         // --no-sandbox: the tests run as root in CI; the page is our own.
         let chromium = try ChildProcess.run(
-            binary, ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                     "--disable-extensions", "--user-data-dir=\(directory.path)/chromium-profile",
-                     "--virtual-time-budget=\(budgetMilliseconds)"] + arguments,
+            binary,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--disable-extensions", "--user-data-dir=\(directory.path)/chromium-profile",
+                "--virtual-time-budget=\(budgetMilliseconds)",
+            ] + arguments,
             environment: ["DBUS_SESSION_BUS_ADDRESS": "/dev/null"], in: directory, name: "chromium", timeout: 90,
             mergingErrors: false)
         guard !chromium.timedOut else { throw TestSupportError("chromium did not finish within 90 s") }
@@ -45,7 +51,9 @@ enum HeadlessChromium {
 }
 
 /// The status page at `GET /` as an operator's browser shows it, while data flows.
-@Suite("Status page in a real browser", .serialized, .enabled(if: TestEnvironment.runs(ifAvailable: HeadlessChromium.binary != nil), HeadlessChromium.skipReason))
+@Suite(
+    "Status page in a real browser", .serialized,
+    .enabled(if: TestEnvironment.runs(ifAvailable: HeadlessChromium.binary != nil), HeadlessChromium.skipReason))
 struct StatusPageBrowserTests {
     @Test("headless Chromium renders rates, ingest lag, rejections, recent uploads, sink health and a plot with axes")
     func rendersWhileDataFlows() throws {
@@ -77,10 +85,12 @@ struct StatusPageBrowserTests {
                 }
                 let created = Int64(Date().timeIntervalSince1970 * 1000) - 3000
                 do {
-                    let body = try makeSegment(store: store, number: number, firstTransaction: number * 2,
-                                               createdAtMillis: created, transactions)
-                    let answer = try IngestTestServer.call(port: port, "POST", "/api/client/v2.0/app/shop/ingest",
-                                                           headers: ["Authorization": "Bearer \(token)"], body: body)
+                    let body = try makeSegment(
+                        store: store, number: number, firstTransaction: number * 2,
+                        createdAtMillis: created, transactions)
+                    let answer = try IngestTestServer.call(
+                        port: port, "POST", "/api/client/v2.0/app/shop/ingest",
+                        headers: ["Authorization": "Bearer \(token)"], body: body)
                     if answer.status == 200 { stored.withLock { $0 += 1 } } else { errors.withLock { $0.append(answer.text) } }
                 } catch {
                     errors.withLock { $0.append("\(error)") }
@@ -94,8 +104,13 @@ struct StatusPageBrowserTests {
         let ready = monotonicNow() + 30
         while monotonicNow() < ready {
             let metrics = try server.call("GET", "/metrics").text
-            if let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(#"ingest_collection_rows{app="shop",collection="WeatherSensor"}"#) }),
-               let rows = line.split(separator: " ").last.flatMap({ Int($0) }), rows >= 100 { break }
+            if let line = metrics.split(separator: "\n").first(where: {
+                $0.hasPrefix(#"ingest_collection_rows{app="shop",collection="WeatherSensor"}"#)
+            }),
+                let rows = line.split(separator: " ").last.flatMap({ Int($0) }), rows >= 100
+            {
+                break
+            }
             usleep(200_000)
         }
         #expect(stored.withLock { $0 } >= 10)

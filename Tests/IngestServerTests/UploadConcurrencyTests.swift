@@ -19,12 +19,14 @@ struct UploadConcurrencyTests {
         let token = try service.auth.login(appId: "shop", provider: "anon-user", body: []).accessToken
         let store = SegmentStoreID.random()
         let shared = try (1...4).map { number in
-            try makeSegment(store: store, number: UInt64(number), firstTransaction: UInt64(number * 10),
-                            [(0..<25).map { _ in ("WeatherSensor", sensor()) }])
+            try makeSegment(
+                store: store, number: UInt64(number), firstTransaction: UInt64(number * 10),
+                [(0..<25).map { _ in ("WeatherSensor", sensor()) }])
         }
         @Sendable func request(_ body: [UInt8]) -> HTTPRequest {
-            var request = HTTPRequest(method: "POST", target: "/api/client/v2.0/app/shop/ingest",
-                                      headers: ["Authorization": "Bearer \(token)"], body: body)
+            var request = HTTPRequest(
+                method: "POST", target: "/api/client/v2.0/app/shop/ingest",
+                headers: ["Authorization": "Bearer \(token)"], body: body)
             request.pathParameters = ["appId": "shop"]
             return request
         }

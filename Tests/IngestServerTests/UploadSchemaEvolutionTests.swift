@@ -6,10 +6,12 @@ import Testing
 @Suite("Upload: schema evolution")
 struct UploadSchemaEvolutionTests {
     static let base = try! Schema([
-        ObjectSchema(className: "Log", kind: .asymmetric, properties: [
-            IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
-            IngestCore.Property(name: "message", type: .string),
-        ]),
+        ObjectSchema(
+            className: "Log", kind: .asymmetric,
+            properties: [
+                IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                IngestCore.Property(name: "message", type: .string),
+            ])
     ])
 
     @Test("nothing missing: no change")
@@ -21,8 +23,13 @@ struct UploadSchemaEvolutionTests {
     @Test("new fields become optional properties with inferred types; existing ones never change")
     func newFields() throws {
         let records: [(collection: String, document: BSONDocument)] = [
-            ("Log", ["_id": .objectId(.generate()), "message": .int32(3), "level": .int64(2), "at": .datetime(1),
-                     "extra": .document(["a": .int32(1)]), "raw": .binary(BSONBinary(bytes: [1]))]),
+            (
+                "Log",
+                [
+                    "_id": .objectId(.generate()), "message": .int32(3), "level": .int64(2), "at": .datetime(1),
+                    "extra": .document(["a": .int32(1)]), "raw": .binary(BSONBinary(bytes: [1])),
+                ]
+            )
         ]
         let grown = try #require(SchemaEvolution.grow(Self.base, records: records, clientSchema: nil))
         let log = try #require(grown["Log"])
@@ -38,14 +45,16 @@ struct UploadSchemaEvolutionTests {
     @Test("a new collection comes from the client's header schema, with its embedded types")
     func clientSchema() throws {
         let client = try Schema([
-            ObjectSchema(className: "Sensor", kind: .asymmetric, properties: [
-                IngestCore.Property(name: "_id", type: .uuid, isPrimaryKey: true),
-                IngestCore.Property(name: "where", type: .object, isOptional: true, objectClassName: "Place"),
-            ]),
+            ObjectSchema(
+                className: "Sensor", kind: .asymmetric,
+                properties: [
+                    IngestCore.Property(name: "_id", type: .uuid, isPrimaryKey: true),
+                    IngestCore.Property(name: "where", type: .object, isOptional: true, objectClassName: "Place"),
+                ]),
             ObjectSchema(className: "Place", kind: .embedded, properties: [IngestCore.Property(name: "x", type: .double)]),
         ])
         let records: [(collection: String, document: BSONDocument)] = [
-            ("Sensor", ["_id": .binary(BSONBinary(subtype: 4, bytes: Array(repeating: 7, count: 16)))]),
+            ("Sensor", ["_id": .binary(BSONBinary(subtype: 4, bytes: Array(repeating: 7, count: 16)))])
         ]
         let grown = try #require(SchemaEvolution.grow(Self.base, records: records, clientSchema: client))
         #expect(grown["Sensor"] == client["Sensor"])

@@ -56,12 +56,15 @@ import IngestSupport
         #expect(throws: GzipError.self) { try Gzip.decompress(packed) }
         #expect(throws: GzipError.self) { try Gzip.decompress(try Gzip.compress(input), wrapper: .zlib) }
         // Python's zlib (a reference zlib stream): "hello" at level 6.
-        #expect(try Gzip.decompress([0x78, 0x9c, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x06, 0x2c, 0x02, 0x15],
-                                    wrapper: .zlib) == Array("hello".utf8))
+        #expect(
+            try Gzip.decompress(
+                [0x78, 0x9c, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x06, 0x2c, 0x02, 0x15],
+                wrapper: .zlib) == Array("hello".utf8))
     }
 
     @Test func systemGzipReadsOurOutputAndWeReadItsOutput() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gzip") || FileManager.default.isExecutableFile(atPath: "/bin/gzip") else { return }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gzip") || FileManager.default.isExecutableFile(atPath: "/bin/gzip")
+        else { return }
         let gzip = FileManager.default.isExecutableFile(atPath: "/usr/bin/gzip") ? "/usr/bin/gzip" : "/bin/gzip"
         let dir = try Self.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }

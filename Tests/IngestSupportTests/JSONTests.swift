@@ -7,8 +7,10 @@ import Testing
 /// mark), error positions as byte offsets and as lines and columns, exact
 /// number text, and the writer.
 @Suite struct JSONTests {
-    func failure(_ text: String, _ options: JSONParsingOptions = .strict(),
-                 sourceLocation: SourceLocation = #_sourceLocation) -> JSONSyntaxError? {
+    func failure(
+        _ text: String, _ options: JSONParsingOptions = .strict(),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> JSONSyntaxError? {
         do {
             _ = try JSONValue(parsing: Array(text.utf8), options: options)
             Issue.record("parsed \(text)", sourceLocation: sourceLocation)
@@ -32,8 +34,9 @@ import Testing
     }
 
     @Test func membersKeepTheirOrderNumbersTheirText() throws {
-        let value = try JSONValue(parsing: #" { "b" : 1.50 , "a" : [ -0 , 1E+3, 123456789012345678901234567890 ] } "#,
-                                  options: JSONParsingOptions())
+        let value = try JSONValue(
+            parsing: #" { "b" : 1.50 , "a" : [ -0 , 1E+3, 123456789012345678901234567890 ] } "#,
+            options: JSONParsingOptions())
         #expect(value.jsonText == #"{"b":1.50,"a":[-0,1E+3,123456789012345678901234567890]}"#)
         guard case .object(let members) = value else { Issue.record("not an object"); return }
         #expect(members.map(\.key) == ["b", "a"])
@@ -92,7 +95,9 @@ import Testing
     }
 
     @Test func bytesMustBeUTF8InStrings() throws {
-        for (bytes, offset) in [([0x22, 0xFF, 0x22], 2), ([0x22, 0x61, 0xC3, 0x22], 3), ([0x22, 0xC3, 0x5C, 0x6E, 0x22], 2)] as [([UInt8], Int)] {
+        for (bytes, offset) in [([0x22, 0xFF, 0x22], 2), ([0x22, 0x61, 0xC3, 0x22], 3), ([0x22, 0xC3, 0x5C, 0x6E, 0x22], 2)]
+            as [([UInt8], Int)]
+        {
             do {
                 _ = try JSONValue(parsing: bytes, options: .strict())
                 Issue.record("accepted \(bytes)")

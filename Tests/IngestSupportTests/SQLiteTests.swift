@@ -39,7 +39,8 @@ import Testing
         for value in values { try db.run(sql: "INSERT INTO t (v) VALUES (?)", arguments: [value]) }
         #expect(try db.rows(sql: "SELECT v FROM t ORDER BY rowid").map { $0[0] } == values)
         // An empty text is text and an empty blob a blob, not NULL.
-        #expect(try db.rows(sql: "SELECT typeof(v) FROM t ORDER BY rowid").map { $0[0] }
+        #expect(
+            try db.rows(sql: "SELECT typeof(v) FROM t ORDER BY rowid").map { $0[0] }
                 == ["null", "integer", "integer", "real", "text", "text", "blob", "blob"].map { .text($0) })
         #expect(try db.rows(sql: "SELECT length(CAST(v AS BLOB)) FROM t WHERE rowid = 6") == [[.integer(10)]])
         #expect(db.lastInsertRowID == 8)
@@ -104,7 +105,7 @@ import Testing
         let duplicate = expectError { try db.run(sql: "INSERT INTO t (id, name) VALUES (1, 'b')") }
         #expect(duplicate?.operation == .step)
         #expect(duplicate?.resultCode == SQLITE_CONSTRAINT && duplicate?.isConstraint == true)
-        #expect(duplicate?.extendedResultCode == 1555)   // SQLITE_CONSTRAINT_PRIMARYKEY
+        #expect(duplicate?.extendedResultCode == 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
         #expect(duplicate?.sql == "INSERT INTO t (id, name) VALUES (1, 'b')")
         #expect(duplicate?.path == path)
         #expect(duplicate?.message.contains("UNIQUE constraint failed: t.id") == true)
@@ -124,8 +125,9 @@ import Testing
 
         let readOnly = try SQLiteConnection(path: path, options: .init(access: .readOnly))
         #expect(expectError { try readOnly.run(sql: "DELETE FROM t") }?.resultCode == SQLITE_READONLY)
-        #expect(expectError { _ = try SQLiteConnection(path: directory.file("new.sqlite"), options: .init(access: .readWrite)) }?
-            .resultCode == SQLITE_CANTOPEN)
+        #expect(
+            expectError { _ = try SQLiteConnection(path: directory.file("new.sqlite"), options: .init(access: .readWrite)) }?
+                .resultCode == SQLITE_CANTOPEN)
     }
 
     @Test func closeReleasesTheCacheAndLaterCallsThrow() throws {

@@ -10,27 +10,33 @@ struct ChangesetIngestTests {
     static let other = ObjectId(bytes: Array(21...32))
 
     static let schema: Schema = {
-        let reading = ObjectSchema(className: "Reading", kind: .asymmetric, properties: [
-            Property(name: "_id", type: .objectId, isPrimaryKey: true),
-            Property(name: "n", type: .int),
-            Property(name: "name", type: .string, isOptional: true),
-            Property(name: "tags", type: .string, collection: .list),
-            Property(name: "labels", type: .string, collection: .list),
-            Property(name: "attrs", type: .string, isOptional: true, collection: .map),
-            Property(name: "extra", type: .mixed, isOptional: true),
-            Property(name: "location", type: .object, isOptional: true, objectClassName: "Location"),
-            Property(name: "route", type: .object, collection: .list, objectClassName: "Location"),
-            Property(name: "station", type: .object, isOptional: true, objectClassName: "Station"),
-            Property(name: "when", type: .date, isOptional: true),
-            Property(name: "ratio", type: .float, isOptional: true),
-        ])
-        let location = ObjectSchema(className: "Location", kind: .embedded, properties: [
-            Property(name: "lat", type: .double), Property(name: "lon", type: .double),
-            Property(name: "label", type: .string, isOptional: true),
-        ])
-        let station = ObjectSchema(className: "Station", kind: .topLevel, properties: [
-            Property(name: "_id", type: .string, isPrimaryKey: true),
-        ])
+        let reading = ObjectSchema(
+            className: "Reading", kind: .asymmetric,
+            properties: [
+                Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                Property(name: "n", type: .int),
+                Property(name: "name", type: .string, isOptional: true),
+                Property(name: "tags", type: .string, collection: .list),
+                Property(name: "labels", type: .string, collection: .list),
+                Property(name: "attrs", type: .string, isOptional: true, collection: .map),
+                Property(name: "extra", type: .mixed, isOptional: true),
+                Property(name: "location", type: .object, isOptional: true, objectClassName: "Location"),
+                Property(name: "route", type: .object, collection: .list, objectClassName: "Location"),
+                Property(name: "station", type: .object, isOptional: true, objectClassName: "Station"),
+                Property(name: "when", type: .date, isOptional: true),
+                Property(name: "ratio", type: .float, isOptional: true),
+            ])
+        let location = ObjectSchema(
+            className: "Location", kind: .embedded,
+            properties: [
+                Property(name: "lat", type: .double), Property(name: "lon", type: .double),
+                Property(name: "label", type: .string, isOptional: true),
+            ])
+        let station = ObjectSchema(
+            className: "Station", kind: .topLevel,
+            properties: [
+                Property(name: "_id", type: .string, isPrimaryKey: true)
+            ])
         return try! Schema([reading, location, station])
     }()
 
@@ -38,7 +44,9 @@ struct ChangesetIngestTests {
         ObjectPath(table: "Reading", object: .objectId(key), field: field, path: path)
     }
 
-    static func ingest(_ instructions: [Instruction], limits: ChangesetIngestor.Limits = .init()) throws(RealmIngestError) -> ChangesetIngestResult {
+    static func ingest(_ instructions: [Instruction], limits: ChangesetIngestor.Limits = .init()) throws(RealmIngestError)
+        -> ChangesetIngestResult
+    {
         var ingestor = ChangesetIngestor(schema: schema, limits: limits)
         return try ingestor.ingest(ChangesetEncoder.encode(instructions))
     }
@@ -59,8 +67,8 @@ struct ChangesetIngestTests {
             .arrayInsert(Self.at("tags", [.index(0)]), value: .string("a"), priorSize: 0),
             .arrayInsert(Self.at("tags", [.index(1)]), value: .string("b"), priorSize: 1),
             .arrayInsert(Self.at("tags", [.index(2)]), value: .string("c"), priorSize: 2),
-            .arrayMove(Self.at("tags", [.index(0)]), newIndex: 2, priorSize: 3),       // b c a
-            .arrayErase(Self.at("tags", [.index(0)]), priorSize: 3),                    // c a
+            .arrayMove(Self.at("tags", [.index(0)]), newIndex: 2, priorSize: 3),  // b c a
+            .arrayErase(Self.at("tags", [.index(0)]), priorSize: 3),  // c a
             .update(Update(path: Self.at("tags", [.index(1)]), value: .string("z"), priorSize: 2)),  // c z
             .setInsert(Self.at("labels"), value: .string("x")),
             .setInsert(Self.at("labels"), value: .string("y")),
@@ -93,14 +101,14 @@ struct ChangesetIngestTests {
             "name": .null,
             "tags": .array(["c", "z"]),
             "labels": .array(["x"]),
-            "attrs": .document(["site": .null, "unit": "F"]),   // keys sorted, as the SDK writes maps
+            "attrs": .document(["site": .null, "unit": "F"]),  // keys sorted, as the SDK writes maps
             "extra": .array([.int64(1), .document(["k": true])]),
             // An embedded object created empty gets its optional fields as null;
             // a required one never set stays missing (the validator reports it).
             "location": .document(["lat": 1.5, "label": .null]),
             "route": .array([.document(["lon": -2.0, "label": .null])]),
             "station": "munich",
-            "when": .datetime(-1001),   // -1.0005 s, rounded down to whole milliseconds
+            "when": .datetime(-1001),  // -1.0005 s, rounded down to whole milliseconds
             "ratio": .double(Double(Float(0.1))),
         ]
         #expect(object.document == expected)
@@ -111,10 +119,11 @@ struct ChangesetIngestTests {
     @Test("an object with nothing set: null optionals, empty collections, the required int left out")
     func defaults() throws {
         let result = try Self.ingest([.createObject(table: "Reading", object: .objectId(Self.id))])
-        #expect(result.objects.first?.document == [
-            "_id": .objectId(Self.id), "name": .null, "tags": .array([]), "labels": .array([]), "attrs": .document([:]),
-            "extra": .null, "location": .null, "route": .array([]), "station": .null, "when": .null, "ratio": .null,
-        ])
+        #expect(
+            result.objects.first?.document == [
+                "_id": .objectId(Self.id), "name": .null, "tags": .array([]), "labels": .array([]), "attrs": .document([:]),
+                "extra": .null, "location": .null, "route": .array([]), "station": .null, "when": .null, "ratio": .null,
+            ])
     }
 
     @Test("objects keep their creation order; an erased one is gone; a repeated create changes nothing")
@@ -152,32 +161,92 @@ struct ChangesetIngestTests {
         ("an unknown class", [.createObject(table: "Nope", object: .int(1))], .invalidSchemaChange),
         ("an embedded class created directly", [.createObject(table: "Location", object: .null)], .invalidInstruction),
         ("a GlobalKey object", [.createObject(table: "Reading", object: .globalKey(high: 1, low: 2))], .invalidInstruction),
-        ("a prior size that does not match", [.createObject(table: "Reading", object: .objectId(id)),
-            .arrayInsert(at("tags", [.index(0)]), value: .string("a"), priorSize: 1)], .invalidInstruction),
-        ("an insert beyond the end", [.createObject(table: "Reading", object: .objectId(id)),
-            .arrayInsert(at("tags", [.index(1)]), value: .string("a"), priorSize: 0)], .invalidInstruction),
-        ("an erase beyond the end", [.createObject(table: "Reading", object: .objectId(id)),
-            .arrayErase(at("tags", [.index(0)]), priorSize: 0)], .invalidInstruction),
-        ("a move beyond the end", [.createObject(table: "Reading", object: .objectId(id)),
-            .arrayInsert(at("tags", [.index(0)]), value: .string("a"), priorSize: 0),
-            .arrayMove(at("tags", [.index(0)]), newIndex: 1, priorSize: 1)], .invalidInstruction),
-        ("an update of the primary key", [.createObject(table: "Reading", object: .objectId(id)),
-            .update(Update(path: at("_id"), value: .objectId(other)))], .invalidInstruction),
-        ("an embedded object in a string field", [.createObject(table: "Reading", object: .objectId(id)),
-            .update(Update(path: at("name"), value: .objectValue))], .invalidInstruction),
-        ("a path into a value never set", [.createObject(table: "Reading", object: .objectId(id)),
-            .update(Update(path: at("location", [.key("lat")]), value: .double(1)))], .invalidInstruction),
-        ("a path through a scalar", [.createObject(table: "Reading", object: .objectId(id)),
-            .update(Update(path: at("name"), value: .string("x"))),
-            .update(Update(path: at("name", [.key("k")]), value: .double(1)))], .invalidInstruction),
-        ("Erased on a field", [.createObject(table: "Reading", object: .objectId(id)),
-            .update(Update(path: at("name"), value: .erased))], .invalidInstruction),
-        ("AddInteger on a string", [.createObject(table: "Reading", object: .objectId(id)),
-            .update(Update(path: at("name"), value: .string("x"))), .addInteger(at("name"), value: 1)], .invalidInstruction),
-        ("Clear on a scalar", [.createObject(table: "Reading", object: .objectId(id)),
-            .update(Update(path: at("name"), value: .string("x"))), .clear(at("name"), collection: .list)], .invalidInstruction),
-        ("a set instruction on a dictionary", [.createObject(table: "Reading", object: .objectId(id)),
-            .setInsert(at("attrs"), value: .string("x"))], .invalidInstruction),
+        (
+            "a prior size that does not match",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .arrayInsert(at("tags", [.index(0)]), value: .string("a"), priorSize: 1),
+            ], .invalidInstruction
+        ),
+        (
+            "an insert beyond the end",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .arrayInsert(at("tags", [.index(1)]), value: .string("a"), priorSize: 0),
+            ], .invalidInstruction
+        ),
+        (
+            "an erase beyond the end",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .arrayErase(at("tags", [.index(0)]), priorSize: 0),
+            ], .invalidInstruction
+        ),
+        (
+            "a move beyond the end",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .arrayInsert(at("tags", [.index(0)]), value: .string("a"), priorSize: 0),
+                .arrayMove(at("tags", [.index(0)]), newIndex: 1, priorSize: 1),
+            ], .invalidInstruction
+        ),
+        (
+            "an update of the primary key",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .update(Update(path: at("_id"), value: .objectId(other))),
+            ], .invalidInstruction
+        ),
+        (
+            "an embedded object in a string field",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .update(Update(path: at("name"), value: .objectValue)),
+            ], .invalidInstruction
+        ),
+        (
+            "a path into a value never set",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .update(Update(path: at("location", [.key("lat")]), value: .double(1))),
+            ], .invalidInstruction
+        ),
+        (
+            "a path through a scalar",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .update(Update(path: at("name"), value: .string("x"))),
+                .update(Update(path: at("name", [.key("k")]), value: .double(1))),
+            ], .invalidInstruction
+        ),
+        (
+            "Erased on a field",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .update(Update(path: at("name"), value: .erased)),
+            ], .invalidInstruction
+        ),
+        (
+            "AddInteger on a string",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .update(Update(path: at("name"), value: .string("x"))), .addInteger(at("name"), value: 1),
+            ], .invalidInstruction
+        ),
+        (
+            "Clear on a scalar",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .update(Update(path: at("name"), value: .string("x"))), .clear(at("name"), collection: .list),
+            ], .invalidInstruction
+        ),
+        (
+            "a set instruction on a dictionary",
+            [
+                .createObject(table: "Reading", object: .objectId(id)),
+                .setInsert(at("attrs"), value: .string("x")),
+            ], .invalidInstruction
+        ),
         ("an erased table", [.eraseTable(table: "Reading")], .invalidSchemaChange),
         ("an erased column", [.eraseColumn(table: "Reading", field: "n")], .invalidSchemaChange),
     ]
@@ -251,26 +320,32 @@ struct ChangesetIngestTests {
     @Test("development mode learns new classes and columns, and uses them in the same changeset")
     func developmentMode() throws {
         var ingestor = ChangesetIngestor(schema: Self.schema, schemaMode: .development)
-        let result = try ingestor.ingest(ChangesetEncoder.encode([
-            .addColumn(AddColumn(table: "Reading", field: "level", type: .decimal, isNullable: true)),
-            .addTable(AddTable(table: "Event", type: .asymmetric, primaryKey: .init(field: "_id", type: .uuid, isNullable: false))),
-            .addColumn(AddColumn(table: "Event", field: "payload", type: .binary, isNullable: false)),
-            .createObject(table: "Event", object: .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))),
-            .update(Update(path: ObjectPath(table: "Event", object: .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))),
-                                            field: "payload"), value: .binary([7]))),
-        ]))
+        let result = try ingestor.ingest(
+            ChangesetEncoder.encode([
+                .addColumn(AddColumn(table: "Reading", field: "level", type: .decimal, isNullable: true)),
+                .addTable(AddTable(table: "Event", type: .asymmetric, primaryKey: .init(field: "_id", type: .uuid, isNullable: false))),
+                .addColumn(AddColumn(table: "Event", field: "payload", type: .binary, isNullable: false)),
+                .createObject(table: "Event", object: .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))),
+                .update(
+                    Update(
+                        path: ObjectPath(
+                            table: "Event", object: .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))),
+                            field: "payload"), value: .binary([7]))),
+            ]))
         #expect(result.schemaChanged)
         // Declaring the same again (a second client file) changes nothing.
-        let again = try ingestor.ingest(ChangesetEncoder.encode([
-            .addColumn(AddColumn(table: "Reading", field: "level", type: .decimal, isNullable: true)),
-        ]))
+        let again = try ingestor.ingest(
+            ChangesetEncoder.encode([
+                .addColumn(AddColumn(table: "Reading", field: "level", type: .decimal, isNullable: true))
+            ]))
         #expect(!again.schemaChanged)
         #expect(ingestor.schema["Reading"]?[property: "level"] == Property(name: "level", type: .decimal128, isOptional: true))
         #expect(ingestor.schema["Event"]?.kind == .asymmetric)
-        #expect(result.objects.first?.document == [
-            "_id": .binary(BSONBinary(subtype: 4, bytes: Array(1...16))),
-            "payload": .binary(BSONBinary(subtype: 0, bytes: [7])),
-        ])
+        #expect(
+            result.objects.first?.document == [
+                "_id": .binary(BSONBinary(subtype: 4, bytes: Array(1...16))),
+                "payload": .binary(BSONBinary(subtype: 0, bytes: [7])),
+            ])
     }
 
     @Test("fields the schema does not know are kept, after the known ones, for the validator to report")

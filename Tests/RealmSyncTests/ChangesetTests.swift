@@ -49,7 +49,8 @@ struct ChangesetTests {
         .addTable(AddTable(table: "Keyed", type: .topLevel, primaryKey: .init(field: "key", type: .globalKey, isNullable: false))),
         .eraseTable(table: "Station"),
         .addColumn(AddColumn(table: "SensorReading", field: "tags", type: .string, isNullable: false, collection: .list)),
-        .addColumn(AddColumn(table: "SensorReading", field: "attrs", type: .string, isNullable: true, collection: .dictionary, keyType: .string)),
+        .addColumn(
+            AddColumn(table: "SensorReading", field: "attrs", type: .string, isNullable: true, collection: .dictionary, keyType: .string)),
         .addColumn(AddColumn(table: "SensorReading", field: "labels", type: .string, isNullable: false, collection: .set)),
         .addColumn(AddColumn(table: "SensorReading", field: "location", type: .link, isNullable: true, linkTarget: "Location")),
         .addColumn(AddColumn(table: "SensorReading", field: "extra", type: .null, isNullable: true)),

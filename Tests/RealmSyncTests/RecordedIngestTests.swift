@@ -57,20 +57,22 @@ struct RecordedIngestTests {
         #expect(schema.classNames == ["Location", "SensorReading"])
         let location = try #require(schema["Location"])
         #expect(location.kind == .embedded)
-        #expect(location.properties == [
-            Property(name: "lat", type: .double), Property(name: "lon", type: .double),
-            Property(name: "label", type: .string, isOptional: true),
-        ])
+        #expect(
+            location.properties == [
+                Property(name: "lat", type: .double), Property(name: "lon", type: .double),
+                Property(name: "label", type: .string, isOptional: true),
+            ])
         let reading = try #require(schema["SensorReading"])
         #expect(reading.kind == .asymmetric)
         #expect(reading.primaryKey == "_id")
         let types = reading.properties.map { "\($0.name):\($0.typeDescription)" }
-        #expect(types == [
-            "_id:objectId", "deviceId:string", "seq:int", "ok:bool", "temperature:float", "pressure:double",
-            "price:decimal128", "takenAt:date", "runId:uuid", "raw:data", "note:string?", "count:int?",
-            "tags:List<string>", "samples:List<int>", "labels:List<string>", "attrs:Map<String, string?>",
-            "extra:mixed?", "location:Location?", "route:List<Location>",
-        ])
+        #expect(
+            types == [
+                "_id:objectId", "deviceId:string", "seq:int", "ok:bool", "temperature:float", "pressure:double",
+                "price:decimal128", "takenAt:date", "runId:uuid", "raw:data", "note:string?", "count:int?",
+                "tags:List<string>", "samples:List<int>", "labels:List<string>", "attrs:Map<String, string?>",
+                "extra:mixed?", "location:Location?", "route:List<Location>",
+            ])
         #expect(schema.structuralErrors(synced: true).isEmpty)
     }
 

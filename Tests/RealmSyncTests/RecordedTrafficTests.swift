@@ -20,7 +20,9 @@ struct RecordedTrafficTests {
             #expect(message.encoded() == bytes, "\(scenario): \(event.fields["head"] ?? "")")
         }
         // The batch recording ends before the client unbinds.
-        #expect(types.isSuperset(of: scenario == "batch" ? ["bind", "ident", "mark", "upload"] : ["bind", "ident", "mark", "upload", "unbind"]))
+        #expect(
+            types.isSuperset(
+                of: scenario == "batch" ? ["bind", "ident", "mark", "upload"] : ["bind", "ident", "mark", "upload", "unbind"]))
     }
 
     @Test("every server message is what ServerMessage encodes, byte for byte", arguments: Recordings.scenarios)
@@ -40,8 +42,10 @@ struct RecordedTrafficTests {
         let expected: [ServerMessage] = [
             .ident(ServerIdentMessage(session: 1, fileIdent: 1, fileIdentSalt: 4243)),
             .mark(MarkMessage(session: 1, requestIdent: 1)),
-            .download(DownloadMessage(session: 1, downloadServerVersion: 6, downloadClientVersion: 12, latestServerVersion: 6,
-                                      latestServerVersionSalt: 777, uploadClientVersion: 12, uploadServerVersion: 0)),
+            .download(
+                DownloadMessage(
+                    session: 1, downloadServerVersion: 6, downloadClientVersion: 12, latestServerVersion: 6,
+                    latestServerVersionSalt: 777, uploadClientVersion: 12, uploadServerVersion: 0)),
             .unbound(session: 1),
         ]
         #expect(events == expected.map { $0.encoded() })
@@ -92,8 +96,9 @@ struct RecordedTrafficTests {
             for file in Recordings.transcriptFiles(scenario) {
                 let events = try Recordings.events(file)
                 guard let upgrade = events.first(where: { $0.kind == "http-upgrade" }),
-                      let response = events.first(where: { $0.kind == "http-upgrade-response" }),
-                      let lines = upgrade.fields["headers"] as? [String] else {
+                    let response = events.first(where: { $0.kind == "http-upgrade-response" }),
+                    let lines = upgrade.fields["headers"] as? [String]
+                else {
                     Issue.record("\(file.lastPathComponent) has no upgrade")
                     continue
                 }

@@ -15,9 +15,9 @@ enum Recordings {
             return URL(fileURLWithPath: path, isDirectory: true)
         }
         var folder = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent()   // RealmSyncTests
-            .deletingLastPathComponent()   // Tests
-            .deletingLastPathComponent()   // repository root
+            .deletingLastPathComponent()  // RealmSyncTests
+            .deletingLastPathComponent()  // Tests
+            .deletingLastPathComponent()  // repository root
         let first = folder.appendingPathComponent("../shared/testdata/realm-sync", isDirectory: true).standardizedFileURL
         for _ in 0..<3 {
             folder = folder.deletingLastPathComponent()
@@ -34,8 +34,8 @@ enum Recordings {
 
     /// One WebSocket event of a transcript.
     struct Event {
-        var direction: String      // c2s or s2c
-        var kind: String           // http-upgrade, http-upgrade-response, message
+        var direction: String  // c2s or s2c
+        var kind: String  // http-upgrade, http-upgrade-response, message
         var fields: [String: Any]
 
         /// The whole message: the head, a newline, then the body.

@@ -67,7 +67,8 @@ struct WebSocketFrameTests {
         bytes += clientFrame(.binary, [0xFF])  // after the close: ignored
         let (events, error) = readAll(bytes, piece: piece)
         #expect(error == nil)
-        #expect(events == [.ping([1, 2, 3]), .pong([]), .text("Hello, wörld"), .binary([9, 8, 7]), .close(.normalClosure, reason: "bye")])
+        #expect(
+            events == [.ping([1, 2, 3]), .pong([]), .text("Hello, wörld"), .binary([9, 8, 7]), .close(.normalClosure, reason: "bye")])
     }
 
     @Test("a UTF-8 character split across fragments is fine")
@@ -90,8 +91,10 @@ struct WebSocketFrameTests {
         ("ping of 126 bytes", [0x89, 0xFE, 0x00, 0x7E] + [UInt8](repeating: 0, count: 130), .protocolViolation, .protocolError),
         ("64-bit length with the top bit set", [0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0], .protocolViolation, .protocolError),
         ("continuation without a message", clientFrame(.continuation, [1]), .protocolViolation, .protocolError),
-        ("a new message inside a fragmented one", clientFrame(.binary, [1], final: false) + clientFrame(.binary, [2]),
-         .protocolViolation, .protocolError),
+        (
+            "a new message inside a fragmented one", clientFrame(.binary, [1], final: false) + clientFrame(.binary, [2]),
+            .protocolViolation, .protocolError
+        ),
         ("invalid UTF-8 text", clientFrame(.text, [0xC3, 0x28]), .invalidUTF8, .invalidPayload),
         ("an overlong encoding", clientFrame(.text, [0xC0, 0xAF]), .invalidUTF8, .invalidPayload),
         ("a surrogate", clientFrame(.text, [0xED, 0xA0, 0x80]), .invalidUTF8, .invalidPayload),
@@ -121,7 +124,8 @@ struct WebSocketFrameTests {
         #expect(readAll(clientFrame(.binary, [UInt8](repeating: 1, count: 1000)), configuration: configuration).events.count == 1)
         let (_, error) = readAll(clientFrame(.binary, [UInt8](repeating: 1, count: 1001)), configuration: configuration)
         #expect(error?.code == .messageTooBig && error?.closeCode == .messageTooBig)
-        let fragments = clientFrame(.binary, [UInt8](repeating: 1, count: 600), final: false)
+        let fragments =
+            clientFrame(.binary, [UInt8](repeating: 1, count: 600), final: false)
             + clientFrame(.ping, [UInt8](repeating: 2, count: 125))
             + clientFrame(.continuation, [UInt8](repeating: 1, count: 401))
         let (events, fragmentError) = readAll(fragments, configuration: configuration)
@@ -173,8 +177,10 @@ struct WebSocketFrameTests {
 
     @Test("UTF8Validator agrees with the standard library on every 1- to 3-byte sequence of interesting bytes")
     func validatorAgrees() {
-        let interesting: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1,
-                                    0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+        let interesting: [UInt8] = [
+            0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1,
+            0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
+        ]
         for a in interesting {
             for b in interesting {
                 for c in interesting {
@@ -207,8 +213,11 @@ struct WebSocketHandshakeTests {
     func upgrade() throws {
         let request = try WebSocketUpgradeRequest(method: "GET", headers: Self.headers)
         #expect(request.key == "dGhlIHNhbXBsZSBub25jZQ==")
-        #expect(request.subprotocols == ["chat", "com.mongodb.realm-query-sync#13", "com.mongodb.realm-query-sync#14",
-                                         "com.mongodb.realm-query-sync#15"])
+        #expect(
+            request.subprotocols == [
+                "chat", "com.mongodb.realm-query-sync#13", "com.mongodb.realm-query-sync#14",
+                "com.mongodb.realm-query-sync#15",
+            ])
         // 15 is offered but not supported: 14 is the highest we speak.
         #expect(SyncProtocolVersion.choose(offered: request.subprotocols)?.version == 14)
         #expect(SyncProtocolVersion.choose(offered: request.subprotocols, supported: 10...13)?.version == 13)

@@ -22,10 +22,18 @@ import IngestTestSupport
 
     /// `--help` exits 0 and prints the usage and every option to standard output.
     @Test(arguments: [
-        ("WeatherStation", ["--app-id", "--base-url", "--rate", "--count", "--duration", "--data-dir", "--device-id", "--upload-timeout", "--quiet"]),
-        ("ingest-forward", ["--app-id", "--base-url", "--format", "--data-dir", "--once", "--batch-lines", "--fingerprint-bytes",
-                            "--max-open-files", "--gzip", "--multiline-start", "--multiline-continue", "--max-pending-bytes",
-                            "--upload-timeout", "--quiet", "<file>"]),
+        (
+            "WeatherStation",
+            ["--app-id", "--base-url", "--rate", "--count", "--duration", "--data-dir", "--device-id", "--upload-timeout", "--quiet"]
+        ),
+        (
+            "ingest-forward",
+            [
+                "--app-id", "--base-url", "--format", "--data-dir", "--once", "--batch-lines", "--fingerprint-bytes",
+                "--max-open-files", "--gzip", "--multiline-start", "--multiline-continue", "--max-pending-bytes",
+                "--upload-timeout", "--quiet", "<file>",
+            ]
+        ),
         ("ServerLogging", ["--app-id", "--base-url", "--port", "--data-dir", "--upload-timeout", "--console"]),
         ("RetailInvoices", ["run", "verify", "export"]),
         ("ingest-bench", ["--json", "--filter"]),
@@ -62,11 +70,20 @@ import IngestTestSupport
         ("RetailInvoices", ["launch"], "Unexpected argument 'launch'"),
         ("RetailInvoices", ["run", "--app-id", "x", "--stores", "none"], "--stores needs a positive whole number, not 'none'"),
         ("RetailInvoices", ["run"], "no app id: pass --app-id"),
-        ("RetailInvoices", ["run", "--app-id", "x", "--simulated-time", "9am"], "--simulated-time needs a UTC time such as 2026-12-01T09:00:00Z, not '9am'"),
+        (
+            "RetailInvoices", ["run", "--app-id", "x", "--simulated-time", "9am"],
+            "--simulated-time needs a UTC time such as 2026-12-01T09:00:00Z, not '9am'"
+        ),
         ("RetailInvoices", ["verify"], "give --database PATH (a SQLite sink) or --postgres URL (a PostgreSQL sink)"),
-        ("RetailInvoices", ["verify", "--database", "a.sqlite", "--postgres", "postgresql://h/db"], "give --database or --postgres, not both"),
+        (
+            "RetailInvoices", ["verify", "--database", "a.sqlite", "--postgres", "postgresql://h/db"],
+            "give --database or --postgres, not both"
+        ),
         ("RetailInvoices", ["export", "--database", "x.sqlite", "--date", "2026-12-01"], "Missing expected argument '--store <store>'"),
-        ("RetailInvoices", ["export", "--database", "x.sqlite", "--store", "S01", "--date", "2026-02-30"], "--date needs a day such as 2026-12-01, not '2026-02-30'"),
+        (
+            "RetailInvoices", ["export", "--database", "x.sqlite", "--store", "S01", "--date", "2026-02-30"],
+            "--date needs a day such as 2026-12-01, not '2026-02-30'"
+        ),
         ("RetailInvoices", ["verify", "--database", "x.sqlite", "--stores", "3"], "Unknown option '--stores'"),
         ("ingest-bench", ["--bogus"], "Unknown option '--bogus'"),
         ("ingest-bench", ["--filter"], "Missing value for '--filter <group>'"),
@@ -87,15 +104,18 @@ import IngestTestSupport
     /// the server within `--upload-timeout`.
     @Test(arguments: [
         ("WeatherStation", ["--count", "1", "--upload-timeout", "1"], "dataingest/dev-from-env/users"),
-        ("RetailInvoices", ["run", "--stores", "1", "--tills", "1", "--checkouts", "1", "--upload-timeout", "1"],
-         "dataingest/dev-from-env/users"),
+        (
+            "RetailInvoices", ["run", "--stores", "1", "--tills", "1", "--checkouts", "1", "--upload-timeout", "1"],
+            "dataingest/dev-from-env/users"
+        ),
         ("ingest-forward", ["--once", "--upload-timeout", "1", "lines.log"], "dataingest/dev-from-env/users"),
     ])
     func environmentVariablesAreTheFallbacks(_ name: String, _ arguments: [String], _ userFolder: String) throws {
         let directory = try TemporaryDirectory()
         try Data("one line\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/lines.log"))
-        let result = try runProcess(try builtExecutable(name), arguments + ["--data-dir", directory.path + "/data"], in: directory.path,
-                                    timeout: 60, environment: Self.fromEnvironment)
+        let result = try runProcess(
+            try builtExecutable(name), arguments + ["--data-dir", directory.path + "/data"], in: directory.path,
+            timeout: 60, environment: Self.fromEnvironment)
         #expect(result.status == 1, "\(name): \(result.status) \(result.output) \(result.errorOutput)")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/data/" + userFolder), "\(name): no \(userFolder)")
         if name == "WeatherStation" { #expect(result.output.contains("server http://127.0.0.1:1"), "\(result.output)") }
@@ -130,8 +150,11 @@ import IngestTestSupport
     @Test func subcommandsHaveTheirOwnHelp() throws {
         let run = try run("RetailInvoices", ["run", "--help"])
         #expect(run.status == 0)
-        for option in ["USAGE: RetailInvoices run", "--app-id", "--stores", "--tills", "--checkouts", "--retry-every", "--data-dir", "--upload-timeout",
-                       "--seed", "--simulated-time"] {
+        for option in [
+            "USAGE: RetailInvoices run", "--app-id", "--stores", "--tills", "--checkouts", "--retry-every", "--data-dir",
+            "--upload-timeout",
+            "--seed", "--simulated-time",
+        ] {
             #expect(run.output.contains(option), "run --help lacks \(option)")
         }
         let verify = try self.run("RetailInvoices", ["help", "verify"])
@@ -154,8 +177,10 @@ import IngestTestSupport
     }
 
     /// `ingest-forward` writes its completion scripts (documented in its README).
-    @Test(arguments: [("bash", "complete -o filenames -F _ingest-forward ingest-forward"), ("zsh", "#compdef ingest-forward"),
-                      ("fish", "complete -c 'ingest-forward'")])
+    @Test(arguments: [
+        ("bash", "complete -o filenames -F _ingest-forward ingest-forward"), ("zsh", "#compdef ingest-forward"),
+        ("fish", "complete -c 'ingest-forward'"),
+    ])
     func completionScripts(_ shell: String, _ marker: String) throws {
         let result = try run("ingest-forward", ["--generate-completion-script", shell])
         #expect(result.status == 0, "\(result.errorOutput)")

@@ -64,9 +64,13 @@ import IngestTestSupport
 
         // Standard input, JSON lines and syslog.
         let stdinFile = directory.path + "/input.txt"
-        try append(stdinFile, [#"{"level":"ERROR","msg":"boom","ts":"2026-11-29T10:00:00Z","n":3,"ok":true}"#,
-                               #"<34>1 2026-11-29T10:00:01.5Z host1 app 42 ID7 [ex@1 k="v"] hello 5424"#,
-                               "<13>Nov 29 10:00:02 host2 sshd[99]: hello 3164"])
+        try append(
+            stdinFile,
+            [
+                #"{"level":"ERROR","msg":"boom","ts":"2026-11-29T10:00:00Z","n":3,"ok":true}"#,
+                #"<34>1 2026-11-29T10:00:01.5Z host1 app 42 ID7 [ex@1 k="v"] hello 5424"#,
+                "<13>Nov 29 10:00:02 host2 sshd[99]: hello 3164",
+            ])
         let json = Process()
         json.executableURL = URL(fileURLWithPath: forward)
         json.arguments = common + ["--format", "json", "-"]
@@ -75,7 +79,10 @@ import IngestTestSupport
         try json.run()
         json.waitUntilExit()
         #expect(json.terminationStatus == 0)
-        #expect(try server.query("SELECT message || ' ' || json_extract(level, '$') || ' ' || json_extract(fields, '$.n') FROM ForwardedLine WHERE format = 'json'") == ["boom error 3"])
+        #expect(
+            try server.query(
+                "SELECT message || ' ' || json_extract(level, '$') || ' ' || json_extract(fields, '$.n') FROM ForwardedLine WHERE format = 'json'"
+            ) == ["boom error 3"])
         let syslog = Process()
         syslog.executableURL = URL(fileURLWithPath: forward)
         syslog.arguments = common + ["--format", "syslog", "-"]
@@ -84,8 +91,14 @@ import IngestTestSupport
         try syslog.run()
         syslog.waitUntilExit()
         #expect(syslog.terminationStatus == 0)
-        #expect(try server.query("SELECT json_extract(fields, '$.appName') || ' ' || json_extract(fields, '$.procId') || ' ' || message FROM ForwardedLine WHERE format = 'rfc5424'") == ["app 42 hello 5424"])
-        #expect(try server.query("SELECT json_extract(fields, '$.hostname') || ' ' || json_extract(fields, '$.appName') || ' ' || message FROM ForwardedLine WHERE format = 'rfc3164'") == ["host2 sshd hello 3164"])
+        #expect(
+            try server.query(
+                "SELECT json_extract(fields, '$.appName') || ' ' || json_extract(fields, '$.procId') || ' ' || message FROM ForwardedLine WHERE format = 'rfc5424'"
+            ) == ["app 42 hello 5424"])
+        #expect(
+            try server.query(
+                "SELECT json_extract(fields, '$.hostname') || ' ' || json_extract(fields, '$.appName') || ' ' || message FROM ForwardedLine WHERE format = 'rfc3164'"
+            ) == ["host2 sshd hello 3164"])
 
         let usage = try runProcess(forward, ["--bogus"], in: directory.path)
         #expect(usage.status == 2)
@@ -105,13 +118,19 @@ import IngestTestSupport
         let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
         let input = directory.path + "/syslog.txt"
-        try append(input, ["<-1>negative priority", "<-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
-                           "<+5>plus sign", "<13>Nov 29 10:00:0\u{0317}h host3 app: combining mark in the time",
-                           "<13>Nov 29 10:00:02 host2 sshd[99]: after the bad lines"])
+        try append(
+            input,
+            [
+                "<-1>negative priority", "<-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
+                "<+5>plus sign", "<13>Nov 29 10:00:0\u{0317}h host3 app: combining mark in the time",
+                "<13>Nov 29 10:00:02 host2 sshd[99]: after the bad lines",
+            ])
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-forward"))
-        process.arguments = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
-                             "--format", "syslog", "-"]
+        process.arguments = [
+            "--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
+            "--format", "syslog", "-",
+        ]
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         process.standardInput = FileHandle(forReadingAtPath: input)
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
@@ -121,11 +140,12 @@ import IngestTestSupport
         #expect(waitFor(60) { !process.isRunning })
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
-        #expect(try server.query("SELECT format || ' ' || message FROM ForwardedLine ORDER BY offset") == [
-            "plain <-1>negative priority", "plain <-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
-            "plain <+5>plus sign", "rfc3164 Nov 29 10:00:0\u{0317}h host3 app: combining mark in the time",
-            "rfc3164 after the bad lines",
-        ])
+        #expect(
+            try server.query("SELECT format || ' ' || message FROM ForwardedLine ORDER BY offset") == [
+                "plain <-1>negative priority", "plain <-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
+                "plain <+5>plus sign", "rfc3164 Nov 29 10:00:0\u{0317}h host3 app: combining mark in the time",
+                "rfc3164 after the bad lines",
+            ])
     }
 
     @Test func followsRotationAndTruncationWithExactCounts() throws {
@@ -162,15 +182,19 @@ import IngestTestSupport
         #expect(rows.count == lines.count, "rows \(rows.count), lines \(lines.count)", sourceLocation: sourceLocation)
         let missing = Set(lines).subtracting(rows).sorted()
         let unexpected = Set(rows).subtracting(lines).sorted()
-        #expect(missing.isEmpty && unexpected.isEmpty, "missing \(missing.count) \(missing.prefix(3)), unexpected \(unexpected.count) \(unexpected.prefix(3))",
-                sourceLocation: sourceLocation)
+        #expect(
+            missing.isEmpty && unexpected.isEmpty,
+            "missing \(missing.count) \(missing.prefix(3)), unexpected \(unexpected.count) \(unexpected.prefix(3))",
+            sourceLocation: sourceLocation)
         let distinct = Set(rows).count
         #expect(distinct == rows.count, "\(rows.count - distinct) duplicates", sourceLocation: sourceLocation)
     }
 
     /// Stops the forwarder with SIGTERM (a clean stop, exit 0), then checks the sink.
-    func stopAndExpectExactlyOnce(_ process: Process, _ server: SampleServer, _ lines: [String],
-                                  sourceLocation: SourceLocation = #_sourceLocation) {
+    func stopAndExpectExactlyOnce(
+        _ process: Process, _ server: SampleServer, _ lines: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, sourceLocation: sourceLocation)
@@ -206,8 +230,12 @@ import IngestTestSupport
             try more(2_000)
         }
         #expect(killed >= 1)
-        let final = try runProcess(try builtExecutable("ingest-forward"), ["--app-id", server.appId, "--base-url", server.baseURL,
-                                                                 "--data-dir", directory.path + "/forward", "--once", log], in: directory.path)
+        let final = try runProcess(
+            try builtExecutable("ingest-forward"),
+            [
+                "--app-id", server.appId, "--base-url", server.baseURL,
+                "--data-dir", directory.path + "/forward", "--once", log,
+            ], in: directory.path)
         #expect(final.status == 0, "\(final.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/forward/checkpoint.json"))
         expectExactlyOnce(server, lines)
@@ -225,8 +253,10 @@ import IngestTestSupport
         let total = 3_000
         let lines = (0..<total).map { "line \($0)" }
         try append(log, lines)
-        let common = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
-                      "--batch-lines", "100", "--once", log]
+        let common = [
+            "--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
+            "--batch-lines", "100", "--once", log,
+        ]
         let kill = "INGEST_FORWARD_TEST_KILL_AFTER_COMMIT"
         let first = try runProcess(forward, common, in: directory.path, environment: [kill: "7"])
         #expect(first.status == 128 + SIGKILL, "\(first.errorOutput)")
@@ -269,12 +299,12 @@ import IngestTestSupport
         }
         try write(log, "first", 300)
         _ = try run()
-        try write(log, "first-unread", 100)                     // written, then rotated before it was read
+        try write(log, "first-unread", 100)  // written, then rotated before it was read
         #expect(rename(log, log + ".1") == 0)
         try write(log, "second", 50)
         #expect(try run().output.contains("forwarded 150 lines"))
         try write(log, "second-unread", 30)
-        #expect(rename(log, log + ".1") == 0)                   // replaces the first file's .1
+        #expect(rename(log, log + ".1") == 0)  // replaces the first file's .1
         let rotated = [UInt8](FileManager.default.contents(atPath: log + ".1")!)
         _ = FileManager.default.createFile(atPath: log + ".1.gz", contents: Data(try Gzip.compress(rotated)))
         try FileManager.default.removeItem(atPath: log + ".1")
@@ -310,8 +340,8 @@ import IngestTestSupport
         let process = try forwarder(server, directory.path, ["--batch-lines", "50", "--max-open-files", "2", logs + "/**/*.log"])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
         #expect(waitFor(60) { count(server) == 500 })
-        try write("sub/new.log", "new", 100)                       // a new file matching the glob
-        try write("a.log", "more", 10)                             // an idle (closed) file grows
+        try write("sub/new.log", "new", 100)  // a new file matching the glob
+        try write("a.log", "more", 10)  // an idle (closed) file grows
         #expect(waitFor(60) { count(server) == 610 })
         // Copy and truncate: a.log copied away (not matching), emptied, written again.
         try FileManager.default.copyItem(atPath: logs + "/a.log", toPath: logs + "/a.log.1")
@@ -370,19 +400,22 @@ import IngestTestSupport
         let server = try SampleServer(in: directory.path)
         let log = directory.path + "/app.log"
         func event(_ n: Int) -> [String] {
-            ["2026-12-02 10:00:\(n % 60) ERROR request \(n) failed", "java.lang.IllegalStateException: boom \(n)",
-             "\tat com.example.Handler.run(Handler.java:\(n))", "\tat java.base/java.lang.Thread.run(Thread.java:1583)"]
+            [
+                "2026-12-02 10:00:\(n % 60) ERROR request \(n) failed", "java.lang.IllegalStateException: boom \(n)",
+                "\tat com.example.Handler.run(Handler.java:\(n))", "\tat java.base/java.lang.Thread.run(Thread.java:1583)",
+            ]
         }
         var events = (0..<50).map(event)
         try append(log, events.flatMap { $0 })
-        let process = try forwarder(server, directory.path, ["--multiline-start", #"^\d{4}-\d{2}-\d{2} "#, "--multiline-timeout", "0.5", log])
+        let process = try forwarder(
+            server, directory.path, ["--multiline-start", #"^\d{4}-\d{2}-\d{2} "#, "--multiline-timeout", "0.5", log])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
         #expect(waitFor(60) { count(server) == 50 })
         let split = event(50)
         try append(log, Array(split.prefix(2)))
         usleep(200_000)
         #expect(rename(log, log + ".1") == 0)
-        try append(log + ".1", Array(split.suffix(2)))   // the writer still had the old file open
+        try append(log + ".1", Array(split.suffix(2)))  // the writer still had the old file open
         events.append(split)
         let after = (51..<60).map(event)
         events += after
@@ -406,8 +439,10 @@ import IngestTestSupport
         let output = directory.path + "/forward.out"
         _ = FileManager.default.createFile(atPath: errors, contents: nil)
         _ = FileManager.default.createFile(atPath: output, contents: nil)
-        let common = ["--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
-                      "--max-retry-delay", "1", "--batch-lines", "200"]
+        let common = [
+            "--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
+            "--max-retry-delay", "1", "--batch-lines", "200",
+        ]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-forward"))
         process.arguments = common + ["--max-pending-bytes", "60000", "--upload-timeout", "1", log]

@@ -15,8 +15,10 @@ struct ProcessResult {
 /// Runs `executable` to completion (killed by PID after `timeout` seconds),
 /// with `environment` added to this process's environment. A process killed
 /// by a signal has `status` 128 + the signal's number, as in a shell.
-func runProcess(_ executable: String, _ arguments: [String], in directory: String, timeout: Double = 90,
-                environment: [String: String] = [:]) throws -> ProcessResult {
+func runProcess(
+    _ executable: String, _ arguments: [String], in directory: String, timeout: Double = 90,
+    environment: [String: String] = [:]
+) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -73,7 +75,8 @@ final class SampleServer {
     var logText: String { server.logText }
 
     var appId: String {
-        configuredAppId ?? ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
+        configuredAppId
+            ?? ((try? String(contentsOfFile: dataPath + "/development-app-id", encoding: .utf8)) ?? "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

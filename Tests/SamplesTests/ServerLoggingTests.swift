@@ -32,8 +32,10 @@ import IngestTestSupport
         let server = try SampleServer(in: directory.path)
         let service = Process()
         service.executableURL = URL(fileURLWithPath: try builtExecutable("ServerLogging"))
-        service.arguments = ["--app-id", server.appId, "--base-url", server.baseURL, "--port", "0",
-                             "--data-dir", directory.path + "/service"]
+        service.arguments = [
+            "--app-id", server.appId, "--base-url", server.baseURL, "--port", "0",
+            "--data-dir", directory.path + "/service",
+        ]
         service.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         let out = Pipe()
         service.standardOutput = out
@@ -57,14 +59,25 @@ import IngestTestSupport
         #expect(service.terminationStatus == 0)
         #expect(last.hasPrefix("stopped: 5 requests handled"), "\(last)")
         #expect(try server.query("SELECT count(*) FROM LogEvent WHERE label = 'server-logging.access'") == ["5"])
-        #expect(try server.query("SELECT group_concat(message, ',') FROM (SELECT message FROM LogEvent WHERE label = 'server-logging.access' ORDER BY _id)")
+        #expect(
+            try server.query(
+                "SELECT group_concat(message, ',') FROM (SELECT message FROM LogEvent WHERE label = 'server-logging.access' ORDER BY _id)")
                 == ["GET /hello 200,GET /orders/12 200,GET /orders/xx 400,POST /echo 200,GET /fail 500"])
         #expect(try server.query("SELECT level FROM LogEvent WHERE message = 'GET /fail 500'") == ["error"])
-        #expect(try server.query("SELECT json_extract(metadata, '$.route') FROM LogEvent WHERE message = 'GET /orders/12 200'") == ["/orders/{id}"])
+        #expect(
+            try server.query("SELECT json_extract(metadata, '$.route') FROM LogEvent WHERE message = 'GET /orders/12 200'") == [
+                "/orders/{id}"
+            ])
         // Handler events carry their request's id (/hello logs at debug, below the default level).
-        #expect(try server.query("SELECT group_concat(json_extract(metadata, '$.request_id'), ',') FROM (SELECT metadata FROM LogEvent WHERE label = 'server-logging.app' AND json_extract(metadata, '$.request_id') IS NOT NULL ORDER BY _id)")
+        #expect(
+            try server.query(
+                "SELECT group_concat(json_extract(metadata, '$.request_id'), ',') FROM (SELECT metadata FROM LogEvent WHERE label = 'server-logging.app' AND json_extract(metadata, '$.request_id') IS NOT NULL ORDER BY _id)"
+            )
                 == ["req-2,req-3,req-4,req-5"])
-        #expect(try server.query("SELECT message FROM LogEvent WHERE label = 'server-logging.app' ORDER BY _id DESC LIMIT 1") == ["service stopping"])
+        #expect(
+            try server.query("SELECT message FROM LogEvent WHERE label = 'server-logging.app' ORDER BY _id DESC LIMIT 1") == [
+                "service stopping"
+            ])
     }
 }
 

@@ -11,8 +11,9 @@ struct AccessTokenClaims: Sendable, Hashable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return }
         guard let bytes = Base64URL.decode(parts[1]),
-              let claims = try? JSONValue(parsing: bytes, options: JSONParsingOptions(maxDepth: 16)),
-              case .object = claims else { return }
+            let claims = try? JSONValue(parsing: bytes, options: JSONParsingOptions(maxDepth: 16)),
+            case .object = claims
+        else { return }
         issuedAt = claims["iat"]?.doubleValue
         expiresAt = claims["exp"]?.doubleValue
     }

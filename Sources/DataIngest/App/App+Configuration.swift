@@ -78,13 +78,16 @@ extension App {
         /// A configuration with the defaults above.
         public init(baseURL: URL? = nil, metadataDirectory: String? = nil) {
             let environment = ProcessInfo.processInfo.environment
-            self.baseURL = baseURL
+            self.baseURL =
+                baseURL
                 ?? environment["DATAINGEST_BASE_URL"].flatMap { URL(string: $0) }
                 ?? URL(string: "http://127.0.0.1:9090")!
-            self.metadataDirectory = metadataDirectory
+            self.metadataDirectory =
+                metadataDirectory
                 ?? environment["DATAINGEST_METADATA_DIRECTORY"]
                 ?? FileManager.default.currentDirectoryPath + "/dataingest-metadata"
-            self.exitUploadGracePeriod = environment["DATAINGEST_EXIT_UPLOAD_GRACE_SECONDS"]
+            self.exitUploadGracePeriod =
+                environment["DATAINGEST_EXIT_UPLOAD_GRACE_SECONDS"]
                 .flatMap { TimeInterval($0) }.map { max(0, $0) } ?? 5
         }
     }

@@ -30,8 +30,10 @@ extension App.Configuration {
         let plainHTTP = baseURL.scheme?.lowercased() == "http"
         let sockets = transportKind == .sockets || (transportKind == .automatic && plainHTTP)
         if sockets {
-            return HTTPClientTransport(configuration: .init(maxIdleConnectionsPerHost: connections,
-                                                            connectTimeout: connectTimeout))
+            return HTTPClientTransport(
+                configuration: .init(
+                    maxIdleConnectionsPerHost: connections,
+                    connectTimeout: connectTimeout))
         }
         return URLSessionTransport(maxConnectionsPerHost: connections)
     }

@@ -52,8 +52,9 @@ public final class App: @unchecked Sendable {
         self.syncManager = SyncManager()
         self.syncExecutor = SyncExecutor(label: "dataingest.sync.\(id)")
         self.transport = configuration.makeTransport()
-        self.records = UserRecordStore(appDirectory: configuration.metadataDirectory + "/" + Self.directoryName(id),
-                                       fileSystem: configuration.segmentStore.fileSystem)
+        self.records = UserRecordStore(
+            appDirectory: configuration.metadataDirectory + "/" + Self.directoryName(id),
+            fileSystem: configuration.segmentStore.fileSystem)
         var failure: AppError?
         do { try records.prepare() } catch { failure = error }
         self.metadataError = failure
@@ -126,8 +127,9 @@ public final class App: @unchecked Sendable {
         }
         let response = try answer.get()
         guard response.status == 200 else { throw authError(response, action: "log in") }
-        let login = try decode(LoginAnswer.self, response,
-                               missing: "the login answer lacks access_token, refresh_token, user_id or device_id")
+        let login = try decode(
+            LoginAnswer.self, response,
+            missing: "the login answer lacks access_token, refresh_token, user_id or device_id")
         let (accessToken, refreshToken, userId, device) = (login.accessToken, login.refreshToken, login.userId, login.deviceId)
         let record = UserRecord(
             id: userId, deviceId: device, provider: credentials.provider, accessToken: accessToken,
@@ -158,10 +160,11 @@ public final class App: @unchecked Sendable {
     }
 
     static func directoryName(_ id: String) -> String {
-        String(id.unicodeScalars.map { scalar in
-            (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || scalar == "-" || scalar == "_"
-                ? Character(scalar) : "_"
-        })
+        String(
+            id.unicodeScalars.map { scalar in
+                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || scalar == "-" || scalar == "_"
+                    ? Character(scalar) : "_"
+            })
     }
 
     func forget(_ user: User) {
@@ -180,8 +183,10 @@ public final class App: @unchecked Sendable {
 
     /// Sends an auth request with a protocol body (IngestCore/Protocol);
     /// transport failures become ``AppError/Code/network``.
-    func request(_ method: String, _ path: String, body: (any ProtocolBody)? = nil,
-                 bearer: String? = nil) async throws(AppError) -> TransportResponse {
+    func request(
+        _ method: String, _ path: String, body: (any ProtocolBody)? = nil,
+        bearer: String? = nil
+    ) async throws(AppError) -> TransportResponse {
         var headers = ["Accept": "application/json"]
         var data: Data?
         if let body {
@@ -189,22 +194,28 @@ public final class App: @unchecked Sendable {
             headers["Content-Type"] = "application/json"
         }
         if let bearer { headers["Authorization"] = "Bearer \(bearer)" }
-        let request = TransportRequest(method: method, url: url(path), headers: headers, body: data,
-                                       timeout: configuration.requestTimeout)
+        let request = TransportRequest(
+            method: method, url: url(path), headers: headers, body: data,
+            timeout: configuration.requestTimeout)
         do {
             return try await transport.send(request)
         } catch {
-            throw AppError(.network, "cannot reach the server at \(configuration.baseURL.absoluteString): \(error); check that it runs and App.Configuration.baseURL", underlyingError: error)
+            throw AppError(
+                .network,
+                "cannot reach the server at \(configuration.baseURL.absoluteString): \(error); check that it runs and App.Configuration.baseURL",
+                underlyingError: error)
         }
     }
 
     /// Decodes a successful auth answer; `missing` is the message when the
     /// answer is JSON but lacks what the protocol defines.
-    func decode<Answer: ProtocolBody>(_ type: Answer.Type, _ response: TransportResponse,
-                                      missing: String) throws(AppError) -> Answer {
+    func decode<Answer: ProtocolBody>(
+        _ type: Answer.Type, _ response: TransportResponse,
+        missing: String
+    ) throws(AppError) -> Answer {
         do {
             return try Answer(jsonBody: response.body)
-        } catch where error.code == .invalidJSON || error.code == .notAnObject {
+        } catch  where error.code == .invalidJSON || error.code == .notAnObject {
             throw AppError(.invalidResponse, "the server's answer is not a JSON object", httpStatus: response.status)
         } catch {
             throw AppError(.invalidResponse, missing, httpStatus: response.status)
@@ -226,7 +237,8 @@ public final class App: @unchecked Sendable {
         case (500..<600, _): code = .serverError
         default: code = .invalidResponse
         }
-        return AppError(code, "cannot \(action) (HTTP \(response.status))\(detail)", httpStatus: response.status,
-                        serverCode: server?.code)
+        return AppError(
+            code, "cannot \(action) (HTTP \(response.status))\(detail)", httpStatus: response.status,
+            serverCode: server?.code)
     }
 }

@@ -54,8 +54,10 @@ public struct AppError: Error, Sendable, CustomStringConvertible, LocalizedError
     public var underlyingError: (any Error)?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, serverCode: String? = nil,
-                underlyingError: (any Error)? = nil) {
+    public init(
+        _ code: Code, _ message: String, httpStatus: Int? = nil, serverCode: String? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus

@@ -100,7 +100,8 @@ extension User {
         if pendingObjects == 0 && target == .removed {
             app.records.delete(key)
         }
-        return LogOutReport(uploadedObjects: uploaded, pendingObjects: pendingObjects, pendingSegments: pendingSegments,
-                            storeDirectory: storeDirectory, uploadError: uploadError)
+        return LogOutReport(
+            uploadedObjects: uploaded, pendingObjects: pendingObjects, pendingSegments: pendingSegments,
+            storeDirectory: storeDirectory, uploadError: uploadError)
     }
 }

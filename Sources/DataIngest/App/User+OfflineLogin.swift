@@ -48,8 +48,9 @@ extension User {
                     if error.code == .serverError { throw error }
                     throw AppError(.invalidSession, error.message, httpStatus: error.httpStatus, serverCode: error.serverCode)
                 }
-                let login = try app.decode(LoginAnswer.self, response,
-                                           missing: "the login answer lacks access_token, refresh_token, user_id or device_id")
+                let login = try app.decode(
+                    LoginAnswer.self, response,
+                    missing: "the login answer lacks access_token, refresh_token, user_id or device_id")
                 let (access, refresh, userId, device) = (login.accessToken, login.refreshToken, login.userId, login.deviceId)
                 try change { record in
                     record.directory = record.key

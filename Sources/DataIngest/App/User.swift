@@ -135,11 +135,15 @@ public final class User: @unchecked Sendable {
     func resumeSession() async throws(AppError) {
         if record.awaitingLogin == true {
             // Created offline: nothing to refresh; its session logs it in.
-            try change { $0.state = .loggedIn; $0.loggedInAtMillis = Int64(Date().timeIntervalSince1970 * 1000) }
+            try change {
+                $0.state = .loggedIn; $0.loggedInAtMillis = Int64(Date().timeIntervalSince1970 * 1000)
+            }
             session.start()
             return
         }
-        try change { $0.state = .loggedIn; $0.accessToken = nil }
+        try change {
+            $0.state = .loggedIn; $0.accessToken = nil
+        }
         do {
             // The sentinel forces a refresh: no stored access token equals it.
             try await refreshAccessToken(replacing: "")

@@ -44,10 +44,14 @@ struct UserRecordStore: Sendable {
 
     func makeDirectory(_ path: String) throws(AppError) {
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
-            throw AppError(.metadata, "cannot create the metadata directory \(path): \(error.localizedDescription); set App.Configuration.metadataDirectory to a writable directory", underlyingError: error)
+            throw AppError(
+                .metadata,
+                "cannot create the metadata directory \(path): \(error.localizedDescription); set App.Configuration.metadataDirectory to a writable directory",
+                underlyingError: error)
         }
     }
 
@@ -55,7 +59,8 @@ struct UserRecordStore: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: usersDirectory)) ?? []
         return names.sorted().compactMap { name in
             guard let data = FileManager.default.contents(atPath: userDirectory(name) + "/user.json"),
-                  var record = try? JSONDecoder().decode(UserRecord.self, from: data) else { return nil }
+                var record = try? JSONDecoder().decode(UserRecord.self, from: data)
+            else { return nil }
             if record.key != name { record.directory = name }
             return record
         }
@@ -91,7 +96,8 @@ struct UserRecordStore: Sendable {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw AppError(.metadata, "cannot write \(temporary): \(String(cString: strerror(errno))); check the metadata directory's permissions")
+            throw AppError(
+                .metadata, "cannot write \(temporary): \(String(cString: strerror(errno))); check the metadata directory's permissions")
         }
         fchmod(fd, 0o600)
         var rc = data.withUnsafeBytes { fileSystem.writeAll(fd, $0) }

@@ -56,7 +56,8 @@ indirect enum ColumnStorage: Sendable, Hashable {
         case .mixed: return .bson
         case .object:
             if let target = property.objectClassName.flatMap({ schema[$0] }), target.kind == .topLevel,
-               let key = target.primaryKeyProperty {
+                let key = target.primaryKeyProperty
+            {
                 return .link(of(key, in: schema))
             }
             return .bson
@@ -117,7 +118,7 @@ indirect enum ColumnStorage: Sendable, Hashable {
         case (.bool, .integer(let number)): return .bool(number != 0)
         case (.int, .integer(let number)): return .int64(number)
         case (.real, .real(let number)): return .double(number)
-        case (.real, .integer(let number)): return .double(Double(number)) // SQLite may store integral REALs as INTEGER
+        case (.real, .integer(let number)): return .double(Double(number))  // SQLite may store integral REALs as INTEGER
         case (.text, .text(let text)): return .string(text)
         case (.data, .blob(let bytes)): return .binary(BSONBinary(subtype: BSONBinary.Subtype.generic, bytes: bytes))
         case (.date, .integer(let number)): return .datetime(number)
@@ -133,6 +134,8 @@ indirect enum ColumnStorage: Sendable, Hashable {
         }
         throw LocalStoreError(
             .corruptValue, className: className, propertyName: property.name,
-            message: "\(className).\(property.name): the stored value \(value.summary) is not a \(property.typeDescription); the file was changed outside DataIngest or is damaged")
+            message:
+                "\(className).\(property.name): the stored value \(value.summary) is not a \(property.typeDescription); the file was changed outside DataIngest or is damaged"
+        )
     }
 }

@@ -61,8 +61,11 @@ final class LocalDecodingContext {
     func linked(_ type: ObjectBase.Type, primaryKey: BSON) throws(RealmError) -> ObjectBase? {
         if case .null = primaryKey { return nil }
         guard let access = store?.access else {
-            throw RealmError(.wrongValueType, className: type.className(),
-                             message: "init(value:) cannot set a link to \(type.className()) from a value: it makes an unmanaged object, with no realm to find the target in; leave the link out of the value and assign the object after init")
+            throw RealmError(
+                .wrongValueType, className: type.className(),
+                message:
+                    "init(value:) cannot set a link to \(type.className()) from a value: it makes an unmanaged object, with no realm to find the target in; leave the link out of the value and assign the object after init"
+            )
         }
         guard depth < Self.maximumLinkDepth else { return nil }
         depth += 1
@@ -86,12 +89,16 @@ protocol LocalFieldDecoder {
 }
 
 extension TypedPropertyCodec: LocalFieldDecoder {
-    func localDecode(_ value: BSON, into base: UnsafeMutableRawPointer, className: String, context: LocalDecodingContext) throws(RealmError) {
+    func localDecode(_ value: BSON, into base: UnsafeMutableRawPointer, className: String, context: LocalDecodingContext) throws(RealmError)
+    {
         guard let type = Value.self as? any LocalDecodable.Type,
-              let decoded = try type._localDecode(value, context) as? Value else {
+            let decoded = try type._localDecode(value, context) as? Value
+        else {
             throw RealmError(
                 .localStoreFailed, className: className, propertyName: storedName,
-                message: "\(className).\(storedName): the stored \(value.localTypeName) cannot be read as \(Value.self); the file was changed outside DataIngest or is damaged")
+                message:
+                    "\(className).\(storedName): the stored \(value.localTypeName) cannot be read as \(Value.self); the file was changed outside DataIngest or is damaged"
+            )
         }
         base.advanced(by: offset).assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = decoded
     }
@@ -225,7 +232,7 @@ extension AnyRealmValue: LocalDecodable {
 // MARK: Optionals and collections
 
 extension Optional: LocalDecodable where Wrapped: LocalDecodable {
-    static func _localDecode(_ bson: BSON, _ context: LocalDecodingContext) throws(RealmError) -> Optional<Wrapped>? {
+    static func _localDecode(_ bson: BSON, _ context: LocalDecodingContext) throws(RealmError) -> Wrapped?? {
         if case .null = bson { return .some(nil) }
         // A link whose target was deleted reads as nil, not as damage.
         if Wrapped.self is Object.Type { return .some(try Wrapped._localDecode(bson, context)) }
@@ -242,7 +249,7 @@ extension List: LocalDecodable where Element: LocalDecodable {
         let links = Element.self is Object.Type
         for element in elements {
             guard let value = try Element._localDecode(element, context) else {
-                if links { continue } // links to deleted objects drop out of the list
+                if links { continue }  // links to deleted objects drop out of the list
                 return nil
             }
             values.append(value)

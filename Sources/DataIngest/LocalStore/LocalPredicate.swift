@@ -120,7 +120,8 @@ extension BSON {
         case let date as Date: return .datetime(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
         case let data as Data: return .binary(BSONBinary(subtype: BSONBinary.Subtype.generic, bytes: Array(data)))
         case let id as ObjectId: return .objectId(id)
-        case let uuid as UUID: return .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: withUnsafeBytes(of: uuid.uuid) { Array($0) }))
+        case let uuid as UUID:
+            return .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: withUnsafeBytes(of: uuid.uuid) { Array($0) }))
         case let decimal as Decimal128: return .decimal128(decimal)
         case let array as [Any]:
             var elements: [BSON] = []

@@ -56,9 +56,13 @@ final class LocalRealmStore {
             let current = try encode(object, entry.typeSchema, realm: realm)
             guard current != entry.snapshot else { continue }
             let changed = current.first(where: { entry.snapshot[$0.key] != $0.value })?.key ?? "?"
-            outside = outside ?? RealmError(
-                .modifiedOutsideWriteTransaction, className: entry.typeSchema.className, propertyName: changed, fileURL: store.fileURL,
-                message: "\(entry.typeSchema.className).\(changed) of a managed object was changed outside a write transaction, so the change was undone; change managed objects inside realm.write { }")
+            outside =
+                outside
+                ?? RealmError(
+                    .modifiedOutsideWriteTransaction, className: entry.typeSchema.className, propertyName: changed, fileURL: store.fileURL,
+                    message:
+                        "\(entry.typeSchema.className).\(changed) of a managed object was changed outside a write transaction, so the change was undone; change managed objects inside realm.write { }"
+                )
             try restore(object, entry, realm: realm)
         }
         if let outside { throw outside }
@@ -86,7 +90,9 @@ final class LocalRealmStore {
                     changes.append(field.key, field.value)
                 }
                 do throws(LocalStoreError) {
-                    _ = try access.update(entry.typeSchema.className, where: SQLFragment(sql: " WHERE rowid = ?", values: [.integer(entry.rowID)]), fields: changes)
+                    _ = try access.update(
+                        entry.typeSchema.className, where: SQLFragment(sql: " WHERE rowid = ?", values: [.integer(entry.rowID)]),
+                        fields: changes)
                 } catch {
                     throw RealmError(local: error)
                 }
@@ -120,7 +126,7 @@ final class LocalRealmStore {
     private func undoTransactionState(realm: Realm) {
         for (key, entry) in managed {
             if entry.addedInTransaction {
-                managed[key] = nil // never stored: unmanaged again
+                managed[key] = nil  // never stored: unmanaged again
             } else if let object = entry.object {
                 try? restore(object, entry, realm: realm)
             }
@@ -132,8 +138,9 @@ final class LocalRealmStore {
     // MARK: Managed objects
 
     func manage(_ object: ObjectBase, typeSchema: TypeSchema, rowID: Int64, snapshot: BSONDocument, added: Bool = false) {
-        managed[ObjectIdentifier(object)] = Managed(object: object, typeSchema: typeSchema, rowID: rowID, snapshot: snapshot,
-                                                    addedInTransaction: added)
+        managed[ObjectIdentifier(object)] = Managed(
+            object: object, typeSchema: typeSchema, rowID: rowID, snapshot: snapshot,
+            addedInTransaction: added)
     }
 
     /// The row of `object`, if this realm manages it.
@@ -166,8 +173,9 @@ final class LocalRealmStore {
         do {
             return try BSONDocument(bson: encoder.bytes)
         } catch {
-            throw RealmError(.localStoreFailed, className: typeSchema.className,
-                             message: "\(typeSchema.className): the object could not be encoded (\(error))")
+            throw RealmError(
+                .localStoreFailed, className: typeSchema.className,
+                message: "\(typeSchema.className): the object could not be encoded (\(error))")
         }
     }
 

@@ -17,8 +17,10 @@ extension LocalStore {
             var description: String
         }
 
-        static func run(on connection: SQLiteConnection, schema: Schema, schemaVersion: UInt64,
-                        defaults: [String: BSONDocument]) throws(LocalStoreError) -> Outcome {
+        static func run(
+            on connection: SQLiteConnection, schema: Schema, schemaVersion: UInt64,
+            defaults: [String: BSONDocument]
+        ) throws(LocalStoreError) -> Outcome {
             try connection.execute("BEGIN IMMEDIATE")
             do throws(LocalStoreError) {
                 let outcome = try migrate(connection, schema: schema, schemaVersion: schemaVersion, defaults: defaults)
@@ -30,8 +32,10 @@ extension LocalStore {
             }
         }
 
-        private static func migrate(_ connection: SQLiteConnection, schema: Schema, schemaVersion: UInt64,
-                                    defaults: [String: BSONDocument]) throws(LocalStoreError) -> Outcome {
+        private static func migrate(
+            _ connection: SQLiteConnection, schema: Schema, schemaVersion: UInt64,
+            defaults: [String: BSONDocument]
+        ) throws(LocalStoreError) -> Outcome {
             let url = connection.fileURL
             try connection.execute("CREATE TABLE IF NOT EXISTS \"\(metadataTable)\" (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID")
             var stored: [String: SQLiteValue] = [:]
@@ -56,7 +60,8 @@ extension LocalStore {
             } catch {
                 throw LocalStoreError(
                     .corruptMetadata, fileURL: url,
-                    message: "the schema stored in \(url.path) cannot be read (\(error)); the file was not written by DataIngest or is damaged")
+                    message:
+                        "the schema stored in \(url.path) cannot be read (\(error)); the file was not written by DataIngest or is damaged")
             }
             let storedVersion = UInt64(bitPattern: storedVersionValue)
 
@@ -75,20 +80,25 @@ extension LocalStore {
                     }
                     continue
                 }
-                try compare(old: old, new: object, schema: schema, defaults: defaults[object.className] ?? [:], url: url,
-                            changes: &changes, statements: &statements)
+                try compare(
+                    old: old, new: object, schema: schema, defaults: defaults[object.className] ?? [:], url: url,
+                    changes: &changes, statements: &statements)
             }
 
             if schemaVersion < storedVersion {
                 throw LocalStoreError(
                     .schemaVersionMismatch, fileURL: url,
-                    message: "\(url.lastPathComponent) has schema version \(storedVersion), newer than this configuration's schemaVersion \(schemaVersion); open it with schemaVersion \(storedVersion) or higher (a newer version of the app wrote it)")
+                    message:
+                        "\(url.lastPathComponent) has schema version \(storedVersion), newer than this configuration's schemaVersion \(schemaVersion); open it with schemaVersion \(storedVersion) or higher (a newer version of the app wrote it)"
+                )
             }
             if !changes.isEmpty && schemaVersion == storedVersion {
                 let first = changes[0]
                 throw LocalStoreError(
                     .schemaVersionMismatch, className: first.className, fileURL: url,
-                    message: "the schema changed (\(changes.map(\.description).joined(separator: "; "))) but schemaVersion is still \(storedVersion); increase schemaVersion to \(storedVersion + 1) to migrate \(url.lastPathComponent)")
+                    message:
+                        "the schema changed (\(changes.map(\.description).joined(separator: "; "))) but schemaVersion is still \(storedVersion); increase schemaVersion to \(storedVersion + 1) to migrate \(url.lastPathComponent)"
+                )
             }
             guard schemaVersion > storedVersion || addsClasses else { return Outcome(schemaVersion: storedVersion) }
 
@@ -108,20 +118,26 @@ extension LocalStore {
             return Outcome(schemaVersion: schemaVersion)
         }
 
-        private static func compare(old: ObjectSchema, new: ObjectSchema, schema: Schema, defaults: BSONDocument, url: URL,
-                                    changes: inout [Change], statements: inout [SQLFragment]) throws(LocalStoreError) {
+        private static func compare(
+            old: ObjectSchema, new: ObjectSchema, schema: Schema, defaults: BSONDocument, url: URL,
+            changes: inout [Change], statements: inout [SQLFragment]
+        ) throws(LocalStoreError) {
             let name = new.className
             func destructive(_ property: String?, _ what: String) -> LocalStoreError {
                 LocalStoreError(
                     .destructiveMigration, className: name, propertyName: property, fileURL: url,
-                    message: "\(name)\(property.map { ".\($0)" } ?? ""): \(what). A local realm migrates only additively (new classes, new optional properties, properties with a default value, indexes), so its data would be lost; restore the previous declaration, or delete \(url.path) to start over with an empty realm")
+                    message:
+                        "\(name)\(property.map { ".\($0)" } ?? ""): \(what). A local realm migrates only additively (new classes, new optional properties, properties with a default value, indexes), so its data would be lost; restore the previous declaration, or delete \(url.path) to start over with an empty realm"
+                )
             }
             if old.kind != new.kind {
                 throw destructive(nil, "the class changed from \(old.kind.rawValue) to \(new.kind.rawValue)")
             }
             if old.primaryKey != new.primaryKey {
-                throw destructive(new.primaryKey ?? old.primaryKey,
-                                  "the primary key changed from \(old.primaryKey.map { "'\($0)'" } ?? "none") to \(new.primaryKey.map { "'\($0)'" } ?? "none")")
+                throw destructive(
+                    new.primaryKey ?? old.primaryKey,
+                    "the primary key changed from \(old.primaryKey.map { "'\($0)'" } ?? "none") to \(new.primaryKey.map { "'\($0)'" } ?? "none")"
+                )
             }
             for property in old.properties where new[property: property.name] == nil {
                 throw destructive(property.name, "the \(property.typeDescription) property '\(property.name)' was removed")
@@ -136,28 +152,46 @@ extension LocalStore {
                     if !fillsItself && fill == nil {
                         throw LocalStoreError(
                             .destructiveMigration, className: name, propertyName: property.name, fileURL: url,
-                            message: "\(name).\(property.name): the new required \(property.typeDescription) property has no value for the existing objects; declare a default value (@Persisted var \(property.name) = …) or make it optional")
+                            message:
+                                "\(name).\(property.name): the new required \(property.typeDescription) property has no value for the existing objects; declare a default value (@Persisted var \(property.name) = …) or make it optional"
+                        )
                     }
-                    statements.append(SQLFragment(sql: "ALTER TABLE \(table.quotedTable) ADD COLUMN \(column.quotedName) \(column.storage.sqlType)", values: []))
+                    statements.append(
+                        SQLFragment(
+                            sql: "ALTER TABLE \(table.quotedTable) ADD COLUMN \(column.quotedName) \(column.storage.sqlType)", values: []))
                     if let fill, !fillsItself || fill != .null {
-                        statements.append(SQLFragment(sql: "UPDATE \(table.quotedTable) SET \(column.quotedName) = ?", values: [try table.value(fill, for: column)]))
+                        statements.append(
+                            SQLFragment(
+                                sql: "UPDATE \(table.quotedTable) SET \(column.quotedName) = ?",
+                                values: [try table.value(fill, for: column)]))
                     }
                     if property.isIndexed {
-                        statements.append(SQLFragment(sql: "CREATE INDEX IF NOT EXISTS \(table.indexName(property.name)) ON \(table.quotedTable) (\(column.quotedName))", values: []))
+                        statements.append(
+                            SQLFragment(
+                                sql:
+                                    "CREATE INDEX IF NOT EXISTS \(table.indexName(property.name)) ON \(table.quotedTable) (\(column.quotedName))",
+                                values: []))
                     }
                     continue
                 }
                 if previous.type != property.type || previous.collection != property.collection
-                    || previous.isOptional != property.isOptional || previous.objectClassName != property.objectClassName {
-                    throw destructive(property.name, "the property changed type from \(previous.typeDescription) to \(property.typeDescription)")
+                    || previous.isOptional != property.isOptional || previous.objectClassName != property.objectClassName
+                {
+                    throw destructive(
+                        property.name, "the property changed type from \(previous.typeDescription) to \(property.typeDescription)")
                 }
-                if previous.isIndexed != property.isIndexed, let table, let column = table.column(named: property.name), !property.isPrimaryKey {
-                    changes.append(Change(className: name, description: "\(name).\(property.name) \(property.isIndexed ? "gained" : "lost") its index"))
-                    statements.append(SQLFragment(
-                        sql: property.isIndexed
-                            ? "CREATE INDEX IF NOT EXISTS \(table.indexName(property.name)) ON \(table.quotedTable) (\(column.quotedName))"
-                            : "DROP INDEX IF EXISTS \(table.indexName(property.name))",
-                        values: []))
+                if previous.isIndexed != property.isIndexed, let table, let column = table.column(named: property.name),
+                    !property.isPrimaryKey
+                {
+                    changes.append(
+                        Change(className: name, description: "\(name).\(property.name) \(property.isIndexed ? "gained" : "lost") its index")
+                    )
+                    statements.append(
+                        SQLFragment(
+                            sql: property.isIndexed
+                                ? "CREATE INDEX IF NOT EXISTS \(table.indexName(property.name)) ON \(table.quotedTable) (\(column.quotedName))"
+                                : "DROP INDEX IF EXISTS \(table.indexName(property.name))",
+                            values: []))
                 }
             }
         }

@@ -88,21 +88,27 @@ public final class LocalStore: @unchecked Sendable {
     /// - Parameters:
     ///   - defaults: per class name, the values that fill a new required
     ///     property in existing rows (`["Settings": ["fontSize": .int64(12)]]`).
-    public init(fileURL: URL, schema: Schema, schemaVersion: UInt64 = 0,
-                defaults: [String: BSONDocument] = [:], configuration: Configuration = Configuration()) throws(LocalStoreError) {
+    public init(
+        fileURL: URL, schema: Schema, schemaVersion: UInt64 = 0,
+        defaults: [String: BSONDocument] = [:], configuration: Configuration = Configuration()
+    ) throws(LocalStoreError) {
         self.fileURL = fileURL
         self.configuration = configuration
         for object in schema.objectSchemas where object.kind == .asymmetric {
             throw LocalStoreError(
                 .unknownClass, className: object.className, fileURL: fileURL,
-                message: "\(object.className) is an asymmetric (upload-only) class and cannot be stored in a local realm; remove it from the local realm's objectTypes and write it in a synced realm")
+                message:
+                    "\(object.className) is an asymmetric (upload-only) class and cannot be stored in a local realm; remove it from the local realm's objectTypes and write it in a synced realm"
+            )
         }
         do {
             try schema.checkStructure(synced: false)
         } catch {
-            throw LocalStoreError(.invalidProperty, className: error.className, propertyName: error.propertyName, fileURL: fileURL, message: error.message)
+            throw LocalStoreError(
+                .invalidProperty, className: error.className, propertyName: error.propertyName, fileURL: fileURL, message: error.message)
         }
-        let writer = try SQLiteConnection.localRealm(at: fileURL, create: true, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+        let writer = try SQLiteConnection.localRealm(
+            at: fileURL, create: true, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
         do throws(LocalStoreError) {
             try Self.enableWAL(writer)
             try writer.execute("PRAGMA synchronous = \(configuration.fullDurability ? "FULL" : "NORMAL")")
@@ -148,7 +154,9 @@ public final class LocalStore: @unchecked Sendable {
         guard wal.enabled else {
             throw LocalStoreError(
                 .walUnavailable, fileURL: connection.fileURL,
-                message: "\(connection.fileURL.path) cannot use write-ahead logging (journal mode is \(wal.journalMode.map { "'\($0)'" } ?? "unknown")); put the realm on a local file system that supports shared memory")
+                message:
+                    "\(connection.fileURL.path) cannot use write-ahead logging (journal mode is \(wal.journalMode.map { "'\($0)'" } ?? "unknown")); put the realm on a local file system that supports shared memory"
+            )
         }
     }
 
@@ -193,7 +201,9 @@ public final class LocalStore: @unchecked Sendable {
         if nested {
             throw LocalStoreError(
                 .nestedWrite, fileURL: fileURL,
-                message: "a write transaction is already open on this thread; write transactions cannot be nested: move the inner writes into the outer one")
+                message:
+                    "a write transaction is already open on this thread; write transactions cannot be nested: move the inner writes into the outer one"
+            )
         }
         writerGate.wait()
         let closed = state.withLock { state -> Bool in
@@ -261,7 +271,8 @@ public final class LocalStore: @unchecked Sendable {
         }
         guard let reused else { throw closedError() }
         if let reused { return reused }
-        let connection = try SQLiteConnection.localRealm(at: fileURL, create: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+        let connection = try SQLiteConnection.localRealm(
+            at: fileURL, create: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
         do throws(LocalStoreError) {
             try connection.execute("PRAGMA query_only = 1")
         } catch {

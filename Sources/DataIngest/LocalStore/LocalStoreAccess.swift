@@ -17,8 +17,9 @@ struct LocalStoreAccess {
         case .asymmetric?: reason = "it is an asymmetric (upload-only) class, which a local realm cannot hold"
         default: reason = "it is not in the schema (\(tables.keys.sorted().joined(separator: ", ")))"
         }
-        throw LocalStoreError(.unknownClass, className: className, fileURL: connection.fileURL,
-                              message: "the local realm has no table for '\(className)': \(reason)")
+        throw LocalStoreError(
+            .unknownClass, className: className, fileURL: connection.fileURL,
+            message: "the local realm has no table for '\(className)': \(reason)")
     }
 
     // MARK: Reading
@@ -70,7 +71,8 @@ struct LocalStoreAccess {
             guard let key = table.primaryKey else { throw missingPrimaryKey(table, "an upsert") }
             let updates = table.columns.filter { !$0.property.isPrimaryKey }
                 .map { "\($0.quotedName) = excluded.\($0.quotedName)" }
-            sql += updates.isEmpty
+            sql +=
+                updates.isEmpty
                 ? " ON CONFLICT (\(key.quotedName)) DO NOTHING"
                 : " ON CONFLICT (\(key.quotedName)) DO UPDATE SET \(updates.joined(separator: ", "))"
             sql += " RETURNING rowid"
@@ -78,18 +80,22 @@ struct LocalStoreAccess {
             rows = try connection.rows(sql, values)
             if case .integer(let rowID)? = rows.first?.first { return rowID }
             // DO NOTHING on an existing key returns no row: look the row up.
-            let existing = try connection.rows("SELECT rowid FROM \(table.quotedTable) WHERE \(key.quotedName) = ?", [values[table.primaryKeyIndex!]])
+            let existing = try connection.rows(
+                "SELECT rowid FROM \(table.quotedTable) WHERE \(key.quotedName) = ?", [values[table.primaryKeyIndex!]])
             if case .integer(let rowID)? = existing.first?.first { return rowID }
             return 0
         }
         do throws(LocalStoreError) {
             try connection.run(sql, values)
-        } catch where error.sqliteCode == 1555 || error.sqliteCode == 2579 { // SQLITE_CONSTRAINT_PRIMARYKEY, _ROWID
+        } catch  where error.sqliteCode == 1555 || error.sqliteCode == 2579 {  // SQLITE_CONSTRAINT_PRIMARYKEY, _ROWID
             let key = table.primaryKey!
             let shown = document[key.property.name].map { describe($0) } ?? "?"
             throw LocalStoreError(
-                .duplicatePrimaryKey, className: className, propertyName: key.property.name, fileURL: connection.fileURL, sqliteCode: error.sqliteCode,
-                message: "\(className) already has an object with \(key.property.name) \(shown); update it instead (an upsert, or create with update: .modified / .all)")
+                .duplicatePrimaryKey, className: className, propertyName: key.property.name, fileURL: connection.fileURL,
+                sqliteCode: error.sqliteCode,
+                message:
+                    "\(className) already has an object with \(key.property.name) \(shown); update it instead (an upsert, or create with update: .modified / .all)"
+            )
         }
         return connection.lastInsertRowID
     }
@@ -112,13 +118,15 @@ struct LocalStoreAccess {
             assignments.append("\(column.quotedName) = ?")
             values.append(try table.value(field.value, for: column))
         }
-        return try connection.run("UPDATE \(table.quotedTable) SET \(assignments.joined(separator: ", "))\(condition.sql)", values + condition.values)
+        return try connection.run(
+            "UPDATE \(table.quotedTable) SET \(assignments.joined(separator: ", "))\(condition.sql)", values + condition.values)
     }
 
     func primaryKeyCondition(_ className: String, _ primaryKey: BSON) throws(LocalStoreError) -> SQLFragment {
         let table = try table(className)
         guard let key = table.primaryKey else { throw missingPrimaryKey(table, "this operation") }
-        return SQLFragment(sql: " WHERE \(key.quotedName) = ?", values: [try table.bind(primaryKey, to: key, path: "\(className).\(key.property.name)")])
+        return SQLFragment(
+            sql: " WHERE \(key.quotedName) = ?", values: [try table.bind(primaryKey, to: key, path: "\(className).\(key.property.name)")])
     }
 
     func delete(_ className: String, where condition: SQLFragment) throws(LocalStoreError) -> Int {
@@ -152,7 +160,9 @@ struct LocalStoreAccess {
     private func missingPrimaryKey(_ table: TableMapping, _ what: String) -> LocalStoreError {
         LocalStoreError(
             .missingPrimaryKey, className: table.className, fileURL: connection.fileURL,
-            message: "\(table.className) has no primary key, so \(what) is not possible; declare one (@Persisted(primaryKey: true)) or address objects by rowID")
+            message:
+                "\(table.className) has no primary key, so \(what) is not possible; declare one (@Persisted(primaryKey: true)) or address objects by rowID"
+        )
     }
 
     private func describe(_ value: BSON) -> String {

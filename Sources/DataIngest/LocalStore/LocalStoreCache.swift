@@ -23,8 +23,10 @@ enum LocalStoreCache {
     /// The open store of `fileURL` for this schema and version, opened (and
     /// migrated) if no realm has it open. `types` and `resolver` are the
     /// realm's classes, whose prototype instances give the defaults.
-    static func store(fileURL: URL, schema: Schema, schemaVersion: UInt64, types: [String: TypeSchema],
-                      resolver: TypeResolver) throws(RealmError) -> LocalStore {
+    static func store(
+        fileURL: URL, schema: Schema, schemaVersion: UInt64, types: [String: TypeSchema],
+        resolver: TypeResolver
+    ) throws(RealmError) -> LocalStore {
         let key = Key(path: fileURL.path, schema: schema, version: schemaVersion)
         if let existing = stores.withLock({ $0[key]?.store }) { return existing }
         // The declared defaults (from each class's prototype instance) fill

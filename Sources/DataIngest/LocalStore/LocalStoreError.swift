@@ -68,8 +68,10 @@ public struct LocalStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     public var message: String
 
     /// Creates an error.
-    public init(_ code: Code, className: String? = nil, propertyName: String? = nil, fileURL: URL? = nil,
-                sqliteCode: Int32? = nil, message: String) {
+    public init(
+        _ code: Code, className: String? = nil, propertyName: String? = nil, fileURL: URL? = nil,
+        sqliteCode: Int32? = nil, message: String
+    ) {
         self.code = code
         self.className = className
         self.propertyName = propertyName

@@ -5,14 +5,14 @@ import IngestCore
 /// string cannot exhaust the stack.
 struct PredicateParser {
     enum Token: Equatable {
-        case word(String)          // a key path or a keyword
+        case word(String)  // a key path or a keyword
         case string(String)
         case integer(Int64)
         case double(Double)
-        case argument              // %@
-        case keyPathArgument       // %K
-        case symbol(String)        // operators and punctuation
-        case modifier(String)      // [c]
+        case argument  // %@
+        case keyPathArgument  // %K
+        case symbol(String)  // operators and punctuation
+        case modifier(String)  // [c]
         case end
     }
 
@@ -35,7 +35,9 @@ struct PredicateParser {
         let node = try parseOr()
         guard case .end = current else { throw failure("unexpected \(describe(current)) after a complete predicate") }
         if nextArgument < arguments.count {
-            throw failure("\(arguments.count) arguments were given but the predicate uses \(nextArgument); remove the extra arguments or add %@ placeholders")
+            throw failure(
+                "\(arguments.count) arguments were given but the predicate uses \(nextArgument); remove the extra arguments or add %@ placeholders"
+            )
         }
         return node
     }
@@ -128,7 +130,10 @@ struct PredicateParser {
             case "CONTAINS": op = .contains
             case "LIKE": op = .like
             case "IN": op = .in
-            default: throw failure("expected an operator after '\(keyPath)' but found \(describe(current)); use ==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE or IN")
+            default:
+                throw failure(
+                    "expected an operator after '\(keyPath)' but found \(describe(current)); use ==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, CONTAINS, LIKE or IN"
+                )
             }
         }
         advance()
@@ -151,14 +156,15 @@ struct PredicateParser {
         } else {
             value = try parseValue()
         }
-        if op == .in, case .array = value {} else if op == .in {
+        if op == .in, case .array = value {
+        } else if op == .in {
             throw failure("IN needs a list: write '\(keyPath) IN {1, 2}' or pass an array for %@")
         }
         return .comparison(keyPath: keyPath, op: op, caseInsensitive: caseInsensitive, value: value)
     }
 
     private mutating func parseList() throws(LocalStoreError) -> BSON {
-        advance() // {
+        advance()  // {
         var elements: [BSON] = []
         if current == .symbol("}") {
             advance()
@@ -178,7 +184,9 @@ struct PredicateParser {
         switch current {
         case .argument:
             guard let argument = try takeArgument() else {
-                throw failure("argument \(nextArgument) has a type that cannot be compared: pass a String, Bool, integer, Float, Double, Date, Data, ObjectId, UUID, Decimal128 or nil")
+                throw failure(
+                    "argument \(nextArgument) has a type that cannot be compared: pass a String, Bool, integer, Float, Double, Date, Data, ObjectId, UUID, Decimal128 or nil"
+                )
             }
             value = argument
         case .string(let text): value = .string(text)
@@ -198,7 +206,8 @@ struct PredicateParser {
 
     private mutating func takeArgument() throws(LocalStoreError) -> BSON? {
         guard nextArgument < arguments.count else {
-            throw failure("the predicate uses more placeholders than the \(arguments.count) arguments given; pass one argument per %@ or %K")
+            throw failure(
+                "the predicate uses more placeholders than the \(arguments.count) arguments given; pass one argument per %@ or %K")
         }
         defer { nextArgument += 1 }
         return BSON.localArgument(arguments[nextArgument])
@@ -311,7 +320,10 @@ struct PredicateParser {
                 switch characters[position + 1] {
                 case "@": tokens.append((.argument, start))
                 case "K": tokens.append((.keyPathArgument, start))
-                default: throw failure(format, position: start, "'%\(characters[position + 1])' is not a placeholder; use %@ for values and %K for property names")
+                default:
+                    throw failure(
+                        format, position: start,
+                        "'%\(characters[position + 1])' is not a placeholder; use %@ for values and %K for property names")
                 }
                 position += 2
                 continue

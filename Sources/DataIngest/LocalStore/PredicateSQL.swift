@@ -37,28 +37,37 @@ extension TableMapping {
             if keyPath.contains("."), let first = keyPath.split(separator: ".").first, column(named: String(first)) != nil {
                 throw LocalStoreError(
                     .invalidProperty, className: className, propertyName: keyPath,
-                    message: "\(className): '\(keyPath)' looks into an embedded object or link; \(use) works on the class's own scalar properties only")
+                    message:
+                        "\(className): '\(keyPath)' looks into an embedded object or link; \(use) works on the class's own scalar properties only"
+                )
             }
             throw LocalStoreError(
                 .invalidProperty, className: className, propertyName: keyPath,
-                message: "\(className) has no property '\(keyPath)' to use in \(use); its properties are \(columns.map(\.property.name).joined(separator: ", "))")
+                message:
+                    "\(className) has no property '\(keyPath)' to use in \(use); its properties are \(columns.map(\.property.name).joined(separator: ", "))"
+            )
         }
         guard column.storage.isQueryable else {
             throw LocalStoreError(
                 .invalidProperty, className: className, propertyName: keyPath,
-                message: "\(className).\(keyPath) has type \(column.property.typeDescription), stored as BSON, and cannot be used in \(use); use the class's scalar properties")
+                message:
+                    "\(className).\(keyPath) has type \(column.property.typeDescription), stored as BSON, and cannot be used in \(use); use the class's scalar properties"
+            )
         }
         return column
     }
 
-    private func comparison(keyPath: String, op: PredicateNode.Operator, caseInsensitive: Bool, value: BSON) throws(LocalStoreError) -> SQLFragment {
+    private func comparison(keyPath: String, op: PredicateNode.Operator, caseInsensitive: Bool, value: BSON) throws(LocalStoreError)
+        -> SQLFragment
+    {
         let column = try queryableColumn(keyPath, for: "a predicate")
         let name = column.quotedName
         let path = "\(className).\(keyPath)"
 
         if op == .in {
             guard case .array(let elements) = value else {
-                throw LocalStoreError(.invalidPredicate, className: className, propertyName: keyPath, message: "\(path) IN needs a list of values")
+                throw LocalStoreError(
+                    .invalidPredicate, className: className, propertyName: keyPath, message: "\(path) IN needs a list of values")
             }
             var values: [SQLiteValue] = []
             var matchesNull = false
@@ -77,8 +86,9 @@ extension TableMapping {
             case .equal: return SQLFragment(sql: "\(name) IS NULL", values: [])
             case .notEqual: return SQLFragment(sql: "\(name) IS NOT NULL", values: [])
             default:
-                throw LocalStoreError(.invalidPredicate, className: className, propertyName: keyPath,
-                                      message: "\(path) \(op.rawValue) nil: nil can only be compared with == or !=")
+                throw LocalStoreError(
+                    .invalidPredicate, className: className, propertyName: keyPath,
+                    message: "\(path) \(op.rawValue) nil: nil can only be compared with == or !=")
             }
         }
 
@@ -87,7 +97,9 @@ extension TableMapping {
             guard column.storage == .text else {
                 throw LocalStoreError(
                     .invalidPredicate, className: className, propertyName: keyPath,
-                    message: "\(path) has type \(column.property.typeDescription): \(op.rawValue)\(caseInsensitive ? "[c]" : "") applies to String properties only")
+                    message:
+                        "\(path) has type \(column.property.typeDescription): \(op.rawValue)\(caseInsensitive ? "[c]" : "") applies to String properties only"
+                )
             }
         }
         if op.isOrdering && !column.storage.isOrdered {
@@ -113,11 +125,13 @@ extension TableMapping {
         case .like:
             // LIKE's * and ? are GLOB's; '[' starts a GLOB class, so it is escaped.
             guard case .text(let pattern) = bound else {
-                throw LocalStoreError(.invalidPredicate, className: className, propertyName: keyPath, message: "\(path) LIKE needs a string pattern")
+                throw LocalStoreError(
+                    .invalidPredicate, className: className, propertyName: keyPath, message: "\(path) LIKE needs a string pattern")
             }
             return SQLFragment(sql: "\(subject) GLOB \(parameter)", values: [.text(pattern.replacingOccurrences(of: "[", with: "[[]"))])
         case .in:
-            throw LocalStoreError(.invalidPredicate, className: className, propertyName: keyPath, message: "\(path) IN needs a list of values")
+            throw LocalStoreError(
+                .invalidPredicate, className: className, propertyName: keyPath, message: "\(path) IN needs a list of values")
         }
     }
 
@@ -137,6 +151,8 @@ extension TableMapping {
         }
         throw LocalStoreError(
             .invalidPredicate, className: className, propertyName: column.property.name,
-            message: "\(path) has type \(column.property.typeDescription) but the predicate compares it with a \(value.localTypeName); pass a value of the property's type")
+            message:
+                "\(path) has type \(column.property.typeDescription) but the predicate compares it with a \(value.localTypeName); pass a value of the property's type"
+        )
     }
 }

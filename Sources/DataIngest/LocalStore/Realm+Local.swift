@@ -38,7 +38,7 @@ extension Realm {
     public func add(_ object: Object, update: UpdatePolicy = .error) {
         recordingLocalFailure { () throws(RealmError) in
             let (local, typeSchema) = try localWriteContext(for: type(of: object), operation: "add(_:)")
-            if local.rowID(of: object) != nil { return } // already managed
+            if local.rowID(of: object) != nil { return }  // already managed
             let document = try local.encode(object, typeSchema, realm: self)
             let rowID = try storeWrite(local) { access throws(LocalStoreError) in
                 try access.insert(document, into: typeSchema.className, replacing: update != .error)
@@ -75,10 +75,14 @@ extension Realm {
             let (local, typeSchema) = try localWriteContext(for: type, operation: "create(\(type).self, value:)")
             // An update of an existing object sets only the properties given.
             if update != .error, let key = primaryKey(of: value, typeSchema),
-               let existing = try storeWrite(local, { access throws(LocalStoreError) in try access.object(typeSchema.className, primaryKey: key) }) {
+                let existing = try storeWrite(
+                    local, { access throws(LocalStoreError) in try access.object(typeSchema.className, primaryKey: key) })
+            {
                 let fields = try encodeGiven(value, typeSchema)
                 let row = try storeWrite(local) { access throws(LocalStoreError) -> LocalStoreRow? in
-                    _ = try access.update(typeSchema.className, where: SQLFragment(sql: " WHERE rowid = ?", values: [.integer(existing.rowID)]), fields: fields)
+                    _ = try access.update(
+                        typeSchema.className, where: SQLFragment(sql: " WHERE rowid = ?", values: [.integer(existing.rowID)]),
+                        fields: fields)
                     return try access.object(typeSchema.className, rowID: existing.rowID)
                 }
                 guard let row else { return }
@@ -124,8 +128,11 @@ extension Realm {
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: Any) throws(RealmError) -> T? {
         let (local, typeSchema) = try localContext(for: type)
         guard let bson = BSON.localArgument(key) else {
-            throw RealmError(.wrongValueType, className: typeSchema.className,
-                             message: "\(typeSchema.className): \(RealmError.describe(key)) cannot be a primary key; pass an ObjectId, String, integer or UUID")
+            throw RealmError(
+                .wrongValueType, className: typeSchema.className,
+                message:
+                    "\(typeSchema.className): \(RealmError.describe(key)) cannot be a primary key; pass an ObjectId, String, integer or UUID"
+            )
         }
         return try local.withReadAccess { access throws(RealmError) -> T? in
             let row: LocalStoreRow?
@@ -146,7 +153,9 @@ extension Realm {
     /// ```swift
     /// let rows = try realm.dynamicObjects("Settings", where: "theme == %@", "dark")
     /// ```
-    public func dynamicObjects(_ className: String, where predicate: String? = nil, _ arguments: Any...) throws(RealmError) -> [BSONDocument] {
+    public func dynamicObjects(_ className: String, where predicate: String? = nil, _ arguments: Any...) throws(RealmError)
+        -> [BSONDocument]
+    {
         let typeSchema = try readableSchema(className: className)
         let (local, _) = try localContext(for: typeSchema.type)
         var query = LocalQuery(className)
@@ -178,8 +187,11 @@ extension Realm {
         recordingLocalFailure { () throws(RealmError) in
             let (local, typeSchema) = try localWriteContext(for: type(of: object), operation: "delete(_:)")
             guard let rowID = local.rowID(of: object) else {
-                throw RealmError(.objectNotManaged, className: typeSchema.className, fileURL: fileURL,
-                                 message: "delete(_:) was given a \(typeSchema.className) that this realm does not manage; delete objects read from or added to this realm")
+                throw RealmError(
+                    .objectNotManaged, className: typeSchema.className, fileURL: fileURL,
+                    message:
+                        "delete(_:) was given a \(typeSchema.className) that this realm does not manage; delete objects read from or added to this realm"
+                )
             }
             _ = try storeWrite(local) { access throws(LocalStoreError) in
                 try access.delete(typeSchema.className, where: SQLFragment(sql: " WHERE rowid = ?", values: [.integer(rowID)]))
@@ -206,12 +218,18 @@ extension Realm {
     /// The local store and class of `type`, for reading.
     func localContext(for type: ObjectBase.Type) throws(RealmError) -> (LocalRealmStore, TypeSchema) {
         guard case .local(let local) = backend else {
-            throw RealmError(.typeNotInRealm, className: type.className(), fileURL: fileURL,
-                             message: "\(type) cannot be read from this synced realm: a synced realm holds only upload-only (asymmetric) objects; read \(type) from a local realm")
+            throw RealmError(
+                .typeNotInRealm, className: type.className(), fileURL: fileURL,
+                message:
+                    "\(type) cannot be read from this synced realm: a synced realm holds only upload-only (asymmetric) objects; read \(type) from a local realm"
+            )
         }
         guard let typeSchema = writableTypes[ObjectIdentifier(type)] else {
-            throw RealmError(.typeNotInRealm, className: type.className(), fileURL: fileURL,
-                             message: "\(type) is not part of this realm's schema; add \(type).self to the configuration's objectTypes (or register it with Realm.registerTypes)")
+            throw RealmError(
+                .typeNotInRealm, className: type.className(), fileURL: fileURL,
+                message:
+                    "\(type) is not part of this realm's schema; add \(type).self to the configuration's objectTypes (or register it with Realm.registerTypes)"
+            )
         }
         return (local, typeSchema)
     }
@@ -219,18 +237,24 @@ extension Realm {
     /// The local store and class of `type`, for writing: inside `write {}`.
     private func localWriteContext(for type: ObjectBase.Type, operation: String) throws(RealmError) -> (LocalRealmStore, TypeSchema) {
         guard isInWriteTransaction else {
-            throw RealmError(.notInWriteTransaction, className: type.className(), fileURL: fileURL,
-                             message: "\(operation) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
+            throw RealmError(
+                .notInWriteTransaction, className: type.className(), fileURL: fileURL,
+                message: "\(operation) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
         }
         let context = try localContext(for: type)
         guard context.0.inTransaction else {
-            throw RealmError(.localStoreFailed, className: type.className(), fileURL: fileURL,
-                             message: "\(operation): the realm's write transaction did not open the local store's transaction; Realm.beginWrite() must call LocalRealmStore.beginWrite(realm:) (see Docs/LocalRealms.md, \"Hook\")")
+            throw RealmError(
+                .localStoreFailed, className: type.className(), fileURL: fileURL,
+                message:
+                    "\(operation): the realm's write transaction did not open the local store's transaction; Realm.beginWrite() must call LocalRealmStore.beginWrite(realm:) (see Docs/LocalRealms.md, \"Hook\")"
+            )
         }
         return context
     }
 
-    private func storeWrite<Result>(_ local: LocalRealmStore, _ body: (LocalStoreAccess) throws(LocalStoreError) -> Result) throws(RealmError) -> Result {
+    private func storeWrite<Result>(_ local: LocalRealmStore, _ body: (LocalStoreAccess) throws(LocalStoreError) -> Result)
+        throws(RealmError) -> Result
+    {
         do throws(LocalStoreError) {
             return try body(local.store.writerAccess)
         } catch {
@@ -241,7 +265,7 @@ extension Realm {
     /// Runs a non-throwing write API's body; its first error fails the
     /// transaction, as for `create` of asymmetric objects.
     private func recordingLocalFailure(_ body: () throws(RealmError) -> Void) {
-        guard deferredError == nil else { return } // the transaction has already failed
+        guard deferredError == nil else { return }  // the transaction has already failed
         do {
             try body()
         } catch {
@@ -270,8 +294,9 @@ extension Realm {
         if let dictionary = value as? [String: Any] {
             for (key, element) in dictionary {
                 guard let index = typeSchema.codecIndex[key] else {
-                    throw RealmError.unknownProperty(className: typeSchema.className, path: typeSchema.className, property: key,
-                                                     known: typeSchema.codecs.map(\.swiftName))
+                    throw RealmError.unknownProperty(
+                        className: typeSchema.className, path: typeSchema.className, property: key,
+                        known: typeSchema.codecs.map(\.swiftName))
                 }
                 given.append((typeSchema.codecs[index], element))
             }
@@ -297,7 +322,9 @@ extension Realm {
         do {
             return try BSONDocument(bson: bytes)
         } catch {
-            throw RealmError(.localStoreFailed, className: typeSchema.className, message: "\(typeSchema.className): the value could not be encoded (\(error))")
+            throw RealmError(
+                .localStoreFailed, className: typeSchema.className,
+                message: "\(typeSchema.className): the value could not be encoded (\(error))")
         }
     }
 
@@ -305,7 +332,8 @@ extension Realm {
     func localArguments(_ arguments: [Any]) -> [Any] {
         arguments.map { argument -> Any in
             if let object = argument as? ObjectBase, let typeSchema = try? resolver.schema(for: type(of: object)),
-               let key = typeSchema.primaryKey(object: object) {
+                let key = typeSchema.primaryKey(object: object)
+            {
                 return key.bson
             }
             if let array = argument as? [Any] { return localArguments(array) }
@@ -321,7 +349,8 @@ extension PrimaryKeyValue {
         case .int(let value): return .int64(value)
         case .string(let value): return .string(value)
         case .objectId(let value): return .objectId(value)
-        case .uuid(let value): return .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: withUnsafeBytes(of: value.uuid) { Array($0) }))
+        case .uuid(let value):
+            return .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: withUnsafeBytes(of: value.uuid) { Array($0) }))
         }
     }
 }

@@ -32,7 +32,8 @@ extension RealmError {
         case .nestedWrite: code = .nestedWriteTransaction
         default: code = .localStoreFailed
         }
-        self.init(code, className: error.className, propertyName: error.propertyName, fileURL: error.fileURL,
-                  message: error.message, underlyingError: error)
+        self.init(
+            code, className: error.className, propertyName: error.propertyName, fileURL: error.fileURL,
+            message: error.message, underlyingError: error)
     }
 }

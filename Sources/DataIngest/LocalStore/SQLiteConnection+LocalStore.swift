@@ -8,8 +8,10 @@ extension SQLiteConnection {
     /// Opens (and creates, if `create`) a local realm's file.
     static func localRealm(at fileURL: URL, create: Bool, busyTimeoutMilliseconds: Int32) throws(LocalStoreError) -> SQLiteConnection {
         do {
-            return try SQLiteConnection(path: fileURL.path, options: .init(
-                access: create ? .readWriteCreate : .readWrite, busyTimeoutMilliseconds: busyTimeoutMilliseconds))
+            return try SQLiteConnection(
+                path: fileURL.path,
+                options: .init(
+                    access: create ? .readWriteCreate : .readWrite, busyTimeoutMilliseconds: busyTimeoutMilliseconds))
         } catch {
             throw LocalStoreError(error)
         }
@@ -43,8 +45,10 @@ extension LocalStoreError {
         let what: String
         switch error.operation {
         case .open:
-            self.init(.openFailed, fileURL: fileURL, sqliteCode: code,
-                      message: "cannot open the local realm file \(error.path): \(error.message); check that the directory exists and is writable")
+            self.init(
+                .openFailed, fileURL: fileURL, sqliteCode: code,
+                message: "cannot open the local realm file \(error.path): \(error.message); check that the directory exists and is writable"
+            )
             return
         case .closed:
             self.init(.closed, fileURL: fileURL, message: "the local realm file \(error.path) is closed; open it again")
@@ -53,7 +57,8 @@ extension LocalStoreError {
         case .bind(let parameter): what = "binding parameter \(parameter)"
         case .step, .execute: what = String(error.sql?.prefix(80) ?? "")
         }
-        self.init(.sqlite, fileURL: fileURL, sqliteCode: code,
-                  message: "\(what) failed in \(fileURL.lastPathComponent): \(error.message) (SQLite code \(code))")
+        self.init(
+            .sqlite, fileURL: fileURL, sqliteCode: code,
+            message: "\(what) failed in \(fileURL.lastPathComponent): \(error.message) (SQLite code \(code))")
     }
 }

@@ -28,9 +28,10 @@ struct TableMapping: Sendable {
         var index: [String: Int] = [:]
         for property in object.properties {
             index[property.name] = columns.count
-            columns.append(Column(
-                property: property, storage: ColumnStorage.of(property, in: schema),
-                quotedName: try Self.quote(property.name, what: "property name", className: object.className)))
+            columns.append(
+                Column(
+                    property: property, storage: ColumnStorage.of(property, in: schema),
+                    quotedName: try Self.quote(property.name, what: "property name", className: object.className)))
         }
         self.columns = columns
         columnIndex = index
@@ -74,7 +75,9 @@ struct TableMapping: Sendable {
         if name.lowercased().hasPrefix("sqlite_") || name.hasPrefix(LocalStore.reservedPrefix) {
             throw LocalStoreError(
                 .invalidProperty, className: className,
-                message: "\(className): the \(what) '\(name)' starts with a prefix reserved for SQLite or DataIngest; rename it (override className() or use propertiesMapping())")
+                message:
+                    "\(className): the \(what) '\(name)' starts with a prefix reserved for SQLite or DataIngest; rename it (override className() or use propertiesMapping())"
+            )
         }
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
@@ -95,7 +98,9 @@ struct TableMapping: Sendable {
         guard let sql = column.storage.sqlValue(value) else {
             throw LocalStoreError(
                 .invalidDocument, className: className, propertyName: column.property.name,
-                message: "\(className).\(column.property.name): a \(value.localTypeName) cannot be stored in a \(column.property.typeDescription) property; pass a value of the property's type")
+                message:
+                    "\(className).\(column.property.name): a \(value.localTypeName) cannot be stored in a \(column.property.typeDescription) property; pass a value of the property's type"
+            )
         }
         return sql
     }
@@ -103,12 +108,15 @@ struct TableMapping: Sendable {
     /// The row (`rowid` first, then the columns) as a stored row.
     func row(from values: [SQLiteValue]) throws(LocalStoreError) -> LocalStoreRow {
         guard values.count == columns.count + 1, case .integer(let rowID) = values[0] else {
-            throw LocalStoreError(.corruptValue, className: className, message: "\(className): a row has an unexpected shape; the file was changed outside DataIngest")
+            throw LocalStoreError(
+                .corruptValue, className: className,
+                message: "\(className): a row has an unexpected shape; the file was changed outside DataIngest")
         }
         var document = BSONDocument()
         for (offset, column) in columns.enumerated() {
-            document.append(column.property.name,
-                            try column.storage.bsonValue(values[offset + 1], property: column.property, className: className))
+            document.append(
+                column.property.name,
+                try column.storage.bsonValue(values[offset + 1], property: column.property, className: className))
         }
         return LocalStoreRow(rowID: rowID, document: document)
     }

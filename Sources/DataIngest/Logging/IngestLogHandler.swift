@@ -71,8 +71,10 @@ public struct IngestLogHandler: LogHandler {
     /// `metadataProvider` defaults to the one given to
     /// `LoggingSystem.bootstrap(_:metadataProvider:)`, as swift-log's own
     /// handlers do.
-    public init(label: String, writer: LogWriter,
-                metadataProvider: Logging.Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+    public init(
+        label: String, writer: LogWriter,
+        metadataProvider: Logging.Logger.MetadataProvider? = LoggingSystem.metadataProvider
+    ) {
         parts = Parts(label: label, metadata: [:], metadataProvider: metadataProvider, writer: writer)
     }
 
@@ -97,14 +99,15 @@ public struct IngestLogHandler: LogHandler {
             error = PendingLogEvent.ErrorText(type: String(reflecting: type(of: thrown)), message: String(describing: thrown))
             call.error = nil
         }
-        parts.writer.enqueue(PendingLogEvent(
-            unixNanoseconds: Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec),
-            level: IngestLogger.Level(event.level), line: event.line, label: parts.label, message: IngestLogger.Message.empty,
-            loggerMetadata: nil, providedMetadata: nil, callMetadata: nil, source: nil, file: event.file, function: event.function,
-            swiftLog: PendingLogEvent.SwiftLogCall(
-                event: call, handlerMetadata: parts.metadata.isEmpty ? nil : parts.metadata,
-                providedMetadata: parts.metadataProvider?.get()),
-            error: error))
+        parts.writer.enqueue(
+            PendingLogEvent(
+                unixNanoseconds: Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec),
+                level: IngestLogger.Level(event.level), line: event.line, label: parts.label, message: IngestLogger.Message.empty,
+                loggerMetadata: nil, providedMetadata: nil, callMetadata: nil, source: nil, file: event.file, function: event.function,
+                swiftLog: PendingLogEvent.SwiftLogCall(
+                    event: call, handlerMetadata: parts.metadata.isEmpty ? nil : parts.metadata,
+                    providedMetadata: parts.metadataProvider?.get()),
+                error: error))
     }
 
     /// A factory for `LoggingSystem.bootstrap`: every `Logger` made afterwards
@@ -153,8 +156,10 @@ public struct IngestLogHandler: LogHandler {
         let metadataProvider: Logging.Logger.MetadataProvider?
         let writer: LogWriter
 
-        init(label: String, metadata: Logging.Logger.Metadata, metadataProvider: Logging.Logger.MetadataProvider?,
-             writer: LogWriter) {
+        init(
+            label: String, metadata: Logging.Logger.Metadata, metadataProvider: Logging.Logger.MetadataProvider?,
+            writer: LogWriter
+        ) {
             self.label = label
             self.metadata = metadata
             self.metadataProvider = metadataProvider

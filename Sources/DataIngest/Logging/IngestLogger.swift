@@ -85,145 +85,179 @@ public struct IngestLogger: Sendable {
     /// Records an event at `level` if it is enabled. `source` defaults to the
     /// module of `file` (the part of `#fileID` before the `/`).
     @inlinable @_disfavoredOverload
-    public func log(level: Level, _ message: @autoclosure () -> Message,
-                    metadata: @autoclosure () -> Metadata? = nil, source: @autoclosure () -> String? = nil,
-                    file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func log(
+        level: Level, _ message: @autoclosure () -> Message,
+        metadata: @autoclosure () -> Metadata? = nil, source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard level >= logLevel else { return }
-        record(level: level, message: message, metadata: metadata, source: source,
-               file: file, function: function, line: line)
+        record(
+            level: level, message: message, metadata: metadata, source: source,
+            file: file, function: function, line: line)
     }
 
     /// Logs at `.trace` (see ``log(level:_:metadata:source:file:function:line:)``).
     @inlinable @_disfavoredOverload
-    public func trace(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                      source: @autoclosure () -> String? = nil,
-                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func trace(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .trace else { return }
         record(level: .trace, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.debug`.
     @inlinable @_disfavoredOverload
-    public func debug(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                      source: @autoclosure () -> String? = nil,
-                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func debug(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .debug else { return }
         record(level: .debug, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.info`.
     @inlinable @_disfavoredOverload
-    public func info(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                     source: @autoclosure () -> String? = nil,
-                     file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func info(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .info else { return }
         record(level: .info, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.notice`.
     @inlinable @_disfavoredOverload
-    public func notice(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                       source: @autoclosure () -> String? = nil,
-                       file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func notice(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .notice else { return }
         record(level: .notice, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.warning`.
     @inlinable @_disfavoredOverload
-    public func warning(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                        source: @autoclosure () -> String? = nil,
-                        file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func warning(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .warning else { return }
         record(level: .warning, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.error`.
     @inlinable @_disfavoredOverload
-    public func error(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                      source: @autoclosure () -> String? = nil,
-                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func error(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .error else { return }
         record(level: .error, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// Logs at `.critical` (never filtered out by ``logLevel``).
     @inlinable @_disfavoredOverload
-    public func critical(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                         source: @autoclosure () -> String? = nil,
-                         file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func critical(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         record(level: .critical, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
     @inlinable
-    public func log(level: Level, _ message: @autoclosure () -> Message,
-                    metadata: @autoclosure () -> CallMetadata? = nil, source: @autoclosure () -> String? = nil,
-                    file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func log(
+        level: Level, _ message: @autoclosure () -> Message,
+        metadata: @autoclosure () -> CallMetadata? = nil, source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard level >= logLevel else { return }
-        record(callLevel: level, message: message, metadata: metadata, source: source,
-               file: file, function: function, line: line)
+        record(
+            callLevel: level, message: message, metadata: metadata, source: source,
+            file: file, function: function, line: line)
     }
 
     /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
     @inlinable
-    public func trace(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
-                      source: @autoclosure () -> String? = nil,
-                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func trace(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .trace else { return }
         record(callLevel: .trace, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
     @inlinable
-    public func debug(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
-                      source: @autoclosure () -> String? = nil,
-                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func debug(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .debug else { return }
         record(callLevel: .debug, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
     @inlinable
-    public func info(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
-                     source: @autoclosure () -> String? = nil,
-                     file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func info(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .info else { return }
         record(callLevel: .info, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
     @inlinable
-    public func notice(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
-                       source: @autoclosure () -> String? = nil,
-                       file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func notice(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .notice else { return }
         record(callLevel: .notice, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
     @inlinable
-    public func warning(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
-                        source: @autoclosure () -> String? = nil,
-                        file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func warning(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .warning else { return }
         record(callLevel: .warning, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
     @inlinable
-    public func error(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
-                      source: @autoclosure () -> String? = nil,
-                      file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func error(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard logLevel <= .error else { return }
         record(callLevel: .error, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
     /// The same, with the metadata written as a dictionary literal (``CallMetadata``).
     @inlinable
-    public func critical(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
-                         source: @autoclosure () -> String? = nil,
-                         file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func critical(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> CallMetadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         record(callLevel: .critical, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
     }
 
@@ -237,28 +271,34 @@ public struct IngestLogger: Sendable {
     /// inlined level method: the caller's code for a disabled call stays a
     /// load, a comparison and a branch.
     @usableFromInline
-    func record(level: Level, message: () -> Message, metadata: () -> Metadata?, source: () -> String?,
-                file: String, function: String, line: UInt) {
-        record(callLevel: level, message: message, metadata: { metadata().map { CallMetadata($0) } },
-               source: source, file: file, function: function, line: line)
+    func record(
+        level: Level, message: () -> Message, metadata: () -> Metadata?, source: () -> String?,
+        file: String, function: String, line: UInt
+    ) {
+        record(
+            callLevel: level, message: message, metadata: { metadata().map { CallMetadata($0) } },
+            source: source, file: file, function: function, line: line)
     }
 
     /// The enabled path with a dictionary literal's entries.
     @usableFromInline
-    func record(callLevel level: Level, message: () -> Message, metadata: () -> CallMetadata?, source: () -> String?,
-                file: String, function: String, line: UInt) {
+    func record(
+        callLevel level: Level, message: () -> Message, metadata: () -> CallMetadata?, source: () -> String?,
+        file: String, function: String, line: UInt
+    ) {
         // The wall clock read directly (Date() goes through two more layers).
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let parts = self.parts
         let provided = parts.metadataProvider?.get()
         // Moved into the queue, not copied: no retain and release of each string.
-        writer.enqueue(PendingLogEvent(
-            unixNanoseconds: Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec),
-            level: level, line: line, label: parts.label, message: message(),
-            loggerMetadata: parts.metadata.isEmpty ? nil : parts.metadata,
-            providedMetadata: provided, callMetadata: metadata(),
-            source: source(), file: file, function: function))
+        writer.enqueue(
+            PendingLogEvent(
+                unixNanoseconds: Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec),
+                level: level, line: line, label: parts.label, message: message(),
+                loggerMetadata: parts.metadata.isEmpty ? nil : parts.metadata,
+                providedMetadata: provided, callMetadata: metadata(),
+                source: source(), file: file, function: function))
     }
 
     /// The logger's label, metadata, provider and writer: immutable, so

@@ -57,8 +57,10 @@ public struct IngestRecorder: Sendable {
     }
 
     /// The writer thread's realm for `type`, opened on first use.
-    private static func realm<T: AsymmetricObject>(for type: T.Type, writer: LogWriter,
-                                                   in realms: inout [ObjectIdentifier: Realm]) throws -> Realm {
+    private static func realm<T: AsymmetricObject>(
+        for type: T.Type, writer: LogWriter,
+        in realms: inout [ObjectIdentifier: Realm]
+    ) throws -> Realm {
         if let realm = realms[ObjectIdentifier(type)] { return realm }
         var configuration = writer.realmConfiguration
         configuration.objectTypes = [type]

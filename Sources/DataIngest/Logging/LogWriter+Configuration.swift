@@ -55,7 +55,8 @@ extension LogWriter {
         public init() {
             appVersion = ProcessInfo.processInfo.environment["DATAINGEST_APP_VERSION"] ?? ""
             var buffer = [CChar](repeating: 0, count: 256)
-            host = gethostname(&buffer, buffer.count - 1) == 0
+            host =
+                gethostname(&buffer, buffer.count - 1) == 0
                 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
         }
     }

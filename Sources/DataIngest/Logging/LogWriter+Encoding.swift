@@ -29,8 +29,10 @@ extension LogWriter {
     }
 
     /// Encodes `event` as an ``IngestLogEvent`` document with a new `_id`.
-    static func encode(_ event: PendingLogEvent, host: String, pid: Int, appVersion: String,
-                       into encoder: inout BSONRecordEncoder) {
+    static func encode(
+        _ event: PendingLogEvent, host: String, pid: Int, appVersion: String,
+        into encoder: inout BSONRecordEncoder
+    ) {
         let start = encoder.beginDocument()
         encoder.key(BSONType.objectId, Keys.id)
         encoder.objectId(ObjectId.generate())
@@ -47,7 +49,8 @@ extension LogWriter {
         if let swiftLog = event.swiftLog {
             encodeSwiftLogMetadata(swiftLog, into: &encoder)  // merged here, on the writer thread
         } else if event.loggerMetadata?.isEmpty ?? true, event.providedMetadata?.isEmpty ?? true,
-           case .entries(let entries)? = event.callMetadata?.storage, entries.count == 1 {
+            case .entries(let entries)? = event.callMetadata?.storage, entries.count == 1
+        {
             // One entry written at the call and nothing to merge: encoded
             // as it is, without making a dictionary of it.
             encoder.key(BSONType.document, Keys.metadata)
@@ -100,8 +103,10 @@ extension LogWriter {
     /// embedded document: keys made valid field names (``fieldName(_:)``),
     /// sorted (as a mixed dictionary is stored), one entry per resulting key,
     /// each value written by `encodeValue`.
-    private static func encodeEntries<Value>(_ values: [String: Value], into encoder: inout BSONRecordEncoder,
-                                             _ encodeValue: (Value, String, inout BSONRecordEncoder) -> Void) {
+    private static func encodeEntries<Value>(
+        _ values: [String: Value], into encoder: inout BSONRecordEncoder,
+        _ encodeValue: (Value, String, inout BSONRecordEncoder) -> Void
+    ) {
         let start = encoder.beginDocument()
         if values.count == 1, let (key, value) = values.first {
             encodeValue(value, fieldName(key), &encoder)
@@ -118,8 +123,10 @@ extension LogWriter {
     }
 
     /// An array of metadata values, named `name`.
-    private static func encodeArray<Value>(_ values: [Value], name: String, into encoder: inout BSONRecordEncoder,
-                                           _ encodeValue: (Value, String, inout BSONRecordEncoder) -> Void) {
+    private static func encodeArray<Value>(
+        _ values: [Value], name: String, into encoder: inout BSONRecordEncoder,
+        _ encodeValue: (Value, String, inout BSONRecordEncoder) -> Void
+    ) {
         encoder.key(BSONType.array, name: name)
         let start = encoder.beginDocument()
         for (index, element) in values.enumerated() {
@@ -146,8 +153,10 @@ extension LogWriter {
     /// A swift-log call's metadata: handler, then provider, then call (later
     /// wins on equal keys), as swift-log's handlers merge it; a document, or
     /// null when all three are empty. One part alone is encoded as it is.
-    private static func encodeSwiftLogMetadata(_ parts: PendingLogEvent.SwiftLogCall,
-                                               into encoder: inout BSONRecordEncoder) {
+    private static func encodeSwiftLogMetadata(
+        _ parts: PendingLogEvent.SwiftLogCall,
+        into encoder: inout BSONRecordEncoder
+    ) {
         let handler = parts.handlerMetadata.flatMap { $0.isEmpty ? nil : $0 }
         let provided = parts.providedMetadata.flatMap { $0.isEmpty ? nil : $0 }
         let call = parts.event.metadata.flatMap { $0.isEmpty ? nil : $0 }
@@ -173,8 +182,10 @@ extension LogWriter {
     /// number as a BSON bool, int64 or double (an unsigned value above
     /// `Int64.max` as its text), any other as its `description`; a
     /// dictionary as an embedded document; an array as an array.
-    private static func encodeSwiftLogValue(_ value: Logging.Logger.MetadataValue, name: String,
-                                            into encoder: inout BSONRecordEncoder) {
+    private static func encodeSwiftLogValue(
+        _ value: Logging.Logger.MetadataValue, name: String,
+        into encoder: inout BSONRecordEncoder
+    ) {
         switch value {
         case .string(let text):
             encoder.key(BSONType.string, name: name)
@@ -189,8 +200,10 @@ extension LogWriter {
         }
     }
 
-    private static func encodeConvertible(_ value: any CustomStringConvertible & Sendable, name: String,
-                                          into encoder: inout BSONRecordEncoder) {
+    private static func encodeConvertible(
+        _ value: any CustomStringConvertible & Sendable, name: String,
+        into encoder: inout BSONRecordEncoder
+    ) {
         switch value {
         case let flag as Bool:
             encoder.key(BSONType.bool, name: name)

@@ -56,8 +56,8 @@ public final class LogWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var stopping = false
     @exclusivity(unchecked) private var finished = false
     @exclusivity(unchecked) private var shutdownClaimed = false  // one caller joins the thread; others wait for `finished`
-    @exclusivity(unchecked) private var acceptedSequence = 0     // events accepted so far
-    @exclusivity(unchecked) private var handledSequence = 0      // events committed or dropped by the writer
+    @exclusivity(unchecked) private var acceptedSequence = 0  // events accepted so far
+    @exclusivity(unchecked) private var handledSequence = 0  // events committed or dropped by the writer
     @exclusivity(unchecked) private var jobsSubmitted = 0
     @exclusivity(unchecked) private var jobsDone = 0
     @exclusivity(unchecked) private var statistics = Statistics()
@@ -276,7 +276,8 @@ public final class LogWriter: @unchecked Sendable {
                     // Counted before the caller is released, so its next read sees it.
                     locked { statistics.recordedObjects += recorded }
                 } catch {
-                    job.error = (error as? LoggingError)
+                    job.error =
+                        (error as? LoggingError)
                         ?? LoggingError(.commitFailed, "the object could not be committed: \(error)", underlyingError: error)
                 }
                 job.done.signal()

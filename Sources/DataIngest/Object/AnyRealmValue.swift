@@ -37,7 +37,7 @@ public enum AnyRealmValue: Hashable {
 extension AnyRealmValue: PersistableValue {
     public static var _persistedInfo: PersistedValueInfo {
         var info = PersistedValueInfo(.mixed, "AnyRealmValue")
-        info.isOptional = true // it can hold null
+        info.isOptional = true  // it can hold null
         return info
     }
     public static func _persistedDefault() -> AnyRealmValue { .none }

@@ -83,7 +83,9 @@ extension List: PersistableValue {
         return List(converted)
     }
 
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder)
+        throws(RealmError)
+    {
         if let list = value as? List<Element> {
             try list._encodeBSON(key: key, into: &encoder)
             return

@@ -94,7 +94,9 @@ extension Map: PersistableValue {
         return Map(converted)
     }
 
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder)
+        throws(RealmError)
+    {
         if let map = value as? Map<Key, Value> {
             try map._encodeBSON(key: key, into: &encoder)
             return

@@ -21,7 +21,9 @@ extension EmbeddedObject: PersistableValue {
     public static func _fromCreateValue(_ value: Any) -> Self? { value as? Self }
 
     /// Accepts an instance, a `[String: Any]` or an array in property order.
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder)
+        throws(RealmError)
+    {
         let schema = try encoder.types.schema(for: self)
         encoder.key(BSONType.document, key)
         _ = try schema.encodeDocument(createValue: value, path: path, into: &encoder)
@@ -48,7 +50,9 @@ extension Object: PersistableValue {
     public static func _fromCreateValue(_ value: Any) -> Self? { value as? Self }
 
     /// Accepts an instance of the target or its primary key value.
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder)
+        throws(RealmError)
+    {
         if let object = value as? Self {
             try object._encodeBSON(key: key, into: &encoder)
             return

@@ -29,8 +29,9 @@ extension ObjectBase {
         do {
             document = try BSONDocument(bson: encoder.bytes)
         } catch {
-            throw RealmError(.wrongValueType, className: typeSchema.className,
-                             message: "\(typeSchema.className): the value could not be encoded (\(error))")
+            throw RealmError(
+                .wrongValueType, className: typeSchema.className,
+                message: "\(typeSchema.className): the value could not be encoded (\(error))")
         }
         try LocalDecodingContext(resolver: resolver).fill(self, typeSchema, from: document)
     }

@@ -77,7 +77,7 @@ extension Float: PersistableValue {
             return float.isInfinite && number.isFinite ? nil : float
         }
         switch value {
-        case let number as Double: // Swift literals in [String: Any] arrive as Double
+        case let number as Double:  // Swift literals in [String: Any] arrive as Double
             let float = Float(number)
             return float.isInfinite && number.isFinite ? nil : float
         case let number as Float: return number
@@ -208,7 +208,9 @@ extension Optional: PersistableValue where Wrapped: PersistableValue {
         guard let inner = unwrapped(value) else { return .some(nil) }
         return Wrapped._fromCreateValue(inner).map { .some($0) }
     }
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder)
+        throws(RealmError)
+    {
         guard let inner = unwrapped(value) else {
             encoder.key(BSONType.null, key)
             return

@@ -18,11 +18,14 @@ public protocol PersistableValue {
     static func _fromCreateValue(_ value: Any) -> Self?
     /// Encodes a value given to `create(_:value:)`; throws naming `path()`
     /// (built only on error) when it cannot be stored in this type.
-    static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError)
+    static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder)
+        throws(RealmError)
 }
 
 extension PersistableValue {
-    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+    public static func _encodeCreateValue(_ value: Any, key: EncodedKey, path: () -> String, into encoder: inout BSONRecordEncoder)
+        throws(RealmError)
+    {
         guard let converted = _fromCreateValue(value) else {
             throw RealmError.wrongValueType(path: path(), expected: _persistedInfo.typeDescription, found: value)
         }

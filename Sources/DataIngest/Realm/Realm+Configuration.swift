@@ -54,8 +54,10 @@ extension Realm {
         public var encryptionKey: Data?
 
         /// Creates a configuration; every argument has a default.
-        public init(fileURL: URL? = nil, schemaVersion: UInt64 = 0, objectTypes: [ObjectBase.Type]? = nil,
-                    syncConfiguration: SyncConfiguration? = nil, encryptionKey: Data? = nil) {
+        public init(
+            fileURL: URL? = nil, schemaVersion: UInt64 = 0, objectTypes: [ObjectBase.Type]? = nil,
+            syncConfiguration: SyncConfiguration? = nil, encryptionKey: Data? = nil
+        ) {
             self.fileURL = fileURL
             self.schemaVersion = schemaVersion
             self.objectTypes = objectTypes
@@ -82,10 +84,11 @@ extension Realm {
         /// A file name from a sync identifier: characters other than letters,
         /// digits, `-` and `_` become `_`.
         private static func fileName(for identifier: String) -> String {
-            String(identifier.unicodeScalars.map { scalar in
-                (scalar.properties.isAlphabetic && scalar.isASCII) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_"
-                    ? Character(scalar) : "_"
-            })
+            String(
+                identifier.unicodeScalars.map { scalar in
+                    (scalar.properties.isAlphabetic && scalar.isASCII) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_"
+                        ? Character(scalar) : "_"
+                })
         }
     }
 

@@ -17,7 +17,9 @@ extension Realm {
         if let sync, !sync.isFlexibleSync {
             throw RealmError(
                 .partitionSyncNotSupported,
-                message: "the synced configuration '\(sync.identifier)' is not flexible sync; Data Ingest is a feature of flexible sync: set isFlexibleSync to true")
+                message:
+                    "the synced configuration '\(sync.identifier)' is not flexible sync; Data Ingest is a feature of flexible sync: set isFlexibleSync to true"
+            )
         }
         try checkEncryptionKey(configuration)
         let explicit = configuration.objectTypes != nil
@@ -29,16 +31,20 @@ extension Realm {
         for type in listed where seen.insert(ObjectIdentifier(type)).inserted {
             let kind = type._kind
             if !synced && kind == .asymmetric {
-                if !explicit { continue } // discovery leaves asymmetric types out of local realms
+                if !explicit { continue }  // discovery leaves asymmetric types out of local realms
                 throw RealmError(
                     .asymmetricTypeInLocalRealm, className: type.className(),
-                    message: "\(type) is an AsymmetricObject and cannot be used in a local (non-synced) realm; remove it from this configuration's objectTypes (list only the local types, e.g. objectTypes = [\(exampleLocalTypes(listed))]) and create it in a synced realm")
+                    message:
+                        "\(type) is an AsymmetricObject and cannot be used in a local (non-synced) realm; remove it from this configuration's objectTypes (list only the local types, e.g. objectTypes = [\(exampleLocalTypes(listed))]) and create it in a synced realm"
+                )
             }
             if synced && kind == .topLevel {
-                if !explicit { continue } // discovery takes only asymmetric types into synced realms
+                if !explicit { continue }  // discovery takes only asymmetric types into synced realms
                 throw RealmError(
                     .objectTypeInSyncedRealm, className: type.className(),
-                    message: "\(type) is an Object, but a synced realm holds only AsymmetricObject (upload-only) types; keep \(type) in a local realm (a configuration without syncConfiguration) and remove it from this configuration's objectTypes")
+                    message:
+                        "\(type) is an Object, but a synced realm holds only AsymmetricObject (upload-only) types; keep \(type) in a local realm (a configuration without syncConfiguration) and remove it from this configuration's objectTypes"
+                )
             }
             roots.append(try resolver.schema(for: type))
         }
@@ -58,7 +64,9 @@ extension Realm {
             if let other = byName[typeSchema.className] {
                 throw RealmError(
                     .duplicateClassName, className: typeSchema.className,
-                    message: "\(other.type) and \(typeSchema.type) both have the class name '\(typeSchema.className)'; class names must be unique: override className() in one of them")
+                    message:
+                        "\(other.type) and \(typeSchema.type) both have the class name '\(typeSchema.className)'; class names must be unique: override className() in one of them"
+                )
             }
             byName[typeSchema.className] = typeSchema
         }
@@ -82,7 +90,9 @@ extension Realm {
         if let sync, sync.target == nil {
             throw RealmError(
                 .missingTransactionSink,
-                message: "the synced configuration '\(sync.identifier)' has no transactionSink, so committed objects would have nowhere to go; open synced realms through user.flexibleSyncConfiguration(), or set syncConfiguration.transactionSink")
+                message:
+                    "the synced configuration '\(sync.identifier)' has no transactionSink, so committed objects would have nowhere to go; open synced realms through user.flexibleSyncConfiguration(), or set syncConfiguration.transactionSink"
+            )
         }
         // Listed types join discovery only once they have opened cleanly.
         if explicit { TypeRegistry.register(listed) }
@@ -97,7 +107,9 @@ extension Realm {
         guard let sync = configuration.syncConfiguration else {
             throw RealmError(
                 .encryptionNotSupported, fileURL: file,
-                message: "local (non-synced) realms are not encrypted by this release, and this configuration sets encryptionKey; nothing was stored. Remove encryptionKey from the local configuration, or keep the data in a synced realm (its segment store is encrypted with App.Configuration.segmentStore.encryptionKey)")
+                message:
+                    "local (non-synced) realms are not encrypted by this release, and this configuration sets encryptionKey; nothing was stored. Remove encryptionKey from the local configuration, or keep the data in a synced realm (its segment store is encrypted with App.Configuration.segmentStore.encryptionKey)"
+            )
         }
         do {
             _ = try SegmentEncryptionKey(bytes: key)
@@ -107,14 +119,18 @@ extension Realm {
         guard case .session(let sink)? = sync.target, let session = sink.session else {
             throw RealmError(
                 .encryptionKeyMismatch, fileURL: file,
-                message: "encryptionKey is set, but the synced configuration '\(sync.identifier)' commits to a custom transactionSink, which does its own storage and cannot be encrypted by the realm; remove encryptionKey, or open the realm through user.flexibleSyncConfiguration() with App.Configuration.segmentStore.encryptionKey set")
+                message:
+                    "encryptionKey is set, but the synced configuration '\(sync.identifier)' commits to a custom transactionSink, which does its own storage and cannot be encrypted by the realm; remove encryptionKey, or open the realm through user.flexibleSyncConfiguration() with App.Configuration.segmentStore.encryptionKey set"
+            )
         }
         let storeKey = session.storeEncryptionKey
         guard storeKey == key else {
             let held = storeKey == nil ? "no key" : "another key"
             throw RealmError(
                 .encryptionKeyMismatch, fileURL: file,
-                message: "encryptionKey differs from the key of the user's segment store (App.Configuration.segmentStore.encryptionKey has \(held)); the synced realm's objects are stored there, so set the same 32-byte key in App.Configuration.segmentStore.encryptionKey (or leave this encryptionKey nil)")
+                message:
+                    "encryptionKey differs from the key of the user's segment store (App.Configuration.segmentStore.encryptionKey has \(held)); the synced realm's objects are stored there, so set the same 32-byte key in App.Configuration.segmentStore.encryptionKey (or leave this encryptionKey nil)"
+            )
         }
     }
 
@@ -135,7 +151,9 @@ extension Realm {
         case .asymmetric:
             throw RealmError(
                 .asymmetricObjectNotReadable, className: className,
-                message: "\(className) is an AsymmetricObject: its objects are upload-only and cannot be read; query the server's database instead")
+                message:
+                    "\(className) is an AsymmetricObject: its objects are upload-only and cannot be read; query the server's database instead"
+            )
         case .embedded:
             throw RealmError(
                 .typeNotInRealm, className: className,

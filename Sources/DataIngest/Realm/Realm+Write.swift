@@ -30,7 +30,9 @@ extension Realm {
         if isInWriteTransaction {
             throw RealmError(
                 .nestedWriteTransaction, fileURL: fileURL,
-                message: "a write transaction is already open on this realm; write {} cannot be nested: move the inner writes into the outer block")
+                message:
+                    "a write transaction is already open on this realm; write {} cannot be nested: move the inner writes into the outer block"
+            )
         }
         if let failure = deferredError {
             deferredError = nil
@@ -114,20 +116,25 @@ extension Realm {
         guard transaction.isOpen else {
             deferredError = RealmError(
                 .notInWriteTransaction, fileURL: fileURL,
-                message: "setCursor(_:named:) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
+                message:
+                    "setCursor(_:named:) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
             return
         }
         guard case .synced(.session) = backend else {
             transaction.deferredError = RealmError(
                 .cursorsNotSupported, fileURL: fileURL,
-                message: "cursors are kept by the segment store of a realm opened from user.flexibleSyncConfiguration(); this realm has no such store")
+                message:
+                    "cursors are kept by the segment store of a realm opened from user.flexibleSyncConfiguration(); this realm has no such store"
+            )
             return
         }
         let nameCount = name.utf8.count
         guard nameCount >= 1 && nameCount <= 255 && value.count <= 64 << 10 else {
             transaction.deferredError = RealmError(
                 .commitFailed, fileURL: fileURL,
-                message: "the cursor name must be 1 to 255 UTF-8 bytes (got \(nameCount)) and its value at most 65,536 bytes (got \(value.count))")
+                message:
+                    "the cursor name must be 1 to 255 UTF-8 bytes (got \(nameCount)) and its value at most 65,536 bytes (got \(value.count))"
+            )
             return
         }
         transaction.cursors.append((name, value))
@@ -152,12 +159,15 @@ extension Realm {
         guard case .synced(let target) = backend, let session = target.session else {
             throw RealmError(
                 .cursorsNotSupported, fileURL: fileURL,
-                message: "cursors are kept by the segment store of a realm opened from user.flexibleSyncConfiguration(); this realm has no such store")
+                message:
+                    "cursors are kept by the segment store of a realm opened from user.flexibleSyncConfiguration(); this realm has no such store"
+            )
         }
         do {
             return try session.openStore()
         } catch {
-            throw RealmError(.commitFailed, fileURL: fileURL, message: "the segment store could not be opened: \(error)", underlyingError: error)
+            throw RealmError(
+                .commitFailed, fileURL: fileURL, message: "the segment store could not be opened: \(error)", underlyingError: error)
         }
     }
 
@@ -190,7 +200,7 @@ extension Realm {
     /// The body of `create`, working on the transaction through one
     /// exclusive access; it must not touch `realm.transaction`.
     private static func create(_ type: ObjectBase.Type, value: Any, in transaction: inout Transaction, of realm: Realm) {
-        guard transaction.deferredError == nil else { return } // the transaction has already failed
+        guard transaction.deferredError == nil else { return }  // the transaction has already failed
         do {
             try createRecord(type, value: value, in: &transaction, of: realm)
         } catch {
@@ -198,15 +208,19 @@ extension Realm {
         }
     }
 
-    private static func createRecord(_ type: ObjectBase.Type, value: Any, in transaction: inout Transaction, of realm: Realm) throws(RealmError) {
+    private static func createRecord(_ type: ObjectBase.Type, value: Any, in transaction: inout Transaction, of realm: Realm)
+        throws(RealmError)
+    {
         guard transaction.isOpen else {
             throw RealmError(
                 .notInWriteTransaction, className: type.className(), fileURL: realm.fileURL,
-                message: "create(\(type).self, value:) was called outside a write transaction, so nothing was written; call it inside realm.write { }")
+                message:
+                    "create(\(type).self, value:) was called outside a write transaction, so nothing was written; call it inside realm.write { }"
+            )
         }
         let typeSchema: TypeSchema
         if let last = transaction.lastCreated, last.type == type {
-            typeSchema = last // transactions usually create one type many times
+            typeSchema = last  // transactions usually create one type many times
         } else {
             guard let found = realm.writableTypes[ObjectIdentifier(type)] else { throw realm.notWritable(type) }
             typeSchema = found
@@ -217,11 +231,14 @@ extension Realm {
         do throws(RealmError) {
             let primaryKey = try typeSchema.encodeDocument(createValue: value, path: { typeSchema.className }, into: &encoder)
             if let key = primaryKey,
-               !transaction.keys.insert(type: ObjectIdentifier(type), key: key) {
+                !transaction.keys.insert(type: ObjectIdentifier(type), key: key)
+            {
                 throw RealmError(
                     .duplicatePrimaryKey, className: typeSchema.className,
                     propertyName: typeSchema.objectSchema.primaryKey,
-                    message: "\(typeSchema.className): two objects in one transaction have the primary key \(key.description); give each object its own _id (e.g. ObjectId.generate())")
+                    message:
+                        "\(typeSchema.className): two objects in one transaction have the primary key \(key.description); give each object its own _id (e.g. ObjectId.generate())"
+                )
             }
         } catch {
             encoder.truncate(to: start)
@@ -254,10 +271,14 @@ extension Realm {
         if type._kind == .asymmetric && !isSynced {
             return RealmError(
                 .asymmetricTypeInLocalRealm, className: name, fileURL: fileURL,
-                message: "\(type) is an AsymmetricObject and this is a local realm; create it in a synced realm whose objectTypes include \(type)")
+                message:
+                    "\(type) is an AsymmetricObject and this is a local realm; create it in a synced realm whose objectTypes include \(type)"
+            )
         }
         return RealmError(
             .typeNotInRealm, className: name, fileURL: fileURL,
-            message: "\(type) is not part of this realm's schema; add \(type).self to the configuration's objectTypes (or register it with Realm.registerTypes)")
+            message:
+                "\(type) is not part of this realm's schema; add \(type).self to the configuration's objectTypes (or register it with Realm.registerTypes)"
+        )
     }
 }

@@ -84,7 +84,8 @@ public final class Realm {
             switch key {
             case .objectId(let id):
                 let word = id.withBytes { raw in
-                    raw.loadUnaligned(as: UInt64.self) ^ UInt64(raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) &* 0x9E37_79B9_7F4A_7C15
+                    raw.loadUnaligned(as: UInt64.self) ^ UInt64(raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+                        &* 0x9E37_79B9_7F4A_7C15
                 }
                 hasher.combine(word ^ type)
             case .int(let value):
@@ -124,7 +125,7 @@ public final class Realm {
                     types: opened.byName, resolver: opened.resolver)
                 self.backend = .local(LocalRealmStore(store: store))
             } catch {
-                OpenFileRegistry.release(url) // no deinit runs for a failed init
+                OpenFileRegistry.release(url)  // no deinit runs for a failed init
                 throw error
             }
         }

@@ -87,8 +87,10 @@ public struct RealmError: Error, CustomStringConvertible {
     public var underlyingError: (any Error)?
 
     /// Creates an error.
-    public init(_ code: Code, className: String? = nil, propertyName: String? = nil, fileURL: URL? = nil,
-                message: String, underlyingError: (any Error)? = nil) {
+    public init(
+        _ code: Code, className: String? = nil, propertyName: String? = nil, fileURL: URL? = nil,
+        message: String, underlyingError: (any Error)? = nil
+    ) {
         self.code = code
         self.className = className
         self.propertyName = propertyName
@@ -124,7 +126,9 @@ extension RealmError {
     static func missingRequiredProperty(className: String, property: String, type: String) -> RealmError {
         RealmError(
             .missingRequiredProperty, className: className, propertyName: property,
-            message: "\(className).\(property): the required \(type) property is missing; give it a value, make it optional, or declare a default value")
+            message:
+                "\(className).\(property): the required \(type) property is missing; give it a value, make it optional, or declare a default value"
+        )
     }
 
     static func unknownProperty(className: String, path: String, property: String, known: [String]) -> RealmError {
@@ -136,12 +140,15 @@ extension RealmError {
     static func invalidMapKey(path: String, key: String) -> RealmError {
         RealmError(
             .invalidMapKey, propertyName: path,
-            message: "\(path): the map key \"\(key)\" cannot be stored; keys must be non-empty, contain no '.' or NUL and not start with '$'")
+            message:
+                "\(path): the map key \"\(key)\" cannot be stored; keys must be non-empty, contain no '.' or NUL and not start with '$'")
     }
 
     static func linkWithoutPrimaryKey(_ className: String) -> RealmError {
         RealmError(
             .invalidSchema, className: className,
-            message: "links to \(className) are stored as its primary key, but it has none; give \(className) @Persisted(primaryKey: true) var _id")
+            message:
+                "links to \(className) are stored as its primary key, but it has none; give \(className) @Persisted(primaryKey: true) var _id"
+        )
     }
 }

@@ -46,7 +46,7 @@ struct TransactionKeySet {
         if count > 0 {
             count = 0
             generation &+= 1
-            if generation == 0 { // wrapped: old generations could match again
+            if generation == 0 {  // wrapped: old generations could match again
                 slots.withUnsafeMutableBufferPointer { buffer in
                     for index in buffer.indices { buffer[index].generation = 0 }
                 }

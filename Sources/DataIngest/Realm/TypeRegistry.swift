@@ -45,7 +45,9 @@ enum OpenFileRegistry {
             let (open, wanted) = synced ? ("a local", "a synced") : ("a synced", "a local")
             throw RealmError(
                 .fileOpenedAsLocalAndSynced, fileURL: url,
-                message: "\(path) is already open as \(open) realm and cannot also be opened as \(wanted) realm; give the local and the synced configuration different fileURLs")
+                message:
+                    "\(path) is already open as \(open) realm and cannot also be opened as \(wanted) realm; give the local and the synced configuration different fileURLs"
+            )
         }
     }
 

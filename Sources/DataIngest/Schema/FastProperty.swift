@@ -136,15 +136,18 @@ final class FastPropertyTable {
                 to: FastProperty(kind: ScalarKind(codec), offset: codec.offset, key: stored))
             // Swift name first: it wins when a dictionary gives both names.
             if codec.storedName == codec.swiftName {
-                keys[keyIndex] = FastKey(bytes: stored.baseAddress!, length: stored.count - 1, codec: position,
-                                         isSwiftName: true, words: words(codec.swiftName))
+                keys[keyIndex] = FastKey(
+                    bytes: stored.baseAddress!, length: stored.count - 1, codec: position,
+                    isSwiftName: true, words: words(codec.swiftName))
                 keyIndex += 1
             } else {
                 let swift = store(codec.swiftName, terminated: false)
-                keys[keyIndex] = FastKey(bytes: swift.baseAddress!, length: swift.count, codec: position,
-                                         isSwiftName: true, words: words(codec.swiftName))
-                keys[keyIndex + 1] = FastKey(bytes: stored.baseAddress!, length: stored.count - 1, codec: position,
-                                             isSwiftName: false, words: words(codec.storedName))
+                keys[keyIndex] = FastKey(
+                    bytes: swift.baseAddress!, length: swift.count, codec: position,
+                    isSwiftName: true, words: words(codec.swiftName))
+                keys[keyIndex + 1] = FastKey(
+                    bytes: stored.baseAddress!, length: stored.count - 1, codec: position,
+                    isSwiftName: false, words: words(codec.storedName))
                 keyIndex += 2
             }
         }

@@ -305,18 +305,26 @@ extension TypedPropertyCodec {
         case let type where type == Float.self: return FloatPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
         case let type where type == Double.self: return DoublePropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
         case let type where type == String.self: return StringPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
-        case let type where type == ObjectId.self: return ObjectIdPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
+        case let type where type == ObjectId.self:
+            return ObjectIdPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
         case let type where type == Date.self: return DatePropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
         case let type where type == UUID.self: return UUIDPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
-        case let type where type == Decimal128.self: return Decimal128PropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
+        case let type where type == Decimal128.self:
+            return Decimal128PropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
         case let type where type == Data.self: return DataPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
-        case let type where type == String?.self: return OptionalStringPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
+        case let type where type == String?.self:
+            return OptionalStringPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
         case let type where type == Int?.self: return OptionalIntPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
-        case let type where type == Double?.self: return OptionalDoublePropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
-        case let type where type == Float?.self: return OptionalFloatPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
-        case let type where type == Bool?.self: return OptionalBoolPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
-        case let type where type == Date?.self: return OptionalDatePropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
-        case let type where type == ObjectId?.self: return OptionalObjectIdPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
+        case let type where type == Double?.self:
+            return OptionalDoublePropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
+        case let type where type == Float?.self:
+            return OptionalFloatPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
+        case let type where type == Bool?.self:
+            return OptionalBoolPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
+        case let type where type == Date?.self:
+            return OptionalDatePropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
+        case let type where type == ObjectId?.self:
+            return OptionalObjectIdPropertyCodec(swiftName: swiftName, storedName: storedName, offset: offset)
         default: return TypedPropertyCodec<Value>(swiftName: swiftName, storedName: storedName, offset: offset)
         }
     }

@@ -20,11 +20,17 @@ class PropertyCodec {
     var info: PersistedValueInfo { fatalError("abstract") }
     func readOptions(_ base: UnsafeRawPointer) -> PersistedOptions { fatalError("abstract") }
     /// Encodes the property of the object at `base`.
-    func encode(objectAt base: UnsafeRawPointer, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) { fatalError("abstract") }
+    func encode(objectAt base: UnsafeRawPointer, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+        fatalError("abstract")
+    }
     /// Encodes a value given to `create(_:value:)`.
-    func encode(createValue: Any, path: () -> String, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) { fatalError("abstract") }
+    func encode(createValue: Any, path: () -> String, key: EncodedKey, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+        fatalError("abstract")
+    }
     /// Encodes the value used when `create(_:value:)` omits the property.
-    func encodeMissing(prototype: UnsafeRawPointer, className: String, into encoder: inout BSONRecordEncoder) throws(RealmError) { fatalError("abstract") }
+    func encodeMissing(prototype: UnsafeRawPointer, className: String, into encoder: inout BSONRecordEncoder) throws(RealmError) {
+        fatalError("abstract")
+    }
     /// The primary key value of the object at `base`.
     func primaryKey(objectAt base: UnsafeRawPointer) -> PrimaryKeyValue? { fatalError("abstract") }
     /// The primary key value given to `create(_:value:)`, converted.
@@ -55,7 +61,8 @@ class TypedPropertyCodec<Value: PersistableValue>: PropertyCodec {
         if options.contains(.explicitDefault) {
             try field(prototype).pointee.storage._encodeBSON(key: key, into: &encoder)
         } else if valueInfo.isOptional || valueInfo.collection != .single
-                    || (options.contains(.primaryKey) && valueInfo.type == .objectId) {
+            || (options.contains(.primaryKey) && valueInfo.type == .objectId)
+        {
             // nil, an empty collection, or a newly generated ObjectId.
             try Value._persistedDefault()._encodeBSON(key: key, into: &encoder)
         } else {

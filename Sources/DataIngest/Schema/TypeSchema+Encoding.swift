@@ -14,7 +14,9 @@ extension TypeSchema {
     /// class, a `[String: Any]` keyed by property name, or an `[Any]` in
     /// property order. `path()` names the value in errors (built only on
     /// error). Returns the primary key value, when one was given.
-    func encodeDocument(createValue value: Any, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
+    func encodeDocument(createValue value: Any, path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError)
+        -> PrimaryKeyValue?
+    {
         // The two usual forms by the container's metadata word alone: an
         // instance boxed as exactly this class, or a [String: Any].
         if readsExistentials {
@@ -42,7 +44,8 @@ extension TypeSchema {
         }
         let isClass = Swift.type(of: value) is AnyClass
         if isClass, let object = value as? ObjectBase,
-           Swift.type(of: object) == self.type || isSubclass(Swift.type(of: object)) {
+            Swift.type(of: object) == self.type || isSubclass(Swift.type(of: object))
+        {
             try encodeDocument(object: object, into: &encoder)
             return primaryKey(object: object)
         } else if !isClass, let dictionary = value as? [String: Any] {
@@ -52,7 +55,9 @@ extension TypeSchema {
         } else {
             throw RealmError(
                 .wrongValueType, className: className,
-                message: "\(path()): expected a [String: Any] dictionary, an array in property order or a \(type) instance, found \(RealmError.describe(value))")
+                message:
+                    "\(path()): expected a [String: Any] dictionary, an array in property order or a \(type) instance, found \(RealmError.describe(value))"
+            )
         }
     }
 
@@ -65,7 +70,9 @@ extension TypeSchema {
         return false
     }
 
-    private func encodeDocument(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
+    private func encodeDocument(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError)
+        -> PrimaryKeyValue?
+    {
         guard codecs.count <= 64 else { return try encodeDocumentByLookup(dictionary: dictionary, path: path, into: &encoder) }
         // One pass over the dictionary matches each key to its property
         // (no hashing) and moves the value into that property's slot; a
@@ -75,8 +82,8 @@ extension TypeSchema {
         // check and a copy per value.
         return try withUnsafeTemporaryAllocation(of: Any.self, capacity: codecs.count) { (slots) throws(RealmError) -> PrimaryKeyValue? in
             let slot = slots.baseAddress.unsafelyUnwrapped
-            var given: UInt64 = 0    // bit n: property n has a value in slot n
-            var bySwiftName: UInt64 = 0 // bit n: that value was given under the Swift name
+            var given: UInt64 = 0  // bit n: property n has a value in slot n
+            var bySwiftName: UInt64 = 0  // bit n: that value was given under the Swift name
             defer {
                 for position in 0..<codecs.count where given & (UInt64(1) << UInt64(position)) != 0 {
                     (slot + position).deinitialize(count: 1)
@@ -103,7 +110,9 @@ extension TypeSchema {
             var primaryKey: PrimaryKeyValue?
             for position in 0..<fastProperties.count {
                 if given & (UInt64(1) << UInt64(position)) != 0 {
-                    if let key = try encodeCreateValue(at: UnsafeRawPointer(slot + position), position: position, path: path, into: &encoder) {
+                    if let key = try encodeCreateValue(
+                        at: UnsafeRawPointer(slot + position), position: position, path: path, into: &encoder)
+                    {
                         primaryKey = key
                     }
                 } else {
@@ -124,8 +133,10 @@ extension TypeSchema {
     /// the property's codec, which converts or throws naming the property.
     /// Returns the primary key when that property is the primary key.
     @inline(__always)
-    private func encodeCreateValue(at container: UnsafeRawPointer, position: Int, path: () -> String,
-                                   into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
+    private func encodeCreateValue(
+        at container: UnsafeRawPointer, position: Int, path: () -> String,
+        into encoder: inout BSONRecordEncoder
+    ) throws(RealmError) -> PrimaryKeyValue? {
         let property = fastProperties[position]
         let value = container.assumingMemoryBound(to: Any.self)
         if readsExistentials && encodeFast(at: container, kind: property.kind, key: property.key, into: &encoder) {
@@ -139,7 +150,9 @@ extension TypeSchema {
 
     /// The general path of ``encodeDocument(dictionary:path:into:)``, for
     /// types with more than 64 properties: one hashed lookup per property.
-    private func encodeDocumentByLookup(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
+    private func encodeDocumentByLookup(dictionary: [String: Any], path: () -> String, into encoder: inout BSONRecordEncoder)
+        throws(RealmError) -> PrimaryKeyValue?
+    {
         let start = encoder.beginDocument()
         let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         var matched = 0
@@ -164,11 +177,15 @@ extension TypeSchema {
         return primaryKey
     }
 
-    private func encodeDocument(array: [Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError) -> PrimaryKeyValue? {
+    private func encodeDocument(array: [Any], path: () -> String, into encoder: inout BSONRecordEncoder) throws(RealmError)
+        -> PrimaryKeyValue?
+    {
         guard array.count <= codecs.count else {
             throw RealmError(
                 .wrongValueType, className: className,
-                message: "\(path()): the array has \(array.count) values but \(className) has \(codecs.count) properties (\(codecs.map(\.swiftName).joined(separator: ", "))); pass at most one value per property, in declaration order")
+                message:
+                    "\(path()): the array has \(array.count) values but \(className) has \(codecs.count) properties (\(codecs.map(\.swiftName).joined(separator: ", "))); pass at most one value per property, in declaration order"
+            )
         }
         let start = encoder.beginDocument()
         let prototypeBase = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())

@@ -54,7 +54,9 @@ extension TypeSchema {
 
     /// ``encodeFast(_:kind:key:into:)`` for the `Any` at `container`.
     @inline(__always)
-    func encodeFast(at container: UnsafeRawPointer, kind: ScalarKind, key: UnsafeRawBufferPointer, into encoder: inout BSONRecordEncoder) -> Bool {
+    func encodeFast(at container: UnsafeRawPointer, kind: ScalarKind, key: UnsafeRawBufferPointer, into encoder: inout BSONRecordEncoder)
+        -> Bool
+    {
         ExistentialPayload.peek(at: container) { type, buffer in
             switch kind {
             case .double:

@@ -52,16 +52,22 @@ final class TypeSchema {
             return true
         }
         guard complete else {
-            throw RealmError(.unsupportedPropertyType, className: String(describing: type),
-                             message: "the fields of \(type) cannot be read from the Swift runtime's metadata; declare it as a plain (non-generic) class")
+            throw RealmError(
+                .unsupportedPropertyType, className: String(describing: type),
+                message: "the fields of \(type) cannot be read from the Swift runtime's metadata; declare it as a plain (non-generic) class"
+            )
         }
         if PortableFallbacks.areForced {
             try Self.crossCheckFields(codecs, of: type, prototype: prototype)
         }
         for mapped in mapping.keys where !codecs.contains(where: { $0.swiftName == mapped }) {
-            failure = failure ?? RealmError(
-                .unsupportedPropertyType, className: className, propertyName: mapped,
-                message: "\(className).propertiesMapping() maps '\(mapped)', which is not a @Persisted property of \(type); fix the name in propertiesMapping()")
+            failure =
+                failure
+                ?? RealmError(
+                    .unsupportedPropertyType, className: className, propertyName: mapped,
+                    message:
+                        "\(className).propertiesMapping() maps '\(mapped)', which is not a @Persisted property of \(type); fix the name in propertiesMapping()"
+                )
         }
         var properties: [Property] = []
         var referenced: [ObjectBase.Type] = []
@@ -71,15 +77,18 @@ final class TypeSchema {
             codec.options = codec.readOptions(base)
             let info = codec.info
             if let reason = info.unsupported {
-                failure = failure ?? RealmError(
-                    .unsupportedPropertyType, className: className, propertyName: codec.swiftName,
-                    message: "\(className).\(codec.swiftName): \(reason)")
+                failure =
+                    failure
+                    ?? RealmError(
+                        .unsupportedPropertyType, className: className, propertyName: codec.swiftName,
+                        message: "\(className).\(codec.swiftName): \(reason)")
             }
             if let target = info.objectType { referenced.append(target) }
-            properties.append(Property(
-                name: codec.storedName, type: info.type, isOptional: info.isOptional,
-                collection: info.collection, objectClassName: info.objectType?.className(),
-                isIndexed: codec.options.contains(.indexed), isPrimaryKey: codec.options.contains(.primaryKey)))
+            properties.append(
+                Property(
+                    name: codec.storedName, type: info.type, isOptional: info.isOptional,
+                    collection: info.collection, objectClassName: info.objectType?.className(),
+                    isIndexed: codec.options.contains(.indexed), isPrimaryKey: codec.options.contains(.primaryKey)))
             index[codec.swiftName] = position
             if index[codec.storedName] == nil { index[codec.storedName] = position }
         }
@@ -113,8 +122,10 @@ final class TypeSchema {
     /// `Mirror` (public API) sees on the prototype, the class's and its
     /// superclasses', so a toolchain whose field metadata reads differently
     /// fails here, at open, with the names, instead of writing wrong data.
-    private static func crossCheckFields(_ codecs: [PropertyCodec], of type: ObjectBase.Type,
-                                         prototype: ObjectBase) throws(RealmError) {
+    private static func crossCheckFields(
+        _ codecs: [PropertyCodec], of type: ObjectBase.Type,
+        prototype: ObjectBase
+    ) throws(RealmError) {
         var mirrored: [String] = []
         var mirror: Mirror? = Mirror(reflecting: prototype)
         while let current = mirror {
@@ -129,7 +140,9 @@ final class TypeSchema {
         guard Set(found) == Set(mirrored), found.count == mirrored.count else {
             throw RealmError(
                 .unsupportedPropertyType, className: String(describing: type),
-                message: "the Swift runtime's field metadata of \(type) lists \(found.sorted()), Mirror lists \(mirrored.sorted()); this toolchain is not supported: report it with its version")
+                message:
+                    "the Swift runtime's field metadata of \(type) lists \(found.sorted()), Mirror lists \(mirrored.sorted()); this toolchain is not supported: report it with its version"
+            )
         }
     }
 

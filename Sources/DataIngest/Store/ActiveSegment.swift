@@ -38,8 +38,10 @@ final class ActiveSegment: @unchecked Sendable {
     /// The latest cursors its transactions committed (saved in `CURSORS` when it is sealed).
     var cursors = CursorTable()
 
-    init(number: UInt64, path: String, fd: Int32, size: Int, recordCount: Int = 0, transactionCount: Int = 0,
-         cipher: SegmentCipher? = nil) {
+    init(
+        number: UInt64, path: String, fd: Int32, size: Int, recordCount: Int = 0, transactionCount: Int = 0,
+        cipher: SegmentCipher? = nil
+    ) {
         self.number = number
         self.path = path
         self.fd = fd

@@ -102,8 +102,9 @@ extension SegmentStore {
         guard segment.allocated > segment.mappedLength else { return }
         // Map ahead (address space only; pages past `allocated` are never touched):
         // a segment normally never needs a second mapping.
-        let length = max(segment.allocated, 2 * segment.mappedLength,
-                         Self.roundUpToPage(configuration.maxSegmentBytes) + max(preallocationStep, Self.pageSize))
+        let length = max(
+            segment.allocated, 2 * segment.mappedLength,
+            Self.roundUpToPage(configuration.maxSegmentBytes) + max(preallocationStep, Self.pageSize))
         guard let address = fs.map(segment.fd, length: length) else {
             throw SegmentStoreError.io("mapping the active segment into memory", path: segment.path, errno: errno)
         }

@@ -67,7 +67,8 @@ extension SegmentStore {
             throw error
         }
         if !held.state.leaderActive && held.state.queue.isEmpty,
-           let receipt = copyIntoMapping(bytes, recordCount: recordCount, held) {
+            let receipt = copyIntoMapping(bytes, recordCount: recordCount, held)
+        {
             if !cursors.isEmpty { recordCursors(cursors, receipt, held.state.active!, held) }
             return receipt
         }
@@ -108,7 +109,8 @@ extension SegmentStore {
         let index = segment.transactionCount
         // Large transactions go to the leader, which writes them with pwrite.
         guard end <= segment.allocated, index == 0 || end <= configuration.maxSegmentBytes,
-              bytes.count < Self.directWriteThreshold else { return nil }
+            bytes.count < Self.directWriteThreshold
+        else { return nil }
         let transactionNumber = segment.number << 32 | UInt64(index)
         bytes.withUnsafeBytes { source in
             Self.copyGroup(to: mapping + start, firstByte: source[0]) { destination in
@@ -133,8 +135,10 @@ extension SegmentStore {
     /// next frame's type belongs, which ends an active stream
     /// (Docs/SegmentFormat.md), whatever part of the rest was copied.
     @inline(__always)
-    static func copyGroup(to destination: UnsafeMutableRawPointer, firstByte: UInt8,
-                          _ writeRest: (UnsafeMutableRawPointer) -> Void) {
+    static func copyGroup(
+        to destination: UnsafeMutableRawPointer, firstByte: UInt8,
+        _ writeRest: (UnsafeMutableRawPointer) -> Void
+    ) {
         writeRest(destination)
         // Keeps the compiler from moving the publishing store before the copy.
         atomicMemoryFence(ordering: .releasing)
@@ -158,8 +162,9 @@ extension SegmentStore {
         let maxAge = UInt64(max(configuration.maxSegmentAgeMilliseconds, 0)) * 1_000_000
         var current = current
         if let full = current, full.transactionCount > 0,
-           full.size + batchBytes > configuration.maxSegmentBytes
-            || (full.firstCommitAt.map { now &- $0 >= maxAge } ?? false) {
+            full.size + batchBytes > configuration.maxSegmentBytes
+                || (full.firstCommitAt.map { now &- $0 >= maxAge } ?? false)
+        {
             guarded.withLock { rotate($0) }
             current = nil
         }
@@ -266,7 +271,9 @@ extension SegmentStore {
         var rc = 0
         for (i, pending) in batch.enumerated() {
             let skip = offset == segment.size ? 1 : 0  // the group's first byte is written last
-            rc = pending.bytes.withUnsafeBytes { fs.pwriteAll(segment.fd, UnsafeRawBufferPointer(rebasing: $0[skip...]), at: offset + skip) }
+            rc = pending.bytes.withUnsafeBytes {
+                fs.pwriteAll(segment.fd, UnsafeRawBufferPointer(rebasing: $0[skip...]), at: offset + skip)
+            }
             if rc != 0 { break }
             offset += pending.bytes.count
             buffers.write.removeAll(keepingCapacity: true)
@@ -327,7 +334,8 @@ extension SegmentStore {
     /// The encrypted form of ``writeBatch(_:)``: the batch's frames become one
     /// AES-256-GCM block (several for a batch over 8 MiB, split only between
     /// transactions, so every block ends with a commit frame) and one write.
-    func writeEncryptedBatch(_ batch: [PendingCommit], segment: ActiveSegment, cipher: SegmentCipher, outcome: BatchOutcome) -> BatchOutcome {
+    func writeEncryptedBatch(_ batch: [PendingCommit], segment: ActiveSegment, cipher: SegmentCipher, outcome: BatchOutcome) -> BatchOutcome
+    {
         var outcome = outcome
         let buffers = leaderBuffers
         buffers.write.removeAll(keepingCapacity: true)
@@ -387,8 +395,10 @@ extension SegmentStore {
 
     /// A committed transaction's cursors become the latest values (the
     /// store's and its segment's, which the sealer saves in `CURSORS`).
-    func recordCursors(_ cursors: [(name: String, value: [UInt8])], _ receipt: CommitReceipt, _ segment: ActiveSegment,
-                       _ held: StoreState.Held) {
+    func recordCursors(
+        _ cursors: [(name: String, value: [UInt8])], _ receipt: CommitReceipt, _ segment: ActiveSegment,
+        _ held: StoreState.Held
+    ) {
         for (name, value) in cursors {
             held.state.cursors.set(name, value, transaction: receipt.transactionNumber)
             segment.cursors.set(name, value, transaction: receipt.transactionNumber)

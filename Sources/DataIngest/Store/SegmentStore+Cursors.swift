@@ -44,7 +44,8 @@ extension SegmentStore {
         guard let table = CursorTable(fileBytes: [UInt8](data)) else {
             throw SegmentStoreError(
                 code: .corruptSegment,
-                message: "CURSORS is damaged (bad magic, length or checksum); restore it from a backup, or delete it to forget every cursor",
+                message:
+                    "CURSORS is damaged (bad magic, length or checksum); restore it from a backup, or delete it to forget every cursor",
                 path: path)
         }
         return table
@@ -52,8 +53,9 @@ extension SegmentStore {
 
     /// Replaces `CURSORS` atomically (temporary file, fsync, rename, directory fsync).
     func writeCursorsFile(_ table: CursorTable) throws {
-        try Self.writeFileAtomically(path: directory + "/" + Self.cursorsFileName, bytes: table.fileBytes(),
-                                     directoryFD: directoryFD, fs: fs)
+        try Self.writeFileAtomically(
+            path: directory + "/" + Self.cursorsFileName, bytes: table.fileBytes(),
+            directoryFD: directoryFD, fs: fs)
     }
 
     /// Saves the cursors of `segment` (being sealed, already durable as a
@@ -172,7 +174,8 @@ struct CursorTable: Equatable {
             let nameCount = Int(read(UInt16.self, offset + 8))
             offset += 10
             guard offset + nameCount + 4 <= body,
-                  let name = String(validating: bytes[offset..<(offset + nameCount)], as: UTF8.self) else { return nil }
+                let name = String(validating: bytes[offset..<(offset + nameCount)], as: UTF8.self)
+            else { return nil }
             offset += nameCount
             let valueCount = Int(read(UInt32.self, offset))
             offset += 4

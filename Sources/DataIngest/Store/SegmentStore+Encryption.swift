@@ -24,18 +24,23 @@ extension SegmentStore {
             let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             let parts = text.split(separator: " ")
             guard parts.count == 2, parts[0] == "aes-256-gcm", parts[1].utf8.count == 32 else {
-                throw SegmentStoreError(code: .corruptSegment, message: "KEY_CHECK is not in the expected form (\"aes-256-gcm <32 hex digits>\"); restore it from a backup", path: path)
+                throw SegmentStoreError(
+                    code: .corruptSegment,
+                    message: "KEY_CHECK is not in the expected form (\"aes-256-gcm <32 hex digits>\"); restore it from a backup", path: path
+                )
             }
             guard let key else {
                 throw SegmentStoreError(
                     code: .encryptionKeyRequired,
-                    message: "the store is encrypted: set SegmentStore.Configuration.encryptionKey (App.Configuration.segmentStore.encryptionKey) to the 32-byte key it was created with",
+                    message:
+                        "the store is encrypted: set SegmentStore.Configuration.encryptionKey (App.Configuration.segmentStore.encryptionKey) to the 32-byte key it was created with",
                     path: directory)
             }
             guard hex(key.checkValue) == parts[1].lowercased() else {
                 throw SegmentStoreError(
                     code: .wrongEncryptionKey,
-                    message: "the store is encrypted with another key (its key check value does not match this key's); open it with the key it was created with. Nothing was read or changed",
+                    message:
+                        "the store is encrypted with another key (its key check value does not match this key's); open it with the key it was created with. Nothing was read or changed",
                     path: directory)
             }
             return
@@ -45,7 +50,8 @@ extension SegmentStore {
         if let plain = names.first(where: { $0.hasSuffix(".seg.gz") || $0.hasSuffix(".active") }) {
             throw SegmentStoreError(
                 code: .notEncrypted,
-                message: "an encryption key is set, but the store holds segments written without encryption (\(plain)); open it without the key until they are uploaded (pendingSegments() is empty), or use a new directory",
+                message:
+                    "an encryption key is set, but the store holds segments written without encryption (\(plain)); open it without the key until they are uploaded (pendingSegments() is empty), or use a new directory",
                 path: directory)
         }
         try writeFileAtomically(path: path, bytes: Array("aes-256-gcm \(hex(key.checkValue))\n".utf8), directoryFD: directoryFD, fs: fs)

@@ -18,8 +18,9 @@ extension SegmentStore {
         do {
             try Self.checkEncryption(directory: directory, directoryFD: directoryFD, key: encryptionKey, fs: configuration.fileSystem)
             let storeId = try Self.loadOrCreateStoreId(directory: directory, directoryFD: directoryFD, fs: configuration.fileSystem)
-            self.init(configuration: configuration, directory: directory, storeId: storeId, encryptionKey: encryptionKey,
-                      lockFD: lockFD, directoryFD: directoryFD)
+            self.init(
+                configuration: configuration, directory: directory, storeId: storeId, encryptionKey: encryptionKey,
+                lockFD: lockFD, directoryFD: directoryFD)
         } catch {
             Glibc.close(directoryFD)
             Glibc.close(lockFD)
@@ -50,7 +51,8 @@ extension SegmentStore {
             guard code == EWOULDBLOCK else { throw SegmentStoreError.io("locking the store", path: path, errno: code) }
             throw SegmentStoreError(
                 code: .locked,
-                message: "the store is open in another process (pid \(pid.map(String.init) ?? "unknown")); close it there or use another directory",
+                message:
+                    "the store is open in another process (pid \(pid.map(String.init) ?? "unknown")); close it there or use another directory",
                 path: directory, pid: pid)
         }
         let text = Array("\(getpid())\n".utf8)
@@ -64,7 +66,9 @@ extension SegmentStore {
         if let data = FileManager.default.contents(atPath: path) {
             let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard let id = SegmentStoreID(uuidString: text) else {
-                throw SegmentStoreError(code: .corruptSegment, message: "STORE_ID does not hold a UUID (\"\(text)\"); restore it from a backup or remove the store", path: path)
+                throw SegmentStoreError(
+                    code: .corruptSegment,
+                    message: "STORE_ID does not hold a UUID (\"\(text)\"); restore it from a backup or remove the store", path: path)
             }
             return id
         }
@@ -99,7 +103,8 @@ extension SegmentStore {
             atPath: quarantineDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var reserved: UInt64 = 1
         if let data = FileManager.default.contents(atPath: directory + "/SEQUENCE"),
-           let value = UInt64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
+            let value = UInt64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        {
             reserved = value
         }
         let persisted = try loadCursorsFile()
@@ -154,15 +159,19 @@ extension SegmentStore {
             var cursors = CursorTable()
             try Self.readAll(reader, cursorsInto: &cursors)
             guard reader.header.segmentNumber == number else {
-                throw SegmentError(code: .malformedFrame, message: "the header names segment \(reader.header.segmentNumber), the file name \(number)")
+                throw SegmentError(
+                    code: .malformedFrame, message: "the header names segment \(reader.header.segmentNumber), the file name \(number)")
             }
             var info = stat()
             stat(path, &info)
-            return (PendingSegment(
-                number: number, path: path, byteCount: Int(info.st_size),
-                recordCount: reader.recordCount, transactionCount: reader.transactionCount), cursors)
+            return (
+                PendingSegment(
+                    number: number, path: path, byteCount: Int(info.st_size),
+                    recordCount: reader.recordCount, transactionCount: reader.transactionCount), cursors
+            )
         } catch let error as SegmentError where error.code == .keyRequired {
-            throw SegmentStoreError(code: .encryptionKeyRequired, message: "segment \(number) is encrypted: open the store with its encryption key", path: path)
+            throw SegmentStoreError(
+                code: .encryptionKeyRequired, message: "segment \(number) is encrypted: open the store with its encryption key", path: path)
         } catch {
             quarantineCorrupt(path: path, number: number, error: error)
             return nil
@@ -193,7 +202,8 @@ extension SegmentStore {
             let reader = try SegmentReader(source: source, requiresEnd: false)
             headerRead = true
             defer {
-                validLength = decrypting.map { $0.fileOffset(forPlaintextOffset: reader.offsetAfterLastCommit) }
+                validLength =
+                    decrypting.map { $0.fileOffset(forPlaintextOffset: reader.offsetAfterLastCommit) }
                     ?? reader.offsetAfterLastCommit
                 records = reader.recordCount - reader.uncommittedRecordCount
                 transactions = reader.transactionCount
@@ -202,7 +212,9 @@ extension SegmentStore {
             // a commit frame adds a transaction's cursors to the table.
             try Self.readAll(reader, cursorsInto: &cursors)
         } catch let error as SegmentError where error.code == .keyRequired {
-            throw SegmentStoreError(code: .encryptionKeyRequired, message: "active segment \(number) is encrypted: open the store with its encryption key", path: path)
+            throw SegmentStoreError(
+                code: .encryptionKeyRequired, message: "active segment \(number) is encrypted: open the store with its encryption key",
+                path: path)
         } catch {
             scanError = error
         }
@@ -212,8 +224,10 @@ extension SegmentStore {
         // that fails authentication) is damage that may hide committed
         // transactions: keep those bytes in quarantine.
         if let scanError, (scanError as? SegmentError)?.code != .truncated, fileSize > validLength,
-           !Self.isUnsyncedTail(path: path, at: validLength, failure: (scanError as? SegmentError)?.offset,
-                                fileSize: fileSize, encrypted: encryptionKey != nil) {
+            !Self.isUnsyncedTail(
+                path: path, at: validLength, failure: (scanError as? SegmentError)?.offset,
+                fileSize: fileSize, encrypted: encryptionKey != nil)
+        {
             saveDamagedTail(path: path, number: number, from: validLength, error: scanError)
         }
         guard headerRead, transactions > 0 else {
@@ -229,7 +243,8 @@ extension SegmentStore {
             if rc == 0 { rc = fs.fsync(fd) }
             guard rc == 0 else { throw SegmentStoreError.io("cutting a torn active segment", path: path, errno: -rc) }
         }
-        let segment = ActiveSegment(number: number, path: path, fd: -1, size: validLength, recordCount: records, transactionCount: transactions)
+        let segment = ActiveSegment(
+            number: number, path: path, fd: -1, size: validLength, recordCount: records, transactionCount: transactions)
         segment.cursors = cursors
         return segment
     }
@@ -242,7 +257,8 @@ extension SegmentStore {
         guard let handle = FileHandle(forReadingAtPath: path) else { return }
         defer { try? handle.close() }
         guard (try? handle.seek(toOffset: UInt64(offset))) != nil,
-              let tail = try? handle.readToEnd() else { return }
+            let tail = try? handle.readToEnd()
+        else { return }
         let quarantineFD = Glibc.open(quarantineDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if quarantineFD >= 0 { Glibc.close(quarantineFD) } }
         try? Self.writeFileAtomically(path: target, bytes: [UInt8](tail), directoryFD: quarantineFD, fs: fs)

@@ -22,7 +22,6 @@ extension SegmentStore {
         held.broadcast(.sealer)
     }
 
-
     /// The sealer thread: compresses rotated active segments, oldest first.
     func sealLoop() {
         let held = guarded.lock()
@@ -81,7 +80,8 @@ extension SegmentStore {
             let encrypter = try encryptionKey.map { key in
                 try EncryptedFileWriter(
                     header: EncryptedFileHeader(kind: .sealed, storeId: storeId, segmentNumber: segment.number, key: key),
-                    key: key, blockBytes: 256 << 10) { [fs] bytes in
+                    key: key, blockBytes: 256 << 10
+                ) { [fs] bytes in
                     let rc = fs.writeAll(fd, bytes)
                     guard rc == 0 else { throw SegmentStoreError.io("writing a sealed segment", path: temporary, errno: Int32(-rc)) }
                 }
@@ -111,7 +111,9 @@ extension SegmentStore {
             }
             let fileBytes = decrypter?.fileOffset ?? total
             guard fileBytes == segment.size else {
-                throw SegmentStoreError(code: .corruptSegment, message: "the active segment holds \(fileBytes) bytes, expected \(segment.size)", path: segment.path)
+                throw SegmentStoreError(
+                    code: .corruptSegment, message: "the active segment holds \(fileBytes) bytes, expected \(segment.size)",
+                    path: segment.path)
             }
             var end: [UInt8] = []
             SegmentFormat.appendEnd(recordCount: segment.recordCount, transactionCount: segment.transactionCount, to: &end)
@@ -180,7 +182,8 @@ extension SegmentStore {
                 }
             }
             if !held.state.leaderActive, let segment = held.state.active, let first = segment.firstCommitAt,
-               StoreMonitor.now() &- first >= ageNanos {
+                StoreMonitor.now() &- first >= ageNanos
+            {
                 rotate(held)
             }
         }

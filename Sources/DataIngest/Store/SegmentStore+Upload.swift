@@ -23,7 +23,9 @@ extension SegmentStore {
     public func acknowledge(segment number: UInt64) throws {
         try guarded.withLock { held throws(SegmentStoreError) in
             guard let segment = held.state.sealed.segment(number) else {
-                throw SegmentStoreError(code: .unknownSegment, message: "segment \(number) is not pending (acknowledged, dropped or quarantined already)", path: directory)
+                throw SegmentStoreError(
+                    code: .unknownSegment, message: "segment \(number) is not pending (acknowledged, dropped or quarantined already)",
+                    path: directory)
             }
             let rc = fs.unlink(segment.path)
             if rc != 0 && rc != -ENOENT {
@@ -52,7 +54,9 @@ extension SegmentStore {
             throw SegmentStoreError(code: .unknownSegment, message: "segment \(number) is not pending", path: directory)
         }
         if let bad = rejections.keys.first(where: { $0 < 0 || $0 >= segment.recordCount }) {
-            throw SegmentStoreError(code: .invalidRecord, message: "record \(bad) is not in segment \(number) (it holds \(segment.recordCount))", path: segment.path)
+            throw SegmentStoreError(
+                code: .invalidRecord, message: "record \(bad) is not in segment \(number) (it holds \(segment.recordCount))",
+                path: segment.path)
         }
         let name = Self.fileName(number)
         let recordsPath = "\(quarantineDirectory)/\(name).rejected.seg.gz"
@@ -75,7 +79,8 @@ extension SegmentStore {
             // The segment became unreadable: quarantine it whole.
             removeSealed(number: number)
             quarantineCorrupt(path: segment.path, number: number, error: error)
-            throw SegmentStoreError(code: .corruptSegment, message: "segment \(number) is corrupt and was quarantined: \(error)", path: segment.path)
+            throw SegmentStoreError(
+                code: .corruptSegment, message: "segment \(number) is corrupt and was quarantined: \(error)", path: segment.path)
         }
         try writeReport(report, name: "\(name).report.json")
         removeSealed(number: number)
@@ -123,7 +128,8 @@ extension SegmentStore {
         held.state.countersSinceOpen.droppedSegments += 1
         held.state.countersSinceOpen.droppedObjects += segment.recordCount
         held.state.countersSinceOpen.droppedBytes += segment.byteCount
-        let line = "{\"segmentNumber\":\(segment.number),\"records\":\(segment.recordCount),\"bytes\":\(segment.byteCount),\"droppedAtMillis\":\(Int64(Date().timeIntervalSince1970 * 1000))}\n"
+        let line =
+            "{\"segmentNumber\":\(segment.number),\"records\":\(segment.recordCount),\"bytes\":\(segment.byteCount),\"droppedAtMillis\":\(Int64(Date().timeIntervalSince1970 * 1000))}\n"
         let fd = Glibc.open(quarantineDirectory + "/dropped.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         if fd >= 0 {
             _ = Array(line.utf8).withUnsafeBytes { fs.writeAll(fd, $0) }
@@ -227,6 +233,8 @@ extension SegmentStore {
         let data = try encoder.encode(report)
         let quarantineFD = Glibc.open(quarantineDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if quarantineFD >= 0 { Glibc.close(quarantineFD) } }
-        try Self.writeFileAtomically(path: "\(quarantineDirectory)/\(name)", bytes: [UInt8](data), directoryFD: quarantineFD >= 0 ? quarantineFD : directoryFD, fs: fs)
+        try Self.writeFileAtomically(
+            path: "\(quarantineDirectory)/\(name)", bytes: [UInt8](data), directoryFD: quarantineFD >= 0 ? quarantineFD : directoryFD,
+            fs: fs)
     }
 }

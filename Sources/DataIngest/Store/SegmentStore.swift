@@ -85,8 +85,10 @@ public final class SegmentStore: @unchecked Sendable {
     /// Plaintext gathered into one encrypted block before a new one starts.
     static let encryptedBlockTarget = 8 << 20
 
-    init(configuration: Configuration, directory: String, storeId: SegmentStoreID, encryptionKey: SegmentEncryptionKey?,
-         lockFD: Int32, directoryFD: Int32) {
+    init(
+        configuration: Configuration, directory: String, storeId: SegmentStoreID, encryptionKey: SegmentEncryptionKey?,
+        lockFD: Int32, directoryFD: Int32
+    ) {
         self.configuration = configuration
         self.directory = directory
         self.storeId = storeId
@@ -96,7 +98,8 @@ public final class SegmentStore: @unchecked Sendable {
         self.directoryFD = directoryFD
         self.fullDurability = configuration.durability == .full
         self.preallocationStep = Self.roundUpToPage(max(configuration.preallocationBytes, 0))
-        self.mapsActiveSegments = configuration.preallocationBytes > 0 && encryptionKey == nil
+        self.mapsActiveSegments =
+            configuration.preallocationBytes > 0 && encryptionKey == nil
             && Self.preallocationIsReliable(directory: directory)
         let metrics = StoreMetrics.make(configuration.metricsFactory, storeId: storeId)
         self.metrics = metrics
@@ -131,11 +134,14 @@ public final class SegmentStore: @unchecked Sendable {
         return try registry.withLock { stores in
             if let existing = stores[canonical] {
                 if existing.configuration.encryptionKey != configuration.encryptionKey {
-                    let code: SegmentStoreError.Code = !existing.isEncrypted ? .notEncrypted
+                    let code: SegmentStoreError.Code =
+                        !existing.isEncrypted
+                        ? .notEncrypted
                         : configuration.encryptionKey == nil ? .encryptionKeyRequired : .wrongEncryptionKey
                     throw SegmentStoreError(
                         code: code,
-                        message: "the store is already open in this process with \(existing.isEncrypted ? "another encryption key" : "no encryption key"); open it with the same configuration's key",
+                        message:
+                            "the store is already open in this process with \(existing.isEncrypted ? "another encryption key" : "no encryption key"); open it with the same configuration's key",
                         path: canonical)
                 }
                 existing.guarded.withLock { $0.state.openCount += 1 }

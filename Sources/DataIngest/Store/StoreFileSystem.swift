@@ -116,7 +116,8 @@ public struct PosixFileSystem: StoreFileSystem {
 
     static func posixMap(_ fd: Int32, length: Int) -> UnsafeMutableRawPointer? {
         guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
-              address != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+            address != UnsafeMutableRawPointer(bitPattern: -1)
+        else { return nil }
         return address
     }
 

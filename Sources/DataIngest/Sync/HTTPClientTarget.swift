@@ -14,7 +14,10 @@ struct HTTPClientTarget {
 
     init(_ url: URL) throws(TransportError) {
         guard url.scheme?.lowercased() == "http" else {
-            throw TransportError(.unsupportedURL, "\(url.absoluteString): the socket transport speaks plain http only; use URLSessionTransport (App.Configuration.transportKind = .urlSession) for https")
+            throw TransportError(
+                .unsupportedURL,
+                "\(url.absoluteString): the socket transport speaks plain http only; use URLSessionTransport (App.Configuration.transportKind = .urlSession) for https"
+            )
         }
         guard var host = url.host, !host.isEmpty else {
             throw TransportError(.unsupportedURL, "\(url.absoluteString) has no host")

@@ -66,8 +66,10 @@ public final class HTTPClientTransport: SyncTransport {
         public var maxResponseBodyBytes: Int = 64 * 1024 * 1024
 
         /// Creates a configuration with the defaults above, or the given values.
-        public init(maxIdleConnectionsPerHost: Int = 4, connectTimeout: TimeInterval = 10,
-                    idleConnectionTimeout: TimeInterval = 20) {
+        public init(
+            maxIdleConnectionsPerHost: Int = 4, connectTimeout: TimeInterval = 10,
+            idleConnectionTimeout: TimeInterval = 20
+        ) {
             self.maxIdleConnectionsPerHost = maxIdleConnectionsPerHost
             self.connectTimeout = connectTimeout
             self.idleConnectionTimeout = idleConnectionTimeout
@@ -81,8 +83,9 @@ public final class HTTPClientTransport: SyncTransport {
     /// Creates a transport.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        pool = HTTPClientPool(maxIdlePerName: configuration.maxIdleConnectionsPerHost,
-                              idleTimeout: configuration.idleConnectionTimeout)
+        pool = HTTPClientPool(
+            maxIdlePerName: configuration.maxIdleConnectionsPerHost,
+            idleTimeout: configuration.idleConnectionTimeout)
     }
 
     /// Sends `request` and returns the server's answer, whatever its status.
@@ -114,8 +117,10 @@ public final class HTTPClientTransport: SyncTransport {
     /// Sends on a pooled connection if one is alive, else on a new one; a
     /// reused connection that turns out closed before any answer byte gets
     /// one retry on a fresh connection (see the type's documentation).
-    private func perform(_ request: TransportRequest, target: HTTPClientTarget,
-                         exchange: HTTPClientExchange) throws(TransportError) -> TransportResponse {
+    private func perform(
+        _ request: TransportRequest, target: HTTPClientTarget,
+        exchange: HTTPClientExchange
+    ) throws(TransportError) -> TransportResponse {
         if let connection = pool.takeIdle(target.key) {
             guard exchange.attach(connection) else { throw cancelledError(request) }
             do {
@@ -144,16 +149,19 @@ public final class HTTPClientTransport: SyncTransport {
         }
     }
 
-    private func finish(_ request: TransportRequest, target: HTTPClientTarget,
-                        on connection: HTTPClientConnection) throws(TransportError) -> TransportResponse {
+    private func finish(
+        _ request: TransportRequest, target: HTTPClientTarget,
+        on connection: HTTPClientConnection
+    ) throws(TransportError) -> TransportResponse {
         let answer: HTTPClientResponse
         do {
             var message = try HTTPClientConnection.requestHead(
                 method: request.method, target: target.requestTarget, host: target.hostHeader,
                 headers: request.headers, bodyCount: request.body?.count)
             if let body = request.body { message.append(contentsOf: body) }
-            answer = try connection.exchange(message, isHead: request.method.uppercased() == "HEAD",
-                                             timeout: request.timeout, maxBodyBytes: configuration.maxResponseBodyBytes)
+            answer = try connection.exchange(
+                message, isHead: request.method.uppercased() == "HEAD",
+                timeout: request.timeout, maxBodyBytes: configuration.maxResponseBodyBytes)
         } catch {
             var error = TransportError(error)
             error.message = "\(request.method) \(target.requestTarget): \(error.message)"

@@ -121,12 +121,16 @@ public struct Quarantine: Sendable {
             if report.kind == "rejected", position < report.rejections.count {
                 let rejection = report.rejections[position]
                 let (code, reason) = Self.decodeReason(rejection.reason)
-                result.append(QuarantinedObject(segmentNumber: report.segmentNumber, index: rejection.index,
-                                                collection: record.collection, errorCode: code, reason: reason, document: document))
+                result.append(
+                    QuarantinedObject(
+                        segmentNumber: report.segmentNumber, index: rejection.index,
+                        collection: record.collection, errorCode: code, reason: reason, document: document))
             } else {
-                result.append(QuarantinedObject(segmentNumber: report.segmentNumber, index: record.index,
-                                                collection: record.collection, errorCode: "corruptSegment",
-                                                reason: report.error ?? "damaged segment", document: document))
+                result.append(
+                    QuarantinedObject(
+                        segmentNumber: report.segmentNumber, index: record.index,
+                        collection: record.collection, errorCode: "corruptSegment",
+                        reason: report.error ?? "damaged segment", document: document))
             }
             position += 1
         }

@@ -13,7 +13,8 @@ final class SessionTransactionSink: TransactionSink, @unchecked Sendable {
 
     func commit(_ transaction: EncodedTransaction) throws {
         guard let session else {
-            throw SyncError(.store, "the user of this realm no longer exists; open the realm from a logged-in user's flexibleSyncConfiguration()")
+            throw SyncError(
+                .store, "the user of this realm no longer exists; open the realm from a logged-in user's flexibleSyncConfiguration()")
         }
         let store = try session.openStore()
         try store.commit { writer in

@@ -64,8 +64,10 @@ public struct SyncError: Error, Sendable, CustomStringConvertible, LocalizedErro
     public var rejections: [Rejection]
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, segmentNumber: UInt64? = nil, httpStatus: Int? = nil,
-                serverCode: String? = nil, rejections: [Rejection] = []) {
+    public init(
+        _ code: Code, _ message: String, segmentNumber: UInt64? = nil, httpStatus: Int? = nil,
+        serverCode: String? = nil, rejections: [Rejection] = []
+    ) {
         self.code = code
         self.message = message
         self.segmentNumber = segmentNumber

@@ -13,7 +13,7 @@ extension SyncSession {
                     if suspended {
                         await pause(configuration.pollInterval)
                     } else {
-                        await backOff(configuration.initialBackoff) // the store cannot be opened
+                        await backOff(configuration.initialBackoff)  // the store cannot be opened
                     }
                     continue
                 }
@@ -69,10 +69,15 @@ extension SyncSession {
                 if let damage = error as? SegmentError, damage.code != .io {
                     // An encrypted file that no longer verifies: never sent, kept in quarantine.
                     store.quarantineUnreadable(segment: segment.number, error: damage)
-                    report(SyncError(.store, "segment \(segment.number) is damaged and was quarantined: \(damage)", segmentNumber: segment.number))
+                    report(
+                        SyncError(
+                            .store, "segment \(segment.number) is damaged and was quarantined: \(damage)", segmentNumber: segment.number))
                     return
                 }
-                report(SyncError(.store, "cannot read segment \(segment.number) at \(segment.path): \(error.localizedDescription)", segmentNumber: segment.number))
+                report(
+                    SyncError(
+                        .store, "cannot read segment \(segment.number) at \(segment.path): \(error.localizedDescription)",
+                        segmentNumber: segment.number))
                 await backOff(backoff.next())
                 continue
             }
@@ -127,7 +132,11 @@ extension SyncSession {
                 return !state.invalidSession
             }
             if first && error.code == .invalidSession {
-                report(SyncError(.invalidSession, "the server refused to authenticate user \(user?.id ?? "?"): \(error.message); log the user in again, the data waits on disk", httpStatus: error.httpStatus, serverCode: error.serverCode))
+                report(
+                    SyncError(
+                        .invalidSession,
+                        "the server refused to authenticate user \(user?.id ?? "?"): \(error.message); log the user in again, the data waits on disk",
+                        httpStatus: error.httpStatus, serverCode: error.serverCode))
             }
             await backOff(configuration.maximumBackoff)
         } else {
@@ -146,7 +155,10 @@ extension SyncSession {
         do {
             result = try UploadAnswer(jsonBody: response.body)
         } catch {
-            report(SyncError(.store, "the server's answer for segment \(segment.number) is not a valid result: \(error)", segmentNumber: segment.number, httpStatus: 200))
+            report(
+                SyncError(
+                    .store, "the server's answer for segment \(segment.number) is not a valid result: \(error)",
+                    segmentNumber: segment.number, httpStatus: 200))
             return false
         }
         do {
@@ -162,7 +174,9 @@ extension SyncSession {
         } catch let error as SegmentStoreError where error.code == .unknownSegment {
             return true  // another session of this store recorded it
         } catch {
-            report(SyncError(.store, "cannot record the server's answer for segment \(segment.number): \(error)", segmentNumber: segment.number))
+            report(
+                SyncError(
+                    .store, "cannot record the server's answer for segment \(segment.number): \(error)", segmentNumber: segment.number))
             return false
         }
         box.withLock { $0.acknowledgedObjects += segment.recordCount - result.rejectedObjects.count }
@@ -171,10 +185,11 @@ extension SyncSession {
                 SyncError.Rejection(index: $0.index, collection: $0.collection, id: $0.id, errorCode: $0.errorCode, reason: $0.reason)
             }
             let codes = Set(rejections.map(\.errorCode)).sorted().joined(separator: ", ")
-            report(SyncError(
-                .objectsRejected,
-                "the server refused \(rejections.count) of \(segment.recordCount) objects of segment \(segment.number) (\(codes)); they are in quarantine (session.quarantine) with the server's reasons",
-                segmentNumber: segment.number, httpStatus: 200, rejections: rejections))
+            report(
+                SyncError(
+                    .objectsRejected,
+                    "the server refused \(rejections.count) of \(segment.recordCount) objects of segment \(segment.number) (\(codes)); they are in quarantine (session.quarantine) with the server's reasons",
+                    segmentNumber: segment.number, httpStatus: 200, rejections: rejections))
         }
         notifyProgress()
         return true
@@ -195,10 +210,11 @@ extension SyncSession {
             report(SyncError(.store, "cannot quarantine segment \(segment.number): \(error)", segmentNumber: segment.number))
             return false
         }
-        report(SyncError(
-            .segmentRejected,
-            "the server refused segment \(segment.number) for good (\(reason)); its \(segment.recordCount) objects are in quarantine (session.quarantine)",
-            segmentNumber: segment.number, httpStatus: response.status, serverCode: code))
+        report(
+            SyncError(
+                .segmentRejected,
+                "the server refused segment \(segment.number) for good (\(reason)); its \(segment.recordCount) objects are in quarantine (session.quarantine)",
+                segmentNumber: segment.number, httpStatus: response.status, serverCode: code))
         notifyProgress()
         return true
     }

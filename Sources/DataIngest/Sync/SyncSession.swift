@@ -217,14 +217,19 @@ public final class SyncSession: @unchecked Sendable {
         let clock = configuration.clock
         let deadline = clock.now() + timeout
         while store.pendingSegments().contains(where: { $0.number <= target })
-                || box.withLock({ $0.uploading.contains { $0 <= target } }) {
+            || box.withLock({ $0.uploading.contains { $0 <= target } })
+        {
             try Task.checkCancellation()
             guard isRunning else {
-                throw SyncError(.sessionStopped, "the session stopped (the user logged out) with data still pending; it is uploaded at the next login")
+                throw SyncError(
+                    .sessionStopped, "the session stopped (the user logged out) with data still pending; it is uploaded at the next login")
             }
             if clock.now() >= deadline {
                 let left = store.counters.pendingObjects
-                throw SyncError(.timedOut, "\(left) objects were still pending after \(timeout) s; they stay on disk and uploading goes on (last error: \(lastError.map { "\($0)" } ?? "none"))")
+                throw SyncError(
+                    .timedOut,
+                    "\(left) objects were still pending after \(timeout) s; they stay on disk and uploading goes on (last error: \(lastError.map { "\($0)" } ?? "none"))"
+                )
             }
             try await Task.sleep(nanoseconds: 10_000_000)
         }

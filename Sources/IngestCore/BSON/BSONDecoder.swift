@@ -98,8 +98,9 @@ struct BSONDecoder {
 
     @inline(__always) func need(_ size: Int, at offset: Int, limit: Int, _ what: @autoclosure () -> String) throws(BSONError) {
         if size > limit - offset {
-            throw BSONError(code: .truncated, offset: offset,
-                            message: "\(what()) needs \(size) bytes but only \(max(limit - offset, 0)) remain in the enclosing document")
+            throw BSONError(
+                code: .truncated, offset: offset,
+                message: "\(what()) needs \(size) bytes but only \(max(limit - offset, 0)) remain in the enclosing document")
         }
     }
 
@@ -111,17 +112,22 @@ struct BSONDecoder {
     func documentEnd(at position: Int, limit: Int, depth: Int) throws(BSONError) -> Int {
         try need(5, at: position, limit: limit, "an embedded document")
         if depth > maxDepth {
-            throw BSONError(code: .depthLimitExceeded, offset: position,
-                            message: "documents are nested deeper than the limit of \(maxDepth) (BSONDecodingOptions.maxDepth, at most \(BSONDecodingOptions.depthCeiling))")
+            throw BSONError(
+                code: .depthLimitExceeded, offset: position,
+                message:
+                    "documents are nested deeper than the limit of \(maxDepth) (BSONDecodingOptions.maxDepth, at most \(BSONDecodingOptions.depthCeiling))"
+            )
         }
         let declared = Int(int32(at: position))
         if declared < 5 {
-            throw BSONError(code: .invalidLength, offset: position,
-                            message: "a document declares \(declared) bytes; a BSON document is at least 5 bytes")
+            throw BSONError(
+                code: .invalidLength, offset: position,
+                message: "a document declares \(declared) bytes; a BSON document is at least 5 bytes")
         }
         if declared > limit - position {
-            throw BSONError(code: .invalidLength, offset: position,
-                            message: "a document declares \(declared) bytes but only \(limit - position) remain in the enclosing document")
+            throw BSONError(
+                code: .invalidLength, offset: position,
+                message: "a document declares \(declared) bytes but only \(limit - position) remain in the enclosing document")
         }
         return position + declared
     }
@@ -131,12 +137,14 @@ struct BSONDecoder {
     func finishDocument(at position: Int, last: Int) throws(BSONError) {
         // The element loop stops at `last` or at a 0x00 type byte.
         if position != last {
-            throw BSONError(code: .invalidLength, offset: position,
-                            message: "the document ends at byte \(position) but its length says it ends at byte \(last)")
+            throw BSONError(
+                code: .invalidLength, offset: position,
+                message: "the document ends at byte \(position) but its length says it ends at byte \(last)")
         }
         if byte(at: last) != 0 {
-            throw BSONError(code: .missingTerminator, offset: last,
-                            message: "a document does not end with 0x00 (found 0x\(String(byte(at: last), radix: 16)))")
+            throw BSONError(
+                code: .missingTerminator, offset: last,
+                message: "a document does not end with 0x00 (found 0x\(String(byte(at: last), radix: 16)))")
         }
     }
 
@@ -226,8 +234,9 @@ struct BSONDecoder {
             try need(1, at: offset, limit: limit, "a boolean")
             let value = byte(at: offset)
             guard value <= 1 else {
-                throw BSONError(code: .invalidBoolean, offset: offset,
-                                message: "a boolean is 0x\(String(value, radix: 16)); only 0x00 and 0x01 are valid")
+                throw BSONError(
+                    code: .invalidBoolean, offset: offset,
+                    message: "a boolean is 0x\(String(value, radix: 16)); only 0x00 and 0x01 are valid")
             }
             offset += 1
             return .bool(value == 1)
@@ -263,8 +272,10 @@ struct BSONDecoder {
             try need(8, at: offset, limit: limit, "a timestamp")
             let raw = uint64(at: offset)
             offset += 8
-            return .timestamp(BSONTimestamp(seconds: UInt32(truncatingIfNeeded: raw >> 32),
-                                            increment: UInt32(truncatingIfNeeded: raw)))
+            return .timestamp(
+                BSONTimestamp(
+                    seconds: UInt32(truncatingIfNeeded: raw >> 32),
+                    increment: UInt32(truncatingIfNeeded: raw)))
         case 0x12:
             try need(8, at: offset, limit: limit, "an int64")
             let value = Int64(bitPattern: uint64(at: offset))
@@ -281,8 +292,9 @@ struct BSONDecoder {
         case 0x7F:
             return .maxKey
         default:
-            throw BSONError(code: .invalidType, offset: offset - 1,
-                            message: "0x\(String(type, radix: 16)) is not a BSON element type")
+            throw BSONError(
+                code: .invalidType, offset: offset - 1,
+                message: "0x\(String(type, radix: 16)) is not a BSON element type")
         }
     }
 
@@ -297,16 +309,18 @@ struct BSONDecoder {
     }
 
     @inline(__always) func objectId(at offset: Int) -> ObjectId {
-        ObjectId(high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
-                 low: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
+        ObjectId(
+            high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+            low: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
     }
 
     func binary(at offset: inout Int, limit: Int) throws(BSONError) -> BSONBinary {
         try need(5, at: offset, limit: limit, "binary data")
         let length = Int(int32(at: offset))
         if length < 0 || length > limit - offset - 5 {
-            throw BSONError(code: .invalidLength, offset: offset,
-                            message: "binary data declares \(length) bytes but \(limit - offset - 5) remain in the enclosing document")
+            throw BSONError(
+                code: .invalidLength, offset: offset,
+                message: "binary data declares \(length) bytes but \(limit - offset - 5) remain in the enclosing document")
         }
         let subtype = byte(at: offset + 4)
         var start = offset + 5
@@ -316,8 +330,11 @@ struct BSONDecoder {
             // value keeps only the payload, the encoder writes it back.
             let inner = length >= 4 ? Int(int32(at: start)) : nil
             guard let inner, inner == length - 4 else {
-                throw BSONError(code: .invalidLength, offset: start,
-                                message: "binary subtype 0x02 declares an inner length of \(inner.map(String.init) ?? "nothing") for a \(length)-byte payload (expected \(length - 4))")
+                throw BSONError(
+                    code: .invalidLength, offset: start,
+                    message:
+                        "binary subtype 0x02 declares an inner length of \(inner.map(String.init) ?? "nothing") for a \(length)-byte payload (expected \(length - 4))"
+                )
             }
             start += 4
             count -= 4
@@ -334,16 +351,18 @@ struct BSONDecoder {
         let total = Int(int32(at: start))
         // int32 total + string (int32 + at least the NUL) + empty document.
         if total < 14 || total > limit - start {
-            throw BSONError(code: .invalidLength, offset: start,
-                            message: "code with scope declares \(total) bytes; it needs at least 14 and \(limit - start) remain")
+            throw BSONError(
+                code: .invalidLength, offset: start,
+                message: "code with scope declares \(total) bytes; it needs at least 14 and \(limit - start) remain")
         }
         let end = start + total
         var position = start + 4
         let code = try string(at: &position, limit: end, what: "the code of code with scope")
         let scope = try document(at: &position, limit: end, depth: depth + 1)
         if position != end {
-            throw BSONError(code: .invalidLength, offset: start,
-                            message: "code with scope declares \(total) bytes but its code and scope take \(position - start)")
+            throw BSONError(
+                code: .invalidLength, offset: start,
+                message: "code with scope declares \(total) bytes but its code and scope take \(position - start)")
         }
         offset = end
         return .javascriptWithScope(code: code, scope: scope)
@@ -356,14 +375,16 @@ struct BSONDecoder {
         try need(4, at: offset, limit: limit, what())
         let length = Int(int32(at: offset))
         if length < 1 || length > limit - offset - 4 {
-            throw BSONError(code: .invalidLength, offset: offset,
-                            message: "\(what()) declares \(length) bytes; it needs at least 1 (the NUL) and \(max(limit - offset - 4, 0)) remain")
+            throw BSONError(
+                code: .invalidLength, offset: offset,
+                message: "\(what()) declares \(length) bytes; it needs at least 1 (the NUL) and \(max(limit - offset - 4, 0)) remain")
         }
         let start = offset + 4
         let nul = start + length - 1
         if byte(at: nul) != 0 {
-            throw BSONError(code: .missingTerminator, offset: nul,
-                            message: "\(what()) is not NUL-terminated where its length says it ends")
+            throw BSONError(
+                code: .missingTerminator, offset: nul,
+                message: "\(what()) is not NUL-terminated where its length says it ends")
         }
         // The length is known: no scan for the NUL (embedded NULs are
         // valid in BSON strings), only the UTF-8 check.
@@ -382,7 +403,8 @@ struct BSONDecoder {
         let length = Int(int32(at: offset))  // with the NUL
         let start = offset &+ 4
         guard length >= 1, length <= StringRepresentation.smallCapacity &+ 1, length <= limit &- start,
-              bytes.count &- start >= 16, byte(at: start &+ length &- 1) == 0 else { return nil }
+            bytes.count &- start >= 16, byte(at: start &+ length &- 1) == 0
+        else { return nil }
         let (first, second) = words(at: start)
         guard let text = StringRepresentation.smallASCII(maskingWords: first, second, count: length &- 1) else { return nil }
         offset = start &+ length
@@ -393,8 +415,10 @@ struct BSONDecoder {
     /// checks that 16 bytes are left in the input).
     @inline(__always)
     func words(at offset: Int) -> (UInt64, UInt64) {
-        (UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
-         UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self)))
+        (
+            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self))
+        )
     }
 
     /// A C string (regular expression parts): UTF-8 up to a NUL before
@@ -429,14 +453,17 @@ struct BSONDecoder {
             // The NUL is within 16 bytes: a short key, which must end inside
             // the document (before its terminator) and be ASCII.
             guard length < limit &- start,
-                  let key = StringRepresentation.smallASCII(maskingWords: first, second, count: length) else { return nil }
+                let key = StringRepresentation.smallASCII(maskingWords: first, second, count: length)
+            else { return nil }
             offset = start &+ length &+ 1
             return key
         }
         let base = bytes.baseAddress.unsafelyUnwrapped + start
-        guard let (key, length) = Self.keyCache(&cache)._withUnsafeGuaranteedRef({
-            $0.interned(startingWith: first, second, at: base, before: limit &- start)
-        }) else { return nil }
+        guard
+            let (key, length) = Self.keyCache(&cache)._withUnsafeGuaranteedRef({
+                $0.interned(startingWith: first, second, at: base, before: limit &- start)
+            })
+        else { return nil }
         offset = start &+ length &+ 1
         return key
     }
@@ -485,11 +512,14 @@ struct BSONDecoder {
     /// One pass finds the NUL and notes whether any byte is non-ASCII (keys
     /// almost always are ASCII); only then is the full UTF-8 check run.
     @inline(__always)
-    func cStringBytes(at offset: inout Int, limit: Int,
-                      what: @autoclosure () -> String) throws(BSONError) -> (UnsafeRawBufferPointer, isASCII: Bool) {
+    func cStringBytes(
+        at offset: inout Int, limit: Int,
+        what: @autoclosure () -> String
+    ) throws(BSONError) -> (UnsafeRawBufferPointer, isASCII: Bool) {
         let start = offset
         guard start < limit, let base = bytes.baseAddress,
-              let (length, ascii) = Self.nulAndASCII(in: base + start, count: limit - start) else {
+            let (length, ascii) = Self.nulAndASCII(in: base + start, count: limit - start)
+        else {
             throw Self.unterminated(at: start, what: what())
         }
         let text = UnsafeRawBufferPointer(start: base + start, count: length)
@@ -504,8 +534,9 @@ struct BSONDecoder {
     /// loops stay small).
     @inline(never)
     static func unterminated(at start: Int, what: String) -> BSONError {
-        BSONError(code: .missingTerminator, offset: start,
-                  message: "\(what) has no NUL terminator before the end of the enclosing document")
+        BSONError(
+            code: .missingTerminator, offset: start,
+            message: "\(what) has no NUL terminator before the end of the enclosing document")
     }
 
     /// A String from UTF-8 the decoder has validated, which starts at
@@ -515,8 +546,9 @@ struct BSONDecoder {
     @inline(__always)
     func string(validated text: UnsafeRawBufferPointer, at start: Int) -> String {
         if text.count <= StringRepresentation.smallCapacity && buildsSmallStrings {
-            return StringRepresentation.small(utf8: bytes.baseAddress.unsafelyUnwrapped + start,
-                                              count: text.count, readable: bytes.count &- start)
+            return StringRepresentation.small(
+                utf8: bytes.baseAddress.unsafelyUnwrapped + start,
+                count: text.count, readable: bytes.count &- start)
         }
         return Self.string(validated: text)
     }
@@ -530,8 +562,9 @@ struct BSONDecoder {
         let count = text.count
         return String(unsafeUninitializedCapacity: count) { buffer in
             if count > 0, let destination = buffer.baseAddress {
-                UncheckedBSONEncoder.copy(from: text.baseAddress.unsafelyUnwrapped,
-                                          to: UnsafeMutableRawPointer(destination), count: count)
+                UncheckedBSONEncoder.copy(
+                    from: text.baseAddress.unsafelyUnwrapped,
+                    to: UnsafeMutableRawPointer(destination), count: count)
             }
             return count
         }
@@ -577,11 +610,13 @@ struct BSONDecoder {
     @inline(__always)
     func findNul(from start: Int, limit: Int, what: @autoclosure () -> String) throws(BSONError) -> Int {
         if start < limit, let base = bytes.baseAddress,
-           let found = Self.firstNul(in: base + start, count: limit - start) {
+            let found = Self.firstNul(in: base + start, count: limit - start)
+        {
             return start + found
         }
-        throw BSONError(code: .missingTerminator, offset: start,
-                        message: "\(what()) has no NUL terminator before the end of the enclosing document")
+        throw BSONError(
+            code: .missingTerminator, offset: start,
+            message: "\(what()) has no NUL terminator before the end of the enclosing document")
     }
 
     @inline(__always)

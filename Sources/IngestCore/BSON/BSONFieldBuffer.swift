@@ -88,7 +88,7 @@ final class BSONFieldBuffer: ManagedBuffer<BSONFieldBuffer.Header, BSONDocument.
             let value = (field + Self.valueOffset).assumingMemoryBound(to: BSON.self)
             switch value.pointee {
             case .double, .objectId, .int64, .int32, .bool, .datetime, .null, .timestamp, .decimal128,
-                 .undefined, .minKey, .maxKey:
+                .undefined, .minKey, .maxKey:
                 break  // nothing to release
             default:
                 value.deinitialize(count: 1)

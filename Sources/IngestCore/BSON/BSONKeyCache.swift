@@ -66,14 +66,16 @@ final class BSONKeyCache {
     /// key ends, valid UTF-8 as the key was when it was interned), without
     /// scanning it.
     @inline(__always)
-    func interned(startingWith first: UInt64, _ second: UInt64, at base: UnsafeRawPointer,
-                  before limit: Int) -> (String, length: Int)? {
+    func interned(
+        startingWith first: UInt64, _ second: UInt64, at base: UnsafeRawPointer,
+        before limit: Int
+    ) -> (String, length: Int)? {
         let slot = prefixSlots + Self.prefixSlot(first, second)
         let stored = slot.pointee
         guard stored.first == first, stored.second == second, stored.countAndFlags != 0,
-              let (start, length) = StringRepresentation.largeUTF8(words: (stored.countAndFlags, stored.object)),
-              length < limit, base.load(fromByteOffset: length, as: UInt8.self) == 0,
-              Self.sameBytes(start, base, count: length)
+            let (start, length) = StringRepresentation.largeUTF8(words: (stored.countAndFlags, stored.object)),
+            length < limit, base.load(fromByteOffset: length, as: UInt8.self) == 0,
+            Self.sameBytes(start, base, count: length)
         else { return nil }
         return (StringRepresentation.string(stored.countAndFlags, stored.object), length)
     }
@@ -110,7 +112,8 @@ final class BSONKeyCache {
         let slot = slots + (Int(truncatingIfNeeded: hash) & (Self.slotCount &- 1))
         let stored = slot.pointee
         if let (start, length) = StringRepresentation.largeUTF8(words: stored), length == count,
-           Self.sameBytes(start, base, count: count) {
+            Self.sameBytes(start, base, count: count)
+        {
             recordPrefix(of: base, (stored.countAndFlags, stored.object))
             return StringRepresentation.string(stored.countAndFlags, stored.object)
         }
@@ -125,18 +128,22 @@ final class BSONKeyCache {
         var difference: UInt64 = 0
         var index = 0
         while index &+ 8 < count {
-            difference |= a.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            difference |=
+                a.loadUnaligned(fromByteOffset: index, as: UInt64.self)
                 ^ b.loadUnaligned(fromByteOffset: index, as: UInt64.self)
             index &+= 8
         }
-        difference |= a.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        difference |=
+            a.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
             ^ b.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
         return difference == 0
     }
 
     @inline(never)
-    private func intern(_ key: UnsafeRawBufferPointer, isASCII: Bool,
-                        into slot: UnsafeMutablePointer<(countAndFlags: UInt64, object: UInt64)>) -> String {
+    private func intern(
+        _ key: UnsafeRawBufferPointer, isASCII: Bool,
+        into slot: UnsafeMutablePointer<(countAndFlags: UInt64, object: UInt64)>
+    ) -> String {
         let count = key.count
         if chunk.count < count {
             guard isEnabled, let next = arena.chunk() else { return BSONDecoder.string(validated: key) }

@@ -48,7 +48,10 @@ public struct BSONElement {
         var index = 0
         while index + 8 <= count {
             if mine.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                != theirs.loadUnaligned(fromByteOffset: index, as: UInt64.self) { return false }
+                != theirs.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            {
+                return false
+            }
             index += 8
         }
         while index < count {
@@ -60,8 +63,9 @@ public struct BSONElement {
 
     /// The key (validated UTF-8).
     public var key: String {
-        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyEnd]).assumingMemoryBound(to: UInt8.self),
-               as: UTF8.self)
+        String(
+            decoding: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyEnd]).assumingMemoryBound(to: UInt8.self),
+            as: UTF8.self)
     }
 
     /// The key's UTF-8 bytes, valid only inside the closure.
@@ -95,14 +99,16 @@ public struct BSONElement {
     /// The value if it is an ObjectId, else nil.
     public var objectId: ObjectId? {
         guard type == .objectId else { return nil }
-        return ObjectId(high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: valueOffset, as: UInt64.self)),
-                        low: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: valueOffset + 8, as: UInt32.self)))
+        return ObjectId(
+            high: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: valueOffset, as: UInt64.self)),
+            low: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: valueOffset + 8, as: UInt32.self)))
     }
     /// The value if it is a Decimal128, else nil.
     public var decimal128: Decimal128? {
         guard type == .decimal128 else { return nil }
-        return Decimal128(high: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: valueOffset + 8, as: UInt64.self)),
-                          low: load(UInt64.self))
+        return Decimal128(
+            high: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: valueOffset + 8, as: UInt64.self)),
+            low: load(UInt64.self))
     }
     /// The value if it is a string (validated UTF-8), else nil.
     public var string: String? {
@@ -188,10 +194,13 @@ extension BSONDocument {
             try decoder.skipValue(type: typeByte, at: &offset, limit: last, depth: 1)
             guard let type = BSONType(rawValue: typeByte) else {
                 // skipValue has thrown for unknown types already.
-                throw BSONError(code: .invalidType, offset: elementOffset, message: "0x\(String(typeByte, radix: 16)) is not a BSON element type")
+                throw BSONError(
+                    code: .invalidType, offset: elementOffset, message: "0x\(String(typeByte, radix: 16)) is not a BSON element type")
             }
-            try body(BSONElement(bytes: bytes, keyStart: keyStart, keyEnd: valueOffset - 1, valueOffset: valueOffset,
-                                 valueEnd: offset, type: type, maxDepth: options.maxDepth, depth: 1))
+            try body(
+                BSONElement(
+                    bytes: bytes, keyStart: keyStart, keyEnd: valueOffset - 1, valueOffset: valueOffset,
+                    valueEnd: offset, type: type, maxDepth: options.maxDepth, depth: 1))
         }
         try decoder.finishDocument(at: offset, last: last)
     }
@@ -210,21 +219,25 @@ extension BSONDecoder {
     func checkTopLevelLength() throws(BSONError) {
         let count = bytes.count
         guard count >= 5 else {
-            throw BSONError(code: .truncated, offset: 0,
-                            message: "\(count) bytes cannot hold a document: a BSON document is at least 5 bytes")
+            throw BSONError(
+                code: .truncated, offset: 0,
+                message: "\(count) bytes cannot hold a document: a BSON document is at least 5 bytes")
         }
         let declared = Int(int32(at: 0))
         if declared < 5 {
-            throw BSONError(code: .invalidLength, offset: 0,
-                            message: "the document declares \(declared) bytes; a BSON document is at least 5 bytes")
+            throw BSONError(
+                code: .invalidLength, offset: 0,
+                message: "the document declares \(declared) bytes; a BSON document is at least 5 bytes")
         }
         if declared > count {
-            throw BSONError(code: .truncated, offset: count,
-                            message: "the document declares \(declared) bytes but only \(count) were given")
+            throw BSONError(
+                code: .truncated, offset: count,
+                message: "the document declares \(declared) bytes but only \(count) were given")
         }
         if declared < count {
-            throw BSONError(code: .trailingBytes, offset: declared,
-                            message: "\(count - declared) bytes follow the \(declared)-byte document; pass exactly one document")
+            throw BSONError(
+                code: .trailingBytes, offset: declared,
+                message: "\(count - declared) bytes follow the \(declared)-byte document; pass exactly one document")
         }
     }
 
@@ -258,14 +271,16 @@ extension BSONDecoder {
         try need(4, at: offset, limit: limit, "a string")
         let length = Int(int32(at: offset))
         if length < 1 || length > limit - offset - 4 {
-            throw BSONError(code: .invalidLength, offset: offset,
-                            message: "a string declares \(length) bytes; it needs at least 1 (the NUL) and \(max(limit - offset - 4, 0)) remain")
+            throw BSONError(
+                code: .invalidLength, offset: offset,
+                message: "a string declares \(length) bytes; it needs at least 1 (the NUL) and \(max(limit - offset - 4, 0)) remain")
         }
         let start = offset + 4
         let nul = start + length - 1
         if byte(at: nul) != 0 {
-            throw BSONError(code: .missingTerminator, offset: nul,
-                            message: "a string is not NUL-terminated where its length says it ends")
+            throw BSONError(
+                code: .missingTerminator, offset: nul,
+                message: "a string is not NUL-terminated where its length says it ends")
         }
         if !Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: bytes[start..<nul])) {
             throw BSONError(code: .invalidUTF8, offset: start, message: "a string is not valid UTF-8")

@@ -90,8 +90,9 @@ public struct BSONWriter: Sendable {
         var problem: BSONError?
         let end = withUnsafeMutablePointer(to: &problem) { problem in
             storage.withUnsafeMutableBytes { raw in
-                var encoder = UncheckedBSONEncoder(base: raw.baseAddress.unsafelyUnwrapped, position: start,
-                                                   limit: start + size, problem: problem)
+                var encoder = UncheckedBSONEncoder(
+                    base: raw.baseAddress.unsafelyUnwrapped, position: start,
+                    limit: start + size, problem: problem)
                 body(&encoder)
                 return encoder.position
             }
@@ -298,8 +299,10 @@ struct UncheckedBSONEncoder {
     /// without a retain and release.
     let readsStringWords: Bool
 
-    init(base: UnsafeMutableRawPointer, position: Int, limit: Int, problem: UnsafeMutablePointer<BSONError?>?,
-         origin: Int = 0) {
+    init(
+        base: UnsafeMutableRawPointer, position: Int, limit: Int, problem: UnsafeMutablePointer<BSONError?>?,
+        origin: Int = 0
+    ) {
         self.base = base
         self.position = position
         self.limit = limit
@@ -436,8 +439,11 @@ struct UncheckedBSONEncoder {
     mutating func cutAtNul(_ utf8: UnsafeBufferPointer<UInt8>) {
         let nul = BSONDecoder.firstNul(in: UnsafeRawPointer(utf8.baseAddress.unsafelyUnwrapped), count: utf8.count) ?? utf8.count
         if let problem, problem.pointee == nil {
-            problem.pointee = BSONError(code: .nulInCString, offset: origin + position,
-                              message: "the key or regular expression \(String(decoding: utf8, as: UTF8.self).debugDescription) contains a NUL byte, which BSON cannot encode; it was cut at the NUL")
+            problem.pointee = BSONError(
+                code: .nulInCString, offset: origin + position,
+                message:
+                    "the key or regular expression \(String(decoding: utf8, as: UTF8.self).debugDescription) contains a NUL byte, which BSON cannot encode; it was cut at the NUL"
+            )
         }
         bytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[..<nul])))
     }
@@ -724,8 +730,9 @@ extension BSONDocument {
         var fitted = false
         buffer.append(addingCapacity: room) { span in
             span.withUnsafeMutableBufferPointer { memory, initialized in
-                var encoder = UncheckedBSONEncoder(base: UnsafeMutableRawPointer(memory.baseAddress.unsafelyUnwrapped),
-                                                   position: 0, limit: room, problem: problem, origin: origin)
+                var encoder = UncheckedBSONEncoder(
+                    base: UnsafeMutableRawPointer(memory.baseAddress.unsafelyUnwrapped),
+                    position: 0, limit: room, problem: problem, origin: origin)
                 encoder.document(self)
                 fitted = !encoder.overflowed
                 initialized = fitted ? encoder.position : 0

@@ -159,7 +159,7 @@ enum StringRepresentation {
     static func largeUTF8(words: (UInt64, UInt64)) -> (start: UnsafeRawPointer, count: Int)? {
         let (countAndFlags, object) = words
         guard object & (smallFlag | foreignFlag) == 0, countAndFlags & tailAllocatedFlag != 0,
-              let address = UnsafeRawPointer(bitPattern: UInt(truncatingIfNeeded: object & addressMask))
+            let address = UnsafeRawPointer(bitPattern: UInt(truncatingIfNeeded: object & addressMask))
         else { return nil }
         return (address + nativeBias, Int(truncatingIfNeeded: countAndFlags & largeCountMask))
     }
@@ -199,9 +199,10 @@ enum StringRepresentation {
                 return (wide, narrow)
             }
             guard bits(of: built.0) == bits(of: expected), bits(of: built.1) == bits(of: expected),
-                  built.0 == expected, Array(built.0.utf8) == bytes else { return false }
+                built.0 == expected, Array(built.0.utf8) == bytes
+            else { return false }
             guard let read = smallWords(expected), read.count == bytes.count,
-                  withUnsafeBytes(of: (read.first, read.second), { Array($0.prefix(read.count)) }) == bytes
+                withUnsafeBytes(of: (read.first, read.second), { Array($0.prefix(read.count)) }) == bytes
             else { return false }
             guard largeUTF8(expected) == nil else { return false }
         }
@@ -209,7 +210,7 @@ enum StringRepresentation {
         let runtime = String(repeating: "ü", count: 40) + String(0x1234_5678)
         for large in [literal, runtime] {
             guard smallWords(large) == nil, let read = largeUTF8(large),
-                  Array(UnsafeRawBufferPointer(start: read.start, count: read.count)) == Array(large.utf8)
+                Array(UnsafeRawBufferPointer(start: read.start, count: read.count)) == Array(large.utf8)
             else { return false }
         }
         guard isImmortal(literal), !isImmortal(runtime), isImmortal("short") else { return false }

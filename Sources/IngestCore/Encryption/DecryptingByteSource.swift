@@ -53,8 +53,10 @@ package final class DecryptingByteSource: SegmentByteSource {
     ///   - maxBlockBytes: the largest block plaintext accepted. Default 1 GiB.
     /// - Throws: ``SegmentError`` — `truncated`, `notEncrypted`, `badMagic`,
     ///   `checksumMismatch`, `unsupportedVersion`, `wrongKey`, `malformedFrame`.
-    package init(_ upstream: SegmentByteSource, key: SegmentEncryptionKey, kind: EncryptedFileHeader.Kind,
-                requiresFinal: Bool? = nil, recordBlockEnds: Bool = false, maxBlockBytes: Int = 1 << 30) throws {
+    package init(
+        _ upstream: SegmentByteSource, key: SegmentEncryptionKey, kind: EncryptedFileHeader.Kind,
+        requiresFinal: Bool? = nil, recordBlockEnds: Bool = false, maxBlockBytes: Int = 1 << 30
+    ) throws {
         self.upstream = upstream
         self.requiresFinal = requiresFinal ?? (kind == .sealed)
         self.recordBlockEnds = recordBlockEnds
@@ -62,17 +64,22 @@ package final class DecryptingByteSource: SegmentByteSource {
         var raw = [UInt8](repeating: 0, count: EncryptedFileHeader.byteCount)
         let n = try Self.readFully(upstream, into: &raw, from: 0, count: raw.count)
         if n >= 8 && raw[0..<8].elementsEqual(SegmentFormat.magic) {
-            throw SegmentError(code: .notEncrypted, message: "the file is a plaintext segment, but an encryption key is set: it was written without encryption", offset: 0)
+            throw SegmentError(
+                code: .notEncrypted,
+                message: "the file is a plaintext segment, but an encryption key is set: it was written without encryption", offset: 0)
         }
         if n < raw.count {
             guard raw[0..<min(n, 8)].elementsEqual(EncryptedFileHeader.magic.prefix(min(n, 8))) else {
                 throw SegmentError(code: .badMagic, message: "not an encrypted segment file (bad magic bytes)", offset: 0)
             }
-            throw SegmentError(code: .truncated, message: "the encrypted file ends inside its header (\(n) of \(raw.count) bytes)", offset: 0)
+            throw SegmentError(
+                code: .truncated, message: "the encrypted file ends inside its header (\(n) of \(raw.count) bytes)", offset: 0)
         }
         let header = try raw.withUnsafeBytes { try EncryptedFileHeader(parsing: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         guard header.kind == kind else {
-            throw SegmentError(code: .malformedFrame, message: "the encrypted file holds content kind \(header.kind.rawValue), expected \(kind.rawValue)", offset: 10)
+            throw SegmentError(
+                code: .malformedFrame, message: "the encrypted file holds content kind \(header.kind.rawValue), expected \(kind.rawValue)",
+                offset: 10)
         }
         self.header = header
         self.cipher = try SegmentCipher(header: header, key: key, encrypting: false)
@@ -107,7 +114,8 @@ package final class DecryptingByteSource: SegmentByteSource {
         let n = try readBuffered(into: &block, from: 0, count: headerSize)
         if n == 0 {
             if requiresFinal && !sawFinal {
-                throw SegmentError(code: .truncated, message: "the encrypted sealed segment ends without its final block", offset: fileOffset)
+                throw SegmentError(
+                    code: .truncated, message: "the encrypted sealed segment ends without its final block", offset: fileOffset)
             }
             return false
         }
@@ -119,11 +127,14 @@ package final class DecryptingByteSource: SegmentByteSource {
         }
         let crc = SegmentFormat.readLE(UInt32.self, block, 13)
         guard crc == block.withUnsafeBytes({ CRC32.update(0, UnsafeRawBufferPointer(rebasing: $0[0..<13])) }) else {
-            throw SegmentError(code: .checksumMismatch, message: "an encrypted block header is damaged (checksum mismatch)", offset: fileOffset)
+            throw SegmentError(
+                code: .checksumMismatch, message: "an encrypted block header is damaged (checksum mismatch)", offset: fileOffset)
         }
         let length = Int(SegmentFormat.readLE(UInt32.self, block, 0))
         guard length <= maxBlockBytes else {
-            throw SegmentError(code: .frameTooLarge, message: "an encrypted block declares \(length) bytes, the limit is \(maxBlockBytes)", offset: fileOffset)
+            throw SegmentError(
+                code: .frameTooLarge, message: "an encrypted block declares \(length) bytes, the limit is \(maxBlockBytes)",
+                offset: fileOffset)
         }
         let total = headerSize + length + SegmentCipher.tagSize
         // Grow the buffer as bytes arrive (at most 1 MiB ahead), so a length
@@ -134,7 +145,8 @@ package final class DecryptingByteSource: SegmentByteSource {
             if block.count < target { block.append(contentsOf: repeatElement(0, count: target - block.count)) }
             let wanted = target - have
             guard try readBuffered(into: &block, from: have, count: wanted) == wanted else {
-                throw SegmentError(code: .truncated, message: "the encrypted file ends inside a block of \(total) bytes", offset: fileOffset)
+                throw SegmentError(
+                    code: .truncated, message: "the encrypted file ends inside a block of \(total) bytes", offset: fileOffset)
             }
             have = target
         }

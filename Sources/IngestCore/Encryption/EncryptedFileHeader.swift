@@ -85,7 +85,9 @@ package struct EncryptedFileHeader: Sendable, Hashable {
         }
         guard raw[0..<8].elementsEqual(Self.magic) else {
             if raw[0..<8].elementsEqual(SegmentFormat.magic) {
-                throw SegmentError(code: .notEncrypted, message: "the file is a plaintext segment, but an encryption key is set: it was written without encryption", offset: 0)
+                throw SegmentError(
+                    code: .notEncrypted,
+                    message: "the file is a plaintext segment, but an encryption key is set: it was written without encryption", offset: 0)
             }
             throw SegmentError(code: .badMagic, message: "not an encrypted segment file (bad magic bytes)", offset: 0)
         }
@@ -95,10 +97,15 @@ package struct EncryptedFileHeader: Sendable, Hashable {
         }
         let version = SegmentFormat.readLE(UInt16.self, raw, 8)
         guard version == Self.version else {
-            throw SegmentError(code: .unsupportedVersion, message: "encrypted file version \(version) is not supported (this reader knows \(Self.version)); update the software", offset: 0)
+            throw SegmentError(
+                code: .unsupportedVersion,
+                message: "encrypted file version \(version) is not supported (this reader knows \(Self.version)); update the software",
+                offset: 0)
         }
         guard raw[11] == Self.algorithmAES256GCM else {
-            throw SegmentError(code: .unsupportedVersion, message: "encryption algorithm \(raw[11]) is not supported (this reader knows 1, AES-256-GCM)", offset: 0)
+            throw SegmentError(
+                code: .unsupportedVersion, message: "encryption algorithm \(raw[11]) is not supported (this reader knows 1, AES-256-GCM)",
+                offset: 0)
         }
         self.init(
             kind: Kind(rawValue: raw[10]), storeId: SegmentStoreID(bytes: Array(raw[12..<28]))!,

@@ -17,8 +17,10 @@ package final class EncryptedFileWriter {
     private var finished = false
 
     /// Starts a file with `header` (written with the first block).
-    package init(header: EncryptedFileHeader, key: SegmentEncryptionKey, blockBytes: Int = 64 << 10,
-                output: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
+    package init(
+        header: EncryptedFileHeader, key: SegmentEncryptionKey, blockBytes: Int = 64 << 10,
+        output: @escaping (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         self.cipher = try SegmentCipher(header: header, key: key, encrypting: true)
         self.output = output
         self.blockBytes = max(blockBytes, 1)

@@ -35,7 +35,10 @@ package final class SegmentCipher {
     ///   another key; ``SegmentError/Code/io`` if libcrypto fails.
     package init(header: EncryptedFileHeader, key: SegmentEncryptionKey, encrypting: Bool) throws(SegmentError) {
         guard Crypto.constantTimeEqual(header.keyCheck, key.checkValue) else {
-            throw SegmentError(code: .wrongKey, message: "segment \(header.segmentNumber) was encrypted with another key: open the store with the key it was written with", offset: 0)
+            throw SegmentError(
+                code: .wrongKey,
+                message: "segment \(header.segmentNumber) was encrypted with another key: open the store with the key it was written with",
+                offset: 0)
         }
         guard let context = EVP_CIPHER_CTX_new() else {
             throw SegmentError(code: .io, message: "EVP_CIPHER_CTX_new failed")
@@ -64,7 +67,9 @@ package final class SegmentCipher {
     deinit { EVP_CIPHER_CTX_free(context) }
 
     /// Appends one encrypted block of `plaintext`, to be written at `fileOffset`.
-    package func appendBlock(_ plaintext: UnsafeRawBufferPointer, fileOffset: Int, final: Bool = false, to out: inout [UInt8]) throws(SegmentError) {
+    package func appendBlock(_ plaintext: UnsafeRawBufferPointer, fileOffset: Int, final: Bool = false, to out: inout [UInt8])
+        throws(SegmentError)
+    {
         precondition(encrypting, "a decrypting SegmentCipher cannot encrypt")
         guard plaintext.count <= Int(UInt32.max) else {
             throw SegmentError(code: .invalidArgument, message: "an encrypted block holds at most 4 GiB")
@@ -81,17 +86,23 @@ package final class SegmentCipher {
         let ok = out.withUnsafeMutableBytes { raw -> Bool in
             let base = raw.baseAddress! + start
             guard setNonce(counter, encrypt: true),
-                  addAAD(fileOffset: fileOffset, blockHeader: UnsafeRawBufferPointer(start: base, count: 13), encrypt: true)
+                addAAD(fileOffset: fileOffset, blockHeader: UnsafeRawBufferPointer(start: base, count: 13), encrypt: true)
             else { return false }
             var produced: Int32 = 0
             if plaintext.count > 0 {
-                guard EVP_EncryptUpdate(context, (base + 17).assumingMemoryBound(to: UInt8.self), &produced,
-                                        plaintext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(plaintext.count)) == 1,
-                      Int(produced) == plaintext.count else { return false }
+                guard
+                    EVP_EncryptUpdate(
+                        context, (base + 17).assumingMemoryBound(to: UInt8.self), &produced,
+                        plaintext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(plaintext.count)) == 1,
+                    Int(produced) == plaintext.count
+                else { return false }
             }
             var tail: Int32 = 0
-            guard EVP_EncryptFinal_ex(context, (base + 17 + plaintext.count).assumingMemoryBound(to: UInt8.self), &tail) == 1 else { return false }
-            return dataingest_gcm_get_tag(context, (base + 17 + plaintext.count).assumingMemoryBound(to: UInt8.self), Int32(Self.tagSize)) == 1
+            guard EVP_EncryptFinal_ex(context, (base + 17 + plaintext.count).assumingMemoryBound(to: UInt8.self), &tail) == 1 else {
+                return false
+            }
+            return dataingest_gcm_get_tag(context, (base + 17 + plaintext.count).assumingMemoryBound(to: UInt8.self), Int32(Self.tagSize))
+                == 1
         }
         guard ok else {
             out.removeSubrange(start...)
@@ -114,15 +125,19 @@ package final class SegmentCipher {
         var tag = Array(block[(Self.blockHeaderSize + length)...])
         let ok = plaintext.withUnsafeMutableBytes { out -> Bool in
             guard setNonce(counter, encrypt: false),
-                  addAAD(fileOffset: fileOffset, blockHeader: UnsafeRawBufferPointer(rebasing: block[0..<13]), encrypt: false)
+                addAAD(fileOffset: fileOffset, blockHeader: UnsafeRawBufferPointer(rebasing: block[0..<13]), encrypt: false)
             else { return false }
             var produced: Int32 = 0
             if length > 0 {
-                guard EVP_DecryptUpdate(context, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &produced,
-                                        (block.baseAddress! + Self.blockHeaderSize).assumingMemoryBound(to: UInt8.self), Int32(length)) == 1
+                guard
+                    EVP_DecryptUpdate(
+                        context, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &produced,
+                        (block.baseAddress! + Self.blockHeaderSize).assumingMemoryBound(to: UInt8.self), Int32(length)) == 1
                 else { return false }
             }
-            guard tag.withUnsafeMutableBufferPointer({ dataingest_gcm_set_tag(context, $0.baseAddress, Int32(Self.tagSize)) }) == 1 else { return false }
+            guard tag.withUnsafeMutableBufferPointer({ dataingest_gcm_set_tag(context, $0.baseAddress, Int32(Self.tagSize)) }) == 1 else {
+                return false
+            }
             var tail: Int32 = 0
             var scratch = [UInt8](repeating: 0, count: 16)
             return EVP_DecryptFinal_ex(context, &scratch, &tail) == 1
@@ -133,7 +148,8 @@ package final class SegmentCipher {
             plaintext.removeAll(keepingCapacity: true)
             throw SegmentError(
                 code: .authenticationFailed,
-                message: "block at byte \(fileOffset) of encrypted segment \(header.segmentNumber) failed authentication: the file was changed or damaged",
+                message:
+                    "block at byte \(fileOffset) of encrypted segment \(header.segmentNumber) failed authentication: the file was changed or damaged",
                 offset: fileOffset)
         }
         return flags
@@ -145,7 +161,8 @@ package final class SegmentCipher {
             let raw = UnsafeMutableRawBufferPointer(nonce)
             raw.storeBytes(of: UInt32(0), toByteOffset: 0, as: UInt32.self)
             raw.storeBytes(of: counter.littleEndian, toByteOffset: 4, as: UInt64.self)
-            return encrypt ? EVP_EncryptInit_ex(context, nil, nil, nil, nonce.baseAddress) == 1
+            return encrypt
+                ? EVP_EncryptInit_ex(context, nil, nil, nil, nonce.baseAddress) == 1
                 : EVP_DecryptInit_ex(context, nil, nil, nil, nonce.baseAddress) == 1
         }
     }

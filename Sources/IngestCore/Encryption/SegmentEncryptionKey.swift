@@ -26,7 +26,8 @@ public struct SegmentEncryptionKey: Sendable, Hashable {
         guard array.count == Self.byteCount else {
             var message = "an encryption key must be exactly \(Self.byteCount) bytes (256 bits, AES-256-GCM), got \(array.count) bytes"
             if array.count == 64 {
-                message += "; 64-byte keys as the Realm SDKs used are not accepted and are never truncated: "
+                message +=
+                    "; 64-byte keys as the Realm SDKs used are not accepted and are never truncated: "
                     + "generate a new 32-byte key (for example with SegmentEncryptionKey.random()) for DataIngest's store"
             }
             throw SegmentError(code: .invalidArgument, message: message)

@@ -17,8 +17,9 @@ enum ExtendedJSONReader {
         document.reserveCapacity(members.count)
         for member in members {
             guard !member.key.utf8.contains(0) else {
-                throw ExtendedJSONError(code: .nulInCString, path: [member.key],
-                                        message: "a key contains NUL, which BSON cannot store")
+                throw ExtendedJSONError(
+                    code: .nulInCString, path: [member.key],
+                    message: "a key contains NUL, which BSON cannot store")
             }
             do {
                 document.append(member.key, try value(from: member.value))
@@ -85,7 +86,8 @@ enum ExtendedJSONReader {
         // Legacy query-style regex: only when the values are strings, so a
         // `$regex` query operator holding a $regularExpression stays a document.
         if case .string(let pattern)? = member("$regex"),
-           members.allSatisfy({ $0.key == "$regex" || $0.key == "$options" }), members.count <= 2 {
+            members.allSatisfy({ $0.key == "$regex" || $0.key == "$options" }), members.count <= 2
+        {
             var options = ""
             if let optionsValue = member("$options") {
                 guard case .string(let text) = optionsValue else { return nil }
@@ -122,7 +124,8 @@ enum ExtendedJSONReader {
                 return .binary(try canonicalBinary(fields))
             }
             if count == 2, keys.contains("$type"),
-               case .string(let base64) = special.value, case .string(let type)? = member("$type") {
+                case .string(let base64) = special.value, case .string(let type)? = member("$type")
+            {
                 return .binary(try binary(base64: base64, subType: type))
             }
             throw invalid("$binary needs {\"base64\": string, \"subType\": hex string}")
@@ -178,7 +181,8 @@ enum ExtendedJSONReader {
                 throw invalid("$timestamp needs exactly the keys \"t\" and \"i\"")
             }
             guard case .number(let t)? = fields.first(where: { $0.key == "t" })?.value,
-                  case .number(let i)? = fields.first(where: { $0.key == "i" })?.value else {
+                case .number(let i)? = fields.first(where: { $0.key == "i" })?.value
+            else {
                 throw invalid("$timestamp t and i need to be numbers")
             }
             guard let seconds = UInt32(t), let increment = UInt32(i) else {
@@ -188,25 +192,29 @@ enum ExtendedJSONReader {
 
         case "$regularExpression":
             guard case .object(let fields) = value, fields.count == 2,
-                  Set(fields.map(\.key)) == ["pattern", "options"] else {
+                Set(fields.map(\.key)) == ["pattern", "options"]
+            else {
                 throw invalid("$regularExpression needs exactly {\"pattern\": string, \"options\": string}")
             }
             guard case .string(let pattern)? = fields.first(where: { $0.key == "pattern" })?.value,
-                  case .string(let options)? = fields.first(where: { $0.key == "options" })?.value else {
+                case .string(let options)? = fields.first(where: { $0.key == "options" })?.value
+            else {
                 throw invalid("$regularExpression pattern and options need to be strings")
             }
             return try regex(pattern: pattern, options: options)
 
         case "$dbPointer":
             guard case .object(let fields) = value, fields.count == 2,
-                  Set(fields.map(\.key)) == ["$ref", "$id"] else {
+                Set(fields.map(\.key)) == ["$ref", "$id"]
+            else {
                 throw invalid("$dbPointer needs exactly {\"$ref\": string, \"$id\": {\"$oid\": …}}")
             }
             guard case .string(let ref)? = fields.first(where: { $0.key == "$ref" })?.value else {
                 throw invalid("$dbPointer $ref needs a string")
             }
             guard case .object(let idFields)? = fields.first(where: { $0.key == "$id" })?.value,
-                  idFields.count == 1, idFields[0].key == "$oid", case .string(let hex) = idFields[0].value else {
+                idFields.count == 1, idFields[0].key == "$oid", case .string(let hex) = idFields[0].value
+            else {
                 throw invalid("$dbPointer $id needs {\"$oid\": string}")
             }
             return .dbPointer(ref: ref, id: try objectId(hex))
@@ -245,7 +253,8 @@ enum ExtendedJSONReader {
             throw invalid("$binary needs exactly {\"base64\": string, \"subType\": hex string}")
         }
         guard case .string(let base64)? = fields.first(where: { $0.key == "base64" })?.value,
-              case .string(let subType)? = fields.first(where: { $0.key == "subType" })?.value else {
+            case .string(let subType)? = fields.first(where: { $0.key == "subType" })?.value
+        else {
             throw invalid("$binary base64 and subType need to be strings")
         }
         return try binary(base64: base64, subType: subType)
@@ -263,8 +272,9 @@ enum ExtendedJSONReader {
 
     private static func regex(pattern: String, options: String) throws(ExtendedJSONError) -> BSON {
         guard !pattern.utf8.contains(0), !options.utf8.contains(0) else {
-            throw ExtendedJSONError(code: .nulInCString,
-                                    message: "a regular expression contains NUL, which BSON cannot store")
+            throw ExtendedJSONError(
+                code: .nulInCString,
+                message: "a regular expression contains NUL, which BSON cannot store")
         }
         // BSON stores options sorted.
         return .regex(pattern: pattern, options: String(options.sorted()))

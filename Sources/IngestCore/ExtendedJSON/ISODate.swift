@@ -48,11 +48,13 @@ package enum ISODate {
             return true
         }
         guard let year = number(4), literal(UInt8(ascii: "-")), let month = number(2), literal(UInt8(ascii: "-")),
-              let day = number(2) else { return nil }
+            let day = number(2)
+        else { return nil }
         guard i < b.count, b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: "t") else { return nil }
         i += 1
         guard let hour = number(2), literal(UInt8(ascii: ":")), let minute = number(2), literal(UInt8(ascii: ":")),
-              let second = number(2) else { return nil }
+            let second = number(2)
+        else { return nil }
         var millis: Int64 = 0
         if literal(UInt8(ascii: ".")) {
             var digits = 0
@@ -78,7 +80,8 @@ package enum ISODate {
         }
         guard i == b.count else { return nil }
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              hour < 24, minute < 60, second < 60 else { return nil }
+            hour < 24, minute < 60, second < 60
+        else { return nil }
         let days = self.days(fromYear: year, month: month, day: day)
         let local = ((days * 24 + hour) * 60 + minute) * 60 + second
         return (local - offsetMinutes * 60) * 1000 + millis

@@ -29,8 +29,10 @@ package struct LoginRequest: ProtocolBody, Hashable {
     package var deviceId: String?
 
     /// Creates a body; leave the members the provider does not use nil.
-    package init(username: String? = nil, password: String? = nil, key: String? = nil, token: String? = nil,
-                 deviceId: String? = nil) {
+    package init(
+        username: String? = nil, password: String? = nil, key: String? = nil, token: String? = nil,
+        deviceId: String? = nil
+    ) {
         self.username = username
         self.password = password
         self.key = key

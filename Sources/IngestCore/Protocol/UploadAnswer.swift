@@ -63,8 +63,10 @@ package struct UploadAnswer: ProtocolBody, Hashable {
     package var rejectedObjects: [RejectedObject]
 
     /// Creates an answer; `rejected` is the number of `rejectedObjects`.
-    package init(storeId: String, segmentNumber: UInt64, transactions: Int, objects: Int, accepted: Int, duplicate: Int,
-                 rejectedObjects: [RejectedObject]) {
+    package init(
+        storeId: String, segmentNumber: UInt64, transactions: Int, objects: Int, accepted: Int, duplicate: Int,
+        rejectedObjects: [RejectedObject]
+    ) {
         self.storeId = storeId
         self.segmentNumber = segmentNumber
         self.transactions = transactions
@@ -89,10 +91,11 @@ package struct UploadAnswer: ProtocolBody, Hashable {
             let entry = try JSONObjectReader(value, path: "rejected_objects[\(position)]")
             var id: String?
             if let value = entry["_id"], value != .null { id = value.jsonText }
-            entries.append(RejectedObject(
-                index: try entry.integer("index"), transaction: try entry.integer("transaction"),
-                collection: try entry.string("collection"), id: id,
-                errorCode: try entry.string("error_code"), reason: try entry.string("reason")))
+            entries.append(
+                RejectedObject(
+                    index: try entry.integer("index"), transaction: try entry.integer("transaction"),
+                    collection: try entry.string("collection"), id: id,
+                    errorCode: try entry.string("error_code"), reason: try entry.string("reason")))
         }
         rejectedObjects = entries
     }

@@ -54,8 +54,9 @@ extension ObjectSchema {
             let properties = object.properties
             keys = BSONKeyTable(properties.map(\.name))
             slots = properties.map {
-                Slot(type: $0.type, judged: $0.collection == .single && $0.type != .object && $0.type != .mixed,
-                     isOptional: $0.isOptional)
+                Slot(
+                    type: $0.type, judged: $0.collection == .single && $0.type != .object && $0.type != .mixed,
+                    isOptional: $0.isOptional)
             }
             tooMany = properties.count > 64
             var required: UInt64 = 0
@@ -75,7 +76,7 @@ extension ObjectSchema {
             do {
                 try BSONDocument.forEachElement(in: bson) { element in
                     defer { position += 1 }
-                    guard valid else { return }   // keep iterating: the bytes must still be checked whole
+                    guard valid else { return }  // keep iterating: the bytes must still be checked whole
                     guard let index = keys.index(of: element, hint: position) else {
                         valid = false
                         return
@@ -110,7 +111,7 @@ extension ObjectSchema {
         private static func matches(_ element: BSONElement, _ type: PropertyType) -> Bool {
             switch (type, element.type) {
             case (.bool, .bool), (.int, .int64), (.int, .int32), (.double, .double),
-                 (.string, .string), (.date, .datetime), (.decimal128, .decimal128), (.objectId, .objectId):
+                (.string, .string), (.date, .datetime), (.decimal128, .decimal128), (.objectId, .objectId):
                 return true
             case (.float, .double):
                 guard let number = element.double else { return false }

@@ -16,8 +16,9 @@ extension Property {
 
     /// Decodes the BSON form; `path` is used in error messages.
     public init(bsonDocument document: BSONDocument, path: String = "property") throws(SchemaError) {
-        let reader = SchemaBSONReader(document: document, path: path,
-                                      allowed: ["name", "type", "optional", "collection", "objectClass", "indexed"])
+        let reader = SchemaBSONReader(
+            document: document, path: path,
+            allowed: ["name", "type", "optional", "collection", "objectClass", "indexed"])
         try reader.checkKeys()
         let type: PropertyType = try reader.enumValue("type", required: true)!
         self.init(
@@ -46,18 +47,22 @@ extension ObjectSchema {
         let name = try reader.string("name", required: true)!
         let kind: Kind = try reader.enumValue("kind", required: false) ?? .topLevel
         guard case .array(let elements)? = document["properties"] else {
-            throw SchemaError(.invalidBSON, className: name, message: "schema BSON at \(path).properties: expected an array of property documents")
+            throw SchemaError(
+                .invalidBSON, className: name, message: "schema BSON at \(path).properties: expected an array of property documents")
         }
         var properties: [Property] = []
         for (index, element) in elements.enumerated() {
             guard case .document(let propertyDocument) = element else {
-                throw SchemaError(.invalidBSON, className: name, message: "schema BSON at \(path).properties[\(index)]: expected a document")
+                throw SchemaError(
+                    .invalidBSON, className: name, message: "schema BSON at \(path).properties[\(index)]: expected a document")
             }
             properties.append(try Property(bsonDocument: propertyDocument, path: "\(path).properties[\(index)]"))
         }
         if let key = try reader.string("primaryKey", required: false) {
             guard let index = properties.firstIndex(where: { $0.name == key }) else {
-                throw SchemaError(.invalidBSON, className: name, message: "schema BSON at \(path).primaryKey: the primary key '\(key)' of \(name) is not one of its properties")
+                throw SchemaError(
+                    .invalidBSON, className: name,
+                    message: "schema BSON at \(path).primaryKey: the primary key '\(key)' of \(name) is not one of its properties")
             }
             properties[index].isPrimaryKey = true
         }
@@ -95,7 +100,8 @@ private struct SchemaBSONReader {
 
     func checkKeys() throws(SchemaError) {
         for key in document.keys where !allowed.contains(key) {
-            throw SchemaError(.invalidBSON, message: "schema BSON at \(path): unknown key '\(key)'; the keys are \(allowed.joined(separator: ", "))")
+            throw SchemaError(
+                .invalidBSON, message: "schema BSON at \(path): unknown key '\(key)'; the keys are \(allowed.joined(separator: ", "))")
         }
     }
 
@@ -104,7 +110,8 @@ private struct SchemaBSONReader {
         case .string(let value)?: return value
         case nil where !required: return nil
         case nil: throw SchemaError(.invalidBSON, message: "schema BSON at \(path): the required key '\(key)' is missing")
-        case let other?: throw SchemaError(.invalidBSON, message: "schema BSON at \(path).\(key): expected a string, found \(other.schemaTypeName)")
+        case let other?:
+            throw SchemaError(.invalidBSON, message: "schema BSON at \(path).\(key): expected a string, found \(other.schemaTypeName)")
         }
     }
 
@@ -112,14 +119,19 @@ private struct SchemaBSONReader {
         switch document[key] {
         case .bool(let value)?: return value
         case nil: return nil
-        case let other?: throw SchemaError(.invalidBSON, message: "schema BSON at \(path).\(key): expected a boolean, found \(other.schemaTypeName)")
+        case let other?:
+            throw SchemaError(.invalidBSON, message: "schema BSON at \(path).\(key): expected a boolean, found \(other.schemaTypeName)")
         }
     }
 
     func enumValue<E: RawRepresentable & CaseIterable>(_ key: String, required: Bool) throws(SchemaError) -> E? where E.RawValue == String {
         guard let text = try string(key, required: required) else { return nil }
         guard let value = E(rawValue: text) else {
-            throw SchemaError(.invalidBSON, message: "schema BSON at \(path).\(key): unknown value '\(text)'; expected one of \(E.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw SchemaError(
+                .invalidBSON,
+                message:
+                    "schema BSON at \(path).\(key): unknown value '\(text)'; expected one of \(E.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         return value
     }

@@ -69,8 +69,9 @@ struct DocumentValidator {
         for property in object.properties where !seen.contains(property.name) {
             // Absent collections are empty; absent optionals are null.
             if property.collection == .single && !property.isOptional {
-                report(Self.join(path, property.name), .missingRequiredField,
-                       "the required \(property.typeDescription) property '\(property.name)' of \(object.className) is missing")
+                report(
+                    Self.join(path, property.name), .missingRequiredField,
+                    "the required \(property.typeDescription) property '\(property.name)' of \(object.className) is missing")
             }
         }
     }
@@ -106,7 +107,8 @@ struct DocumentValidator {
             }
             guard matches(field.value, property.type) else { return false }
             if property.type == .float, case .double(let number) = field.value, number.isFinite,
-               abs(number) > Double(Float.greatestFiniteMagnitude) {
+                abs(number) > Double(Float.greatestFiniteMagnitude)
+            {
                 return false
             }
         }
@@ -178,11 +180,13 @@ struct DocumentValidator {
             return
         }
         guard Self.matches(value, property.type) else {
-            report(path, code, "expected \(Self.bsonForm(of: property.type)) for \(property.typeDescription), found \(value.schemaTypeName)")
+            report(
+                path, code, "expected \(Self.bsonForm(of: property.type)) for \(property.typeDescription), found \(value.schemaTypeName)")
             return
         }
         if property.type == .float, case .double(let number) = value, number.isFinite,
-           abs(number) > Double(Float.greatestFiniteMagnitude) {
+            abs(number) > Double(Float.greatestFiniteMagnitude)
+        {
             report(path, .outOfRange, "\(number) does not fit in a Float")
         }
     }
@@ -205,7 +209,9 @@ struct DocumentValidator {
                 return
             }
             guard Self.matches(value, key.type) else {
-                report(path, code, "expected a link to \(targetName) (its primary key, \(Self.bsonForm(of: key.type))), found \(value.schemaTypeName)")
+                report(
+                    path, code,
+                    "expected a link to \(targetName) (its primary key, \(Self.bsonForm(of: key.type))), found \(value.schemaTypeName)")
                 return
             }
         case .asymmetric:
@@ -220,7 +226,10 @@ struct DocumentValidator {
         case .binary(let binary):
             if binary.subtype == BSONBinary.Subtype.generic { return }
             if binary.subtype == BSONBinary.Subtype.uuid && binary.bytes.count == 16 { return }
-            report(path, code, "a mixed value may be binary data (subtype 0) or a UUID (subtype 4, 16 bytes), not binary subtype \(binary.subtype) of \(binary.bytes.count) bytes")
+            report(
+                path, code,
+                "a mixed value may be binary data (subtype 0) or a UUID (subtype 4, 16 bytes), not binary subtype \(binary.subtype) of \(binary.bytes.count) bytes"
+            )
         case .array(let elements):
             for (index, element) in elements.enumerated() {
                 checkMixed(element, path: "\(path)[\(index)]", code: .wrongElementType)
@@ -240,7 +249,7 @@ struct DocumentValidator {
     static func matches(_ value: BSON, _ type: PropertyType) -> Bool {
         switch (type, value) {
         case (.bool, .bool), (.int, .int64), (.int, .int32), (.float, .double), (.double, .double),
-             (.string, .string), (.date, .datetime), (.decimal128, .decimal128), (.objectId, .objectId):
+            (.string, .string), (.date, .datetime), (.decimal128, .decimal128), (.objectId, .objectId):
             return true
         case (.data, .binary(let binary)):
             return binary.subtype == BSONBinary.Subtype.generic

@@ -19,7 +19,9 @@ public struct Schema: Sendable, Hashable {
             if index[object.className] != nil {
                 throw SchemaError(
                     .duplicateClassName, className: object.className,
-                    message: "two classes are named '\(object.className)'; class names must be unique: rename one (override className()) or list only one of them")
+                    message:
+                        "two classes are named '\(object.className)'; class names must be unique: rename one (override className()) or list only one of them"
+                )
             }
             index[object.className] = position
         }

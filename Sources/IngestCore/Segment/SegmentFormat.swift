@@ -84,7 +84,8 @@ package enum SegmentFormat {
         var name = collection
         let nameCount = name.withUTF8 { $0.count }
         guard nameCount > 0 && nameCount <= maxCollectionNameBytes else {
-            throw SegmentError(code: .invalidArgument, message: "collection name must be 1...\(maxCollectionNameBytes) UTF-8 bytes, got \(nameCount)")
+            throw SegmentError(
+                code: .invalidArgument, message: "collection name must be 1...\(maxCollectionNameBytes) UTF-8 bytes, got \(nameCount)")
         }
         let start = beginFrame(FrameType.record, to: &buffer)
         appendLE(UInt16(nameCount), to: &buffer)
@@ -99,7 +100,8 @@ package enum SegmentFormat {
         let documentCount = buffer.count - documentStart
         let declared = documentCount >= 4 ? Int(readLE(UInt32.self, buffer, documentStart)) : -1
         guard documentCount >= 5, declared == documentCount, buffer[buffer.count - 1] == 0,
-              documentCount <= maxDocumentBytes else {
+            documentCount <= maxDocumentBytes
+        else {
             buffer.removeSubrange(start...)
             throw SegmentError(
                 code: .invalidArgument,
@@ -140,10 +142,12 @@ package enum SegmentFormat {
     package static func appendCursor(name: String, value: [UInt8], to buffer: inout [UInt8]) throws {
         let nameBytes = Array(name.utf8)
         guard !nameBytes.isEmpty && nameBytes.count <= maxCursorNameBytes else {
-            throw SegmentError(code: .invalidArgument, message: "a cursor name must be 1...\(maxCursorNameBytes) UTF-8 bytes, got \(nameBytes.count)")
+            throw SegmentError(
+                code: .invalidArgument, message: "a cursor name must be 1...\(maxCursorNameBytes) UTF-8 bytes, got \(nameBytes.count)")
         }
         guard value.count <= maxCursorValueBytes else {
-            throw SegmentError(code: .invalidArgument, message: "the cursor \(name) has \(value.count) bytes, at most \(maxCursorValueBytes) are allowed")
+            throw SegmentError(
+                code: .invalidArgument, message: "the cursor \(name) has \(value.count) bytes, at most \(maxCursorValueBytes) are allowed")
         }
         let start = beginFrame(FrameType.cursor, to: &buffer)
         appendLE(UInt16(nameBytes.count), to: &buffer)
@@ -157,8 +161,9 @@ package enum SegmentFormat {
         guard payload.count >= 3 else { return nil }
         let count = Int(readLE(UInt16.self, payload, 0))
         guard count >= 1, count <= maxCursorNameBytes, 2 + count <= payload.count,
-              payload.count - 2 - count <= maxCursorValueBytes,
-              let name = String(validating: UnsafeRawBufferPointer(rebasing: payload[2..<(2 + count)]), as: UTF8.self) else { return nil }
+            payload.count - 2 - count <= maxCursorValueBytes,
+            let name = String(validating: UnsafeRawBufferPointer(rebasing: payload[2..<(2 + count)]), as: UTF8.self)
+        else { return nil }
         return (name, Array(payload[(2 + count)...]))
     }
 

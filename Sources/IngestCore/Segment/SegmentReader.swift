@@ -153,7 +153,9 @@ package final class SegmentReader {
                 let records = SegmentFormat.readLE(UInt64.self, payload, 0)
                 let transactions = SegmentFormat.readLE(UInt64.self, payload, 8)
                 guard uncommittedRecordCount == 0, records == UInt64(recordCount), transactions == UInt64(transactionCount) else {
-                    throw malformed("the end frame counts \(records) records in \(transactions) transactions, the stream holds \(recordCount) in \(transactionCount) (\(uncommittedRecordCount) uncommitted)")
+                    throw malformed(
+                        "the end frame counts \(records) records in \(transactions) transactions, the stream holds \(recordCount) in \(transactionCount) (\(uncommittedRecordCount) uncommitted)"
+                    )
                 }
                 sawEnd = true
                 return .end(SegmentEnd(recordCount: recordCount, transactionCount: transactionCount))
@@ -211,7 +213,9 @@ package final class SegmentReader {
         let type = view[start]
         let length = Int(SegmentFormat.readLE(UInt32.self, view, start + 1))
         guard length <= limits.maxFramePayloadBytes else {
-            throw SegmentError(code: .frameTooLarge, message: "a frame declares \(length) payload bytes, the limit is \(limits.maxFramePayloadBytes)", offset: offset)
+            throw SegmentError(
+                code: .frameTooLarge, message: "a frame declares \(length) payload bytes, the limit is \(limits.maxFramePayloadBytes)",
+                offset: offset)
         }
         let total = SegmentFormat.frameOverhead + length
         guard try fill(total) >= total else {
@@ -221,7 +225,9 @@ package final class SegmentReader {
         let stored = SegmentFormat.readLE(UInt32.self, frame, total - 4)
         let computed = CRC32.update(0, UnsafeRawBufferPointer(rebasing: frame[0..<(total - 4)]))
         guard stored == computed else {
-            throw SegmentError(code: .checksumMismatch, message: "frame checksum mismatch (type 0x\(String(type, radix: 16)), \(length) bytes)", offset: offset)
+            throw SegmentError(
+                code: .checksumMismatch, message: "frame checksum mismatch (type 0x\(String(type, radix: 16)), \(length) bytes)",
+                offset: offset)
         }
         return (type, UnsafeRawBufferPointer(rebasing: frame[SegmentFormat.frameHeaderSize..<(total - 4)]))
     }
@@ -234,12 +240,16 @@ package final class SegmentReader {
     private func parseRecord(_ payload: UnsafeRawBufferPointer) throws -> SegmentRecord {
         guard payload.count >= 2 + 1 + 5 else { throw malformed("a record frame of \(payload.count) bytes is too short") }
         let nameCount = Int(SegmentFormat.readLE(UInt16.self, payload, 0))
-        guard nameCount >= 1, nameCount <= SegmentFormat.maxCollectionNameBytes, 2 + nameCount + 5 <= payload.count else { throw malformed("a record's collection name length \(nameCount) does not fit") }
+        guard nameCount >= 1, nameCount <= SegmentFormat.maxCollectionNameBytes, 2 + nameCount + 5 <= payload.count else {
+            throw malformed("a record's collection name length \(nameCount) does not fit")
+        }
         let nameBytes = UnsafeRawBufferPointer(rebasing: payload[2..<(2 + nameCount)])
         let name: String
-        let sameName = nameBytes.count == lastNameBytes.count && lastNameBytes.withUnsafeBytes { last in
-            memcmp(last.baseAddress!, nameBytes.baseAddress!, nameCount) == 0
-        }
+        let sameName =
+            nameBytes.count == lastNameBytes.count
+            && lastNameBytes.withUnsafeBytes { last in
+                memcmp(last.baseAddress!, nameBytes.baseAddress!, nameCount) == 0
+            }
         if sameName {
             name = lastName  // consecutive records usually share a collection
         } else {
@@ -276,7 +286,8 @@ package final class SegmentReader {
         let view = UnsafeRawBufferPointer(buffer)
         guard available >= magicCount, view[0..<magicCount].elementsEqual(SegmentFormat.magic) else {
             if available >= magicCount, view[0..<magicCount].elementsEqual(EncryptedFileHeader.magic) {
-                throw SegmentError(code: .keyRequired, message: "the segment is encrypted: read it with the store's encryption key", offset: 0)
+                throw SegmentError(
+                    code: .keyRequired, message: "the segment is encrypted: read it with the store's encryption key", offset: 0)
             }
             if available < magicCount, view[0..<available].elementsEqual(SegmentFormat.magic.prefix(available)) {
                 throw SegmentError(code: .truncated, message: "the segment ends inside its magic bytes", offset: 0)
@@ -308,17 +319,23 @@ package final class SegmentReader {
         }
         let version = SegmentFormat.readLE(UInt16.self, payload, 0)
         guard version == SegmentFormat.version else {
-            throw SegmentError(code: .unsupportedVersion, message: "segment format version \(version) is not supported (this reader knows \(SegmentFormat.version)); update the software", offset: magicCount)
+            throw SegmentError(
+                code: .unsupportedVersion,
+                message:
+                    "segment format version \(version) is not supported (this reader knows \(SegmentFormat.version)); update the software",
+                offset: magicCount)
         }
         let storeId = SegmentStoreID(bytes: Array(payload[4..<20]))!
         let number = SegmentFormat.readLE(UInt64.self, payload, 20)
         let created = SegmentFormat.readLE(Int64.self, payload, 28)
         let schemaCount = Int(SegmentFormat.readLE(Int32.self, payload, 36))
         guard schemaCount >= 5, 36 + schemaCount <= payload.count, payload[36 + schemaCount - 1] == 0 else {
-            throw SegmentError(code: .malformedFrame, message: "the header's schema BSON length prefix \(schemaCount) does not fit", offset: magicCount)
+            throw SegmentError(
+                code: .malformedFrame, message: "the header's schema BSON length prefix \(schemaCount) does not fit", offset: magicCount)
         }
         // Bytes after the schema are reserved for later minor additions and ignored.
-        var header = SegmentHeader(storeId: storeId, segmentNumber: number, createdAtMillis: created, schema: Array(payload[36..<(36 + schemaCount)]))
+        var header = SegmentHeader(
+            storeId: storeId, segmentNumber: number, createdAtMillis: created, schema: Array(payload[36..<(36 + schemaCount)]))
         header.formatVersion = version
         start = total
         return header

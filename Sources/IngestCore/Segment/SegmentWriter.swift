@@ -53,7 +53,8 @@ package final class SegmentWriter {
     package func finish() throws {
         guard !finished else { return }
         guard uncommittedRecordCount == 0 else {
-            throw SegmentError(code: .invalidArgument, message: "\(uncommittedRecordCount) records are not committed; call commit before finish")
+            throw SegmentError(
+                code: .invalidArgument, message: "\(uncommittedRecordCount) records are not committed; call commit before finish")
         }
         SegmentFormat.appendEnd(recordCount: recordCount, transactionCount: transactionCount, to: &frames)
         try deflater.compress(frames, appendingTo: &compressed)

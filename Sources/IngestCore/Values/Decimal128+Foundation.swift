@@ -89,7 +89,8 @@ extension Decimal {
         // intermediate value is an integer below 2^128, so Decimal's
         // arithmetic is exact.
         let twoTo64 = Decimal(UInt64.max) + 1
-        let significand = Decimal(UInt64(truncatingIfNeeded: coefficient >> 64)) * twoTo64
+        let significand =
+            Decimal(UInt64(truncatingIfNeeded: coefficient >> 64)) * twoTo64
             + Decimal(UInt64(truncatingIfNeeded: coefficient))
         let result = Decimal(sign: negative ? .minus : .plus, exponent: exponent, significand: significand)
         // Guard against any rounding inside Foundation: the result must

@@ -130,8 +130,8 @@ public struct ObjectId: Sendable, Hashable, Comparable {
     private final class ProcessState: Sendable {
         static let shared = ProcessState()
 
-        let randomHigh32: UInt64   // random bytes 0...3 (ObjectId bytes 4...7)
-        let randomLow8: UInt8      // random byte 4 (ObjectId byte 8)
+        let randomHigh32: UInt64  // random bytes 0...3 (ObjectId bytes 4...7)
+        let randomLow8: UInt8  // random byte 4 (ObjectId byte 8)
         let counter: Atomic<UInt32>
 
         init() {

@@ -210,9 +210,10 @@ struct HTTPRequestParser {
             case .trailers(let consumed):
                 guard let lfIndex = findLF(from: index, limit: limits.maxHeaderBytes) else {
                     if consumed + buffer.count - index > limits.maxHeaderBytes {
-                        return fail(HTTPError(
-                            .requestHeaderFieldsTooLarge, code: .headersTooLarge,
-                            "The chunked trailer section is larger than \(limits.maxHeaderBytes) bytes."))
+                        return fail(
+                            HTTPError(
+                                .requestHeaderFieldsTooLarge, code: .headersTooLarge,
+                                "The chunked trailer section is larger than \(limits.maxHeaderBytes) bytes."))
                     }
                     return .needMoreData
                 }
@@ -230,9 +231,10 @@ struct HTTPRequestParser {
                 guard valid else { return fail(bad("A trailer field is malformed.")) }
                 let total = consumed + (lfIndex + 1 - index)
                 if total > limits.maxHeaderBytes {
-                    return fail(HTTPError(
-                        .requestHeaderFieldsTooLarge, code: .headersTooLarge,
-                        "The chunked trailer section is larger than \(limits.maxHeaderBytes) bytes."))
+                    return fail(
+                        HTTPError(
+                            .requestHeaderFieldsTooLarge, code: .headersTooLarge,
+                            "The chunked trailer section is larger than \(limits.maxHeaderBytes) bytes."))
                 }
                 index = lfIndex + 1
                 state = .trailers(consumed: total)
@@ -374,7 +376,7 @@ struct HTTPRequestParser {
 
         // request-line = method SP request-target SP HTTP-version
         guard let sp1 = requestLine.firstIndex(of: sp),
-              let sp2 = requestLine[(sp1 + 1)...].firstIndex(of: sp)
+            let sp2 = requestLine[(sp1 + 1)...].firstIndex(of: sp)
         else { return .fail(bad("The request line is not `METHOD target HTTP/1.1`.")) }
         let methodBytes = requestLine[0..<sp1]
         let targetBytes = requestLine[(sp1 + 1)..<sp2]
@@ -390,9 +392,10 @@ struct HTTPRequestParser {
         case .invalid:
             return .fail(bad("The HTTP version on the request line is malformed."))
         case .unsupported(let text):
-            return .fail(HTTPError(
-                .httpVersionNotSupported, code: .versionNotSupported,
-                "\(text) is not supported; use HTTP/1.1 or HTTP/1.0."))
+            return .fail(
+                HTTPError(
+                    .httpVersionNotSupported, code: .versionNotSupported,
+                    "\(text) is not supported; use HTTP/1.1 or HTTP/1.0."))
         case .version(let v):
             version = v
         }
@@ -414,7 +417,8 @@ struct HTTPRequestParser {
                 return .fail(bad("Header line folding (obs-fold) is not accepted; send each field on one line."))
             }
             guard let (name, value) = Self.parseFieldLine(line) else {
-                return .fail(bad("A header field is malformed: names are tokens followed directly by `:`, values have no control characters."))
+                return .fail(
+                    bad("A header field is malformed: names are tokens followed directly by `:`, values have no control characters."))
             }
             if headers.count >= limits.maxHeaderCount { return .fail(headersTooLarge()) }
             headers.add(name: name, value: value)
@@ -445,9 +449,10 @@ struct HTTPRequestParser {
                 if codings.dropLast().contains("chunked") {
                     return .fail(bad("`chunked` must be applied only once."))
                 }
-                return .fail(HTTPError(
-                    .notImplemented, code: .notImplemented,
-                    "Only the `chunked` transfer coding is supported, not \(codings.dropLast().joined(separator: ", "))."))
+                return .fail(
+                    HTTPError(
+                        .notImplemented, code: .notImplemented,
+                        "Only the `chunked` transfer coding is supported, not \(codings.dropLast().joined(separator: ", "))."))
             }
             framing = .chunked
         } else if !contentLengths.isEmpty {
@@ -455,7 +460,7 @@ struct HTTPRequestParser {
             for element in contentLengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
                 let text = element.trimmingHTTPWhitespace()
                 guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                      let n = Int(text)
+                    let n = Int(text)
                 else { return .fail(bad("Content-Length is not a decimal number.")) }
                 if let length, length != n {
                     return .fail(bad("The request has differing Content-Length values."))
@@ -472,10 +477,11 @@ struct HTTPRequestParser {
         let expectations = headers.values(for: "expect")
         if !expectations.isEmpty {
             guard expectations.count == 1,
-                  asciiCaseInsensitiveEquals(expectations[0].trimmingHTTPWhitespace(), "100-continue")
+                asciiCaseInsensitiveEquals(expectations[0].trimmingHTTPWhitespace(), "100-continue")
             else {
-                return .fail(HTTPError(
-                    .expectationFailed, code: .expectationFailed, "Only `Expect: 100-continue` is supported."))
+                return .fail(
+                    HTTPError(
+                        .expectationFailed, code: .expectationFailed, "Only `Expect: 100-continue` is supported."))
             }
             // HTTP/1.0 clients cannot expect 100 Continue (RFC 9110 §10.1.1).
             if version.minor >= 1 {
@@ -498,7 +504,7 @@ struct HTTPRequestParser {
     private static func parseVersion(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> VersionResult {
         let b = Array(bytes)
         guard b.count == 8, b[0..<5].elementsEqual("HTTP/".utf8), b[6] == UInt8(ascii: "."),
-              let major = decimal(b[5]), let minor = decimal(b[7])
+            let major = decimal(b[5]), let minor = decimal(b[7])
         else { return .invalid }
         guard major == 1 else { return .unsupported("HTTP/\(major).\(minor)") }
         // RFC 9110 §2.5: a higher minor version is answered as the highest we support.
@@ -513,7 +519,11 @@ struct HTTPRequestParser {
     private static func originForm(ofAbsolute target: String) -> String? {
         let lower = target.lowercased()
         let schemeLength: Int
-        if lower.hasPrefix("http://") { schemeLength = 7 } else if lower.hasPrefix("https://") { schemeLength = 8 } else {
+        if lower.hasPrefix("http://") {
+            schemeLength = 7
+        } else if lower.hasPrefix("https://") {
+            schemeLength = 8
+        } else {
             return nil
         }
         let rest = target.utf8.dropFirst(schemeLength)

@@ -28,7 +28,9 @@ enum HTTPResponseWriter {
                 || asciiCaseInsensitiveEquals(field.name, "transfer-encoding")
                 || asciiCaseInsensitiveEquals(field.name, "connection")
                 || asciiCaseInsensitiveEquals(field.name, "date")
-            { continue }
+            {
+                continue
+            }
             // Never let a handler's value split the response (header injection).
             let name = field.name.utf8.allSatisfy(isTokenChar) ? field.name : "X-Invalid-Header-Name"
             var value = field.value

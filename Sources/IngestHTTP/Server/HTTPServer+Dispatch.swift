@@ -45,17 +45,23 @@ extension HTTPServer {
                 dispatchUpgrade(routed, handler: handler, on: connection)
             }
         case .notFound:
-            complete(connection, with: HTTPError(
-                .notFound, code: .notFound, "No route matches \(request.path).").httpResponse())
+            complete(
+                connection,
+                with: HTTPError(
+                    .notFound, code: .notFound, "No route matches \(request.path)."
+                ).httpResponse())
         case .methodNotAllowed(let allowed):
             let allow = allowed.joined(separator: ", ")
             if request.method == "OPTIONS" {
                 complete(connection, with: HTTPResponse(status: .noContent, headers: ["Allow": allow]))
             } else {
-                complete(connection, with: HTTPError(
-                    .methodNotAllowed, code: .methodNotAllowed,
-                    "\(request.method) is not allowed on \(request.path); allowed: \(allow).",
-                    headers: ["Allow": allow]).httpResponse())
+                complete(
+                    connection,
+                    with: HTTPError(
+                        .methodNotAllowed, code: .methodNotAllowed,
+                        "\(request.method) is not allowed on \(request.path); allowed: \(allow).",
+                        headers: ["Allow": allow]
+                    ).httpResponse())
             }
         }
     }
@@ -63,8 +69,10 @@ extension HTTPServer {
     func errorResponse(_ error: Error, _ request: HTTPRequest) -> HTTPResponse {
         if let error = error as? HTTPResponseConvertibleError { return error.httpResponse() }
         logger.error("handler for \(request.method) \(request.path) failed: \(error)", metadata: ["route": "\(request.routePattern ?? "")"])
-        return HTTPError(.internalServerError, code: .internalError,
-                         "The server failed while handling the request; see the server log.").httpResponse()
+        return HTTPError(
+            .internalServerError, code: .internalError,
+            "The server failed while handling the request; see the server log."
+        ).httpResponse()
     }
 
     /// Hands a response from a worker back to the loop. Safe from any thread.
@@ -109,9 +117,10 @@ extension HTTPServer {
         if close { connection.closeAfterFlush = true }
         connection.requestsServed += 1
         connection.lastActivity = now
-        observe(HTTPRequestSummary(
-            method: current.method, path: current.path, routePattern: current.routePattern,
-            status: response.status.code, durationSeconds: Double(now &- current.started) / 1e9,
-            requestBodyBytes: current.requestBodyBytes, responseBodyBytes: response.body.count))
+        observe(
+            HTTPRequestSummary(
+                method: current.method, path: current.path, routePattern: current.routePattern,
+                status: response.status.code, durationSeconds: Double(now &- current.started) / 1e9,
+                requestBodyBytes: current.requestBodyBytes, responseBodyBytes: response.body.count))
     }
 }

@@ -17,8 +17,11 @@ extension HTTPServer {
     /// The loop: wait for events, handle them, sweep timeouts, repeat until drained.
     func eventLoop() throws {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
-        let shortest = [configuration.headerTimeout, configuration.bodyIdleTimeout,
-                        configuration.keepAliveTimeout, configuration.writeTimeout].min() ?? 1
+        let shortest =
+            [
+                configuration.headerTimeout, configuration.bodyIdleTimeout,
+                configuration.keepAliveTimeout, configuration.writeTimeout,
+            ].min() ?? 1
         // Timeouts are checked by a sweep this often: a tenth of the shortest timeout.
         let sweepMillis = Int32(min(250, max(10, shortest * 100)))
         var nextSweep: UInt64 = 0
@@ -125,12 +128,15 @@ extension HTTPServer {
         let error = HTTPError(
             .serviceUnavailable, code: .unavailable,
             "The server has too many open connections; retry later.", headers: ["Retry-After": "1"])
-        HTTPResponseWriter.write(error.httpResponse(), isHead: false, close: true, http10KeepAlive: false,
-                                 date: httpDate(), into: &bytes)
+        HTTPResponseWriter.write(
+            error.httpResponse(), isHead: false, close: true, http10KeepAlive: false,
+            date: httpDate(), into: &bytes)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
         close(fd)
-        observe(HTTPRequestSummary(method: "", path: "", routePattern: nil, status: 503, durationSeconds: 0,
-                                   requestBodyBytes: 0, responseBodyBytes: error.httpResponse().body.count))
+        observe(
+            HTTPRequestSummary(
+                method: "", path: "", routePattern: nil, status: 503, durationSeconds: 0,
+                requestBodyBytes: 0, responseBodyBytes: error.httpResponse().body.count))
     }
 
     private func pauseListener(until deadline: UInt64) {
@@ -267,7 +273,9 @@ extension HTTPServer {
             }
         }
         if connection.outputPending == 0 && !connection.output.isEmpty {
-            if connection.output.capacity > 1 << 20 { connection.output = [] } else {
+            if connection.output.capacity > 1 << 20 {
+                connection.output = []
+            } else {
                 connection.output.removeAll(keepingCapacity: true)
             }
             connection.outputIndex = 0
@@ -363,9 +371,12 @@ extension HTTPServer {
     private func timeOut(_ connection: HTTPConnection) {
         connection.current = HTTPConnection.CurrentRequest(started: now)
         connection.current.keepAlive = false
-        queue(HTTPError(.requestTimeout, code: .requestTimeout,
-                        "The request was not received in time; the connection is closed.").httpResponse(),
-              on: connection)
+        queue(
+            HTTPError(
+                .requestTimeout, code: .requestTimeout,
+                "The request was not received in time; the connection is closed."
+            ).httpResponse(),
+            on: connection)
         flush(connection)
         // A client that does not read gets no more time.
         if connections[connection.id] != nil && !connection.lingering { closeConnection(connection) }

@@ -9,13 +9,16 @@ extension HTTPServer {
     /// protocols gets 426 on the loop; the others run the handler on the
     /// worker pool, which decides.
     func dispatchUpgrade(_ request: HTTPRequest, handler: @escaping HTTPUpgradeHandler, on connection: HTTPConnection) {
-        let asked = request.method == "GET" && request.version.minor >= 1 && request.headers.contains("upgrade")
+        let asked =
+            request.method == "GET" && request.version.minor >= 1 && request.headers.contains("upgrade")
             && request.headers.containsToken("upgrade", in: "connection")
         guard asked else {
-            complete(connection, with: HTTPError(
-                .upgradeRequired, code: .upgradeRequired,
-                "\(request.path) switches protocols: send a GET with `Connection: Upgrade` and an `Upgrade` header over HTTP/1.1."
-            ).httpResponse())
+            complete(
+                connection,
+                with: HTTPError(
+                    .upgradeRequired, code: .upgradeRequired,
+                    "\(request.path) switches protocols: send a GET with `Connection: Upgrade` and an `Upgrade` header over HTTP/1.1."
+                ).httpResponse())
             return
         }
         guard let pool else { return }
@@ -43,9 +46,12 @@ extension HTTPServer {
     /// of its own, which first sends what is still queued.
     func handOver(_ connection: HTTPConnection, response: HTTPResponse, upgrade: AcceptedUpgrade) {
         if draining {
-            complete(connection, with: HTTPError(
-                .serviceUnavailable, code: .unavailable, "The server is shutting down; retry later.",
-                headers: ["Retry-After": "1"]).httpResponse())
+            complete(
+                connection,
+                with: HTTPError(
+                    .serviceUnavailable, code: .unavailable, "The server is shutting down; retry later.",
+                    headers: ["Retry-After": "1"]
+                ).httpResponse())
             return
         }
         connection.inFlight = false

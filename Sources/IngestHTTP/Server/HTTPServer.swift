@@ -215,14 +215,16 @@ public final class HTTPServer: @unchecked Sendable {
         guard rc == 0, let first = list else {
             throw HTTPServerError(
                 .addressResolution,
-                "Cannot resolve the bind address \(configuration.host): \(String(cString: gai_strerror(rc))). Use an IP address such as 127.0.0.1.")
+                "Cannot resolve the bind address \(configuration.host): \(String(cString: gai_strerror(rc))). Use an IP address such as 127.0.0.1."
+            )
         }
         defer { freeaddrinfo(list) }
         var lastErrno: Int32 = 0
         var candidate: UnsafeMutablePointer<addrinfo>? = first
         while let info = candidate {
             candidate = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(
+                info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             if fd < 0 { lastErrno = errno; continue }
             var yes: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -249,8 +251,9 @@ public final class HTTPServer: @unchecked Sendable {
         let rc = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address -> Int32 in
                 guard getsockname(listenFD, address, &length) == 0 else { return -1 }
-                return getnameinfo(address, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
-                                   NI_NUMERICHOST | NI_NUMERICSERV)
+                return getnameinfo(
+                    address, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
+                    NI_NUMERICHOST | NI_NUMERICSERV)
             }
         }
         guard rc == 0 else { throw HTTPServerError(.bind, "Cannot read the bound address.", errno: errno) }

@@ -7,8 +7,9 @@ extension AppConfiguration {
         var reader = try ConfigReader(value, path: path)
         let id = try reader.requiredString("id")
         guard AppConfiguration.isValidId(id) else {
-            throw ConfigError(.invalidValue, path: reader.path("id"),
-                              "invalid app id \"\(id)\"; use 1-64 characters from A-Z a-z 0-9 - _")
+            throw ConfigError(
+                .invalidValue, path: reader.path("id"),
+                "invalid app id \"\(id)\"; use 1-64 characters from A-Z a-z 0-9 - _")
         }
         self.init(id: id)
         if var authReader = try reader.object("auth") {
@@ -67,9 +68,10 @@ extension AuthConfiguration {
 extension CustomTokenSettings {
     init(reader: inout ConfigReader, context: ParseContext) throws(ConfigError) {
         guard let keyValues = try reader.array("keys"), !keyValues.isEmpty else {
-            throw ConfigError(.missingField, path: reader.path("keys"),
-                              "declare at least one key: {\"algorithm\": \"RS256\", \"publicKeyFile\": \"issuer.pem\"} "
-                                + "or {\"algorithm\": \"HS256\", \"secretEnv\": \"VAR\"}")
+            throw ConfigError(
+                .missingField, path: reader.path("keys"),
+                "declare at least one key: {\"algorithm\": \"RS256\", \"publicKeyFile\": \"issuer.pem\"} "
+                    + "or {\"algorithm\": \"HS256\", \"secretEnv\": \"VAR\"}")
         }
         var keys: [Key] = []
         for (index, keyValue) in keyValues.enumerated() {
@@ -84,14 +86,16 @@ extension CustomTokenSettings {
             case .array(let items):
                 for (index, item) in items.enumerated() {
                     guard let text = item.stringValue else {
-                        throw ConfigError(.wrongType, path: reader.path("audience") + "[\(index)]",
-                                          "expected a string, found \(item.kindDescription)")
+                        throw ConfigError(
+                            .wrongType, path: reader.path("audience") + "[\(index)]",
+                            "expected a string, found \(item.kindDescription)")
                     }
                     audience.append(text)
                 }
             default:
-                throw ConfigError(.wrongType, path: reader.path("audience"),
-                                  "expected a string or an array of strings, found \(audienceValue.kindDescription)")
+                throw ConfigError(
+                    .wrongType, path: reader.path("audience"),
+                    "expected a string or an array of strings, found \(audienceValue.kindDescription)")
             }
         }
         issuer = try reader.string("issuer")
@@ -127,11 +131,13 @@ extension CustomTokenSettings.Key {
                 pem = text
                 pemPath = reader.path("publicKeyFile")
             case (.some, .some):
-                throw ConfigError(.invalidValue, path: reader.path("publicKeyFile"),
-                                  "set either publicKey or publicKeyFile, not both")
+                throw ConfigError(
+                    .invalidValue, path: reader.path("publicKeyFile"),
+                    "set either publicKey or publicKeyFile, not both")
             case (nil, nil):
-                throw ConfigError(.missingField, path: reader.path("publicKey"),
-                                  "an RS256 key needs publicKey (PEM text) or publicKeyFile")
+                throw ConfigError(
+                    .missingField, path: reader.path("publicKey"),
+                    "an RS256 key needs publicKey (PEM text) or publicKeyFile")
             }
             do {
                 self.init(material: .rs256(try RSAPublicKey(pem: pem)), keyId: keyId)
@@ -139,8 +145,9 @@ extension CustomTokenSettings.Key {
                 throw ConfigError(.invalidValue, path: pemPath, error.message)
             }
         default:
-            throw ConfigError(.invalidValue, path: reader.path("algorithm"),
-                              "unsupported algorithm \"\(algorithm)\"; use HS256 or RS256")
+            throw ConfigError(
+                .invalidValue, path: reader.path("algorithm"),
+                "unsupported algorithm \"\(algorithm)\"; use HS256 or RS256")
         }
     }
 }
@@ -180,8 +187,9 @@ extension SinkConfiguration {
             }
             self = .clickhouse(url: url, database: database, cluster: cluster)
         default:
-            throw ConfigError(.invalidValue, path: reader.path("kind"),
-                              "unknown sink kind \"\(kind)\"; use sqlite, postgres or clickhouse")
+            throw ConfigError(
+                .invalidValue, path: reader.path("kind"),
+                "unknown sink kind \"\(kind)\"; use sqlite, postgres or clickhouse")
         }
     }
 }

@@ -30,10 +30,12 @@ package struct AppConfiguration: Sendable {
     /// Where accepted objects go. Default: SQLite file `<id>.sqlite` in the state directory.
     package var sink: SinkConfiguration
 
-    package init(id: String, auth: AuthConfiguration = .init(), signingSecret: [UInt8]? = nil,
-                accessTokenLifetimeSeconds: Int64 = 1800, refreshTokenLifetimeSeconds: Int64 = 60 * 86_400,
-                rotateRefreshTokens: Bool = false, developmentMode: Bool = false, schema: ConfigSchema = .init(),
-                sink: SinkConfiguration? = nil) {
+    package init(
+        id: String, auth: AuthConfiguration = .init(), signingSecret: [UInt8]? = nil,
+        accessTokenLifetimeSeconds: Int64 = 1800, refreshTokenLifetimeSeconds: Int64 = 60 * 86_400,
+        rotateRefreshTokens: Bool = false, developmentMode: Bool = false, schema: ConfigSchema = .init(),
+        sink: SinkConfiguration? = nil
+    ) {
         self.id = id
         self.auth = auth
         self.signingSecret = signingSecret
@@ -47,9 +49,10 @@ package struct AppConfiguration: Sendable {
 
     /// Whether `id` is an acceptable app id.
     package static func isValidId(_ id: String) -> Bool {
-        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
-            (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-                || byte == 0x2D || byte == 0x5F
-        }
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { byte in
+                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                    || byte == 0x2D || byte == 0x5F
+            }
     }
 }

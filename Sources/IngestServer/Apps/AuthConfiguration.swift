@@ -19,8 +19,10 @@ package struct AuthConfiguration: Sendable {
     /// Third-party JWTs (`custom-token`). Default: disabled.
     package var customToken: CustomTokenSettings? = nil
 
-    package init(anonymous: AnonymousSettings? = nil, userPassword: UserPasswordSettings? = nil,
-                apiKey: APIKeySettings? = nil, customToken: CustomTokenSettings? = nil) {
+    package init(
+        anonymous: AnonymousSettings? = nil, userPassword: UserPasswordSettings? = nil,
+        apiKey: APIKeySettings? = nil, customToken: CustomTokenSettings? = nil
+    ) {
         self.anonymous = anonymous
         self.userPassword = userPassword
         self.apiKey = apiKey
@@ -57,8 +59,10 @@ package struct UserPasswordSettings: Sendable {
     /// How long failed logins are counted and the lock lasts, in seconds. Default 900.
     package var lockoutSeconds: Int64 = 900
 
-    package init(minPasswordLength: Int = 8, passwordHashing: PasswordHasher.Parameters = .init(),
-                maxFailedLogins: Int = 10, lockoutSeconds: Int64 = 900) {
+    package init(
+        minPasswordLength: Int = 8, passwordHashing: PasswordHasher.Parameters = .init(),
+        maxFailedLogins: Int = 10, lockoutSeconds: Int64 = 900
+    ) {
         self.minPasswordLength = minPasswordLength
         self.passwordHashing = passwordHashing
         self.maxFailedLogins = maxFailedLogins
@@ -114,8 +118,10 @@ package struct CustomTokenSettings: Sendable {
     /// The longest accepted `exp - iat` (or `exp - now`), in seconds. Default 86400 (one day).
     package var maxLifetimeSeconds: Int64 = 86_400
 
-    package init(keys: [Key], audience: [String] = [], issuer: String? = nil, leewaySeconds: Int64 = 30,
-                maxLifetimeSeconds: Int64 = 86_400) {
+    package init(
+        keys: [Key], audience: [String] = [], issuer: String? = nil, leewaySeconds: Int64 = 30,
+        maxLifetimeSeconds: Int64 = 86_400
+    ) {
         self.keys = keys
         self.audience = audience
         self.issuer = issuer

@@ -76,8 +76,9 @@ struct ConfigReader {
             throw ConfigError(.wrongType, path: path(key), "expected an integer, found \(found.kindDescription)")
         }
         guard range.contains(number) else {
-            throw ConfigError(.invalidValue, path: path(key),
-                              "\(number) is out of range; use \(range.lowerBound)...\(range.upperBound)")
+            throw ConfigError(
+                .invalidValue, path: path(key),
+                "\(number) is out of range; use \(range.lowerBound)...\(range.upperBound)")
         }
         return number
     }
@@ -111,7 +112,8 @@ struct ConfigReader {
     /// Fails on the first key that no accessor asked for.
     func finish() throws(ConfigError) {
         for member in members where !consumed.contains(member.key) {
-            let accepted = consumed.isEmpty
+            let accepted =
+                consumed.isEmpty
                 ? "this object takes no keys" : "the keys accepted here are: \(consumed.sorted().joined(separator: ", "))"
             throw ConfigError(.unknownKey, path: path(member.key), "unknown key; \(accepted)")
         }

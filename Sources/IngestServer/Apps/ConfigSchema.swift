@@ -131,14 +131,16 @@ extension ConfigSchema {
         for (name, typeValue) in reader.allMembers() {
             let typePath = reader.path(name)
             guard ConfigSchema.isValidName(name) else {
-                throw ConfigError(.invalidValue, path: typePath,
-                                  "invalid type name; use letters, digits and _ (not starting with a digit), at most 57 characters")
+                throw ConfigError(
+                    .invalidValue, path: typePath,
+                    "invalid type name; use letters, digits and _ (not starting with a digit), at most 57 characters")
             }
             var typeReader = try ConfigReader(typeValue, path: typePath)
             let kindText = try typeReader.requiredString("kind")
             guard let kind = Kind(rawValue: kindText) else {
-                throw ConfigError(.invalidValue, path: typeReader.path("kind"),
-                                  "unknown kind \"\(kindText)\"; use asymmetric or embedded")
+                throw ConfigError(
+                    .invalidValue, path: typeReader.path("kind"),
+                    "unknown kind \"\(kindText)\"; use asymmetric or embedded")
             }
             guard var propertiesReader = try typeReader.object("properties") else {
                 throw ConfigError(.missingField, path: typeReader.path("properties"), "required field is missing")
@@ -147,8 +149,9 @@ extension ConfigSchema {
             for (propertyName, propertyValue) in propertiesReader.allMembers() {
                 let propertyPath = propertiesReader.path(propertyName)
                 guard ConfigSchema.isValidPropertyName(propertyName) else {
-                    throw ConfigError(.invalidValue, path: propertyPath,
-                                      "invalid property name; it must be non-empty, not start with $ and not contain . or NUL")
+                    throw ConfigError(
+                        .invalidValue, path: propertyPath,
+                        "invalid property name; it must be non-empty, not start with $ and not contain . or NUL")
                 }
                 properties.append(try ConfigSchema.parseProperty(propertyName, propertyValue, path: propertyPath))
             }
@@ -192,28 +195,32 @@ extension ConfigSchema {
                 isOptional = true
                 text = text.dropLast()
             }
-            return Property(name: name, type: try parseValueType(String(text), path: path),
-                            collection: collection, isOptional: isOptional)
+            return Property(
+                name: name, type: try parseValueType(String(text), path: path),
+                collection: collection, isOptional: isOptional)
         }
         var reader = try ConfigReader(value, path: path)
         let typeName = try reader.requiredString("type")
         let isOptional = try reader.bool("optional") ?? false
         let collectionText = try reader.string("collection") ?? "single"
         guard let collection = Collection(rawValue: collectionText) else {
-            throw ConfigError(.invalidValue, path: reader.path("collection"),
-                              "unknown collection \"\(collectionText)\"; use single, list, set or map")
+            throw ConfigError(
+                .invalidValue, path: reader.path("collection"),
+                "unknown collection \"\(collectionText)\"; use single, list, set or map")
         }
         try reader.finish()
-        return Property(name: name, type: try parseValueType(typeName, path: reader.path("type")),
-                        collection: collection, isOptional: isOptional)
+        return Property(
+            name: name, type: try parseValueType(typeName, path: reader.path("type")),
+            collection: collection, isOptional: isOptional)
     }
 
     static func parseValueType(_ text: String, path: String) throws(ConfigError) -> ValueType {
         if let scalar = ValueType.scalarNames[text] { return scalar }
         guard isValidName(text), let first = text.unicodeScalars.first, first.properties.isUppercase else {
-            throw ConfigError(.invalidValue, path: path,
-                              "unknown type \"\(text)\"; use one of \(ValueType.scalarNames.keys.sorted().joined(separator: ", ")), "
-                                + "or the name of an embedded type (capitalized), with an optional suffix ?, [], <> or {}")
+            throw ConfigError(
+                .invalidValue, path: path,
+                "unknown type \"\(text)\"; use one of \(ValueType.scalarNames.keys.sorted().joined(separator: ", ")), "
+                    + "or the name of an embedded type (capitalized), with an optional suffix ?, [], <> or {}")
         }
         return .object(text)
     }
@@ -229,28 +236,33 @@ extension ConfigSchema {
                 let propertyPath = "\(typePath).properties.\(property.name)"
                 if case .object(let target) = property.type {
                     guard let targetType = self[target] else {
-                        throw ConfigError(.invalidValue, path: propertyPath,
-                                          "refers to \(target), which the schema does not declare")
+                        throw ConfigError(
+                            .invalidValue, path: propertyPath,
+                            "refers to \(target), which the schema does not declare")
                     }
                     guard targetType.kind == .embedded else {
-                        throw ConfigError(.invalidValue, path: propertyPath,
-                                          "refers to \(target), which is asymmetric; nothing may link to an asymmetric object. "
-                                            + "Declare \(target) as embedded or store its _id instead")
+                        throw ConfigError(
+                            .invalidValue, path: propertyPath,
+                            "refers to \(target), which is asymmetric; nothing may link to an asymmetric object. "
+                                + "Declare \(target) as embedded or store its _id instead")
                     }
                     if property.collection == .set {
-                        throw ConfigError(.invalidValue, path: propertyPath,
-                                          "a set cannot hold embedded objects; use a list")
+                        throw ConfigError(
+                            .invalidValue, path: propertyPath,
+                            "a set cannot hold embedded objects; use a list")
                     }
                 }
             }
             if type.kind == .asymmetric {
                 guard let id = type[property: "_id"] else {
-                    throw ConfigError(.missingField, path: "\(typePath).properties._id",
-                                      "an asymmetric type needs an _id primary key (objectId, uuid, string or int)")
+                    throw ConfigError(
+                        .missingField, path: "\(typePath).properties._id",
+                        "an asymmetric type needs an _id primary key (objectId, uuid, string or int)")
                 }
                 guard [.objectId, .uuid, .string, .int].contains(id.type), id.collection == .single, !id.isOptional else {
-                    throw ConfigError(.invalidValue, path: "\(typePath).properties._id",
-                                      "_id must be a non-optional objectId, uuid, string or int")
+                    throw ConfigError(
+                        .invalidValue, path: "\(typePath).properties._id",
+                        "_id must be a non-optional objectId, uuid, string or int")
                 }
             }
         }
@@ -259,8 +271,9 @@ extension ConfigSchema {
         for type in objectTypes where type.kind == .embedded {
             var visiting = Set<String>()
             if requiresCycle(from: type.name, visiting: &visiting) {
-                throw ConfigError(.invalidValue, path: path.isEmpty ? type.name : "\(path).\(type.name)",
-                                  "the embedded type requires itself through non-optional properties; make one of them optional or a list")
+                throw ConfigError(
+                    .invalidValue, path: path.isEmpty ? type.name : "\(path).\(type.name)",
+                    "the embedded type requires itself through non-optional properties; make one of them optional or a list")
             }
         }
     }

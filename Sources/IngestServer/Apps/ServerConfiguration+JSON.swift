@@ -12,19 +12,23 @@ extension ServerConfiguration {
     /// - Parameter environment: where `…Env` fields (`signingSecretEnv`,
     ///   `secretEnv`) are looked up. Default: the process environment.
     /// - Throws: ``ConfigError`` naming the file and the field path.
-    package init(contentsOfFile path: String,
-                environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) {
+    package init(
+        contentsOfFile path: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ConfigError(.unreadable, path: "", "cannot read the configuration file: \(error.localizedDescription)",
-                              file: path)
+            throw ConfigError(
+                .unreadable, path: "", "cannot read the configuration file: \(error.localizedDescription)",
+                file: path)
         }
         let directory = (path as NSString).deletingLastPathComponent
         do {
-            try self.init(json: [UInt8](data), baseDirectory: directory.isEmpty ? "." : directory,
-                          environment: environment)
+            try self.init(
+                json: [UInt8](data), baseDirectory: directory.isEmpty ? "." : directory,
+                environment: environment)
         } catch var error {
             error.file = path
             throw error
@@ -40,8 +44,10 @@ extension ServerConfiguration {
     /// - Parameters:
     ///   - baseDirectory: where relative `publicKeyFile` paths are resolved.
     ///   - environment: where `…Env` fields are looked up.
-    package init(json bytes: [UInt8], baseDirectory: String = ".",
-                environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) {
+    package init(
+        json bytes: [UInt8], baseDirectory: String = ".",
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) {
         let root: JSONValue
         do {
             root = try JSONValue(parsing: bytes, options: .strict())
@@ -73,8 +79,10 @@ extension ServerConfiguration {
         }
         if let level = try reader.string("logLevel") {
             guard let parsed = Logger.Level(rawValue: level) else {
-                throw ConfigError(.invalidValue, path: "logLevel", "unknown log level \"\(level)\"; use "
-                                      + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+                throw ConfigError(
+                    .invalidValue, path: "logLevel",
+                    "unknown log level \"\(level)\"; use "
+                        + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
             }
             logLevel = parsed
         }
@@ -108,17 +116,20 @@ extension ServerConfiguration {
     ///
     /// - Throws: ``ConfigError`` with code `.unreadable` if the state directory
     ///   cannot be created or the id file cannot be read or written.
-    package static func development(stateDirectory: String = "./ingest-data",
-                                   port: Int = 9090) throws(ConfigError) -> ServerConfiguration {
+    package static func development(
+        stateDirectory: String = "./ingest-data",
+        port: Int = 9090
+    ) throws(ConfigError) -> ServerConfiguration {
         let idPath = (stateDirectory as NSString).appendingPathComponent("development-app-id")
         let id: String
         do {
-            try PrivateFiles.makeDirectory(stateDirectory)   // 0700: ingested data, secrets
+            try PrivateFiles.makeDirectory(stateDirectory)  // 0700: ingested data, secrets
             if let stored = try? String(contentsOfFile: idPath, encoding: .utf8) {
                 let trimmed = stored.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard AppConfiguration.isValidId(trimmed) else {
-                    throw ConfigError(.invalidValue, path: "", "\(idPath) holds an invalid app id; delete the file",
-                                      file: idPath)
+                    throw ConfigError(
+                        .invalidValue, path: "", "\(idPath) holds an invalid app id; delete the file",
+                        file: idPath)
                 }
                 id = trimmed
             } else {
@@ -130,8 +141,9 @@ extension ServerConfiguration {
         } catch let error as ConfigError {
             throw error
         } catch {
-            throw ConfigError(.unreadable, path: "", "cannot prepare the development state directory: \(error)",
-                              file: stateDirectory)
+            throw ConfigError(
+                .unreadable, path: "", "cannot prepare the development state directory: \(error)",
+                file: stateDirectory)
         }
         var app = AppConfiguration(id: id)
         app.auth.anonymous = AnonymousSettings()
@@ -164,16 +176,18 @@ struct ParseContext {
             path = reader.path(key)
         case (nil, .some(let name)):
             guard let text = environment[name] else {
-                throw ConfigError(.invalidValue, path: reader.path(key + "Env"),
-                                  "environment variable \(name) is not set")
+                throw ConfigError(
+                    .invalidValue, path: reader.path(key + "Env"),
+                    "environment variable \(name) is not set")
             }
             secret = text
             path = reader.path(key + "Env")
         }
         guard secret.utf8.count >= minimumBytes else {
-            throw ConfigError(.invalidValue, path: path,
-                              "the secret has \(secret.utf8.count) bytes; use at least \(minimumBytes) random bytes "
-                                + "(e.g. `openssl rand -base64 48`)")
+            throw ConfigError(
+                .invalidValue, path: path,
+                "the secret has \(secret.utf8.count) bytes; use at least \(minimumBytes) random bytes "
+                    + "(e.g. `openssl rand -base64 48`)")
         }
         return Array(secret.utf8)
     }

@@ -32,8 +32,10 @@ package struct ServerConfiguration: Sendable {
     /// then this, then `info`. JSON: `"logLevel": "notice"`.
     package var logLevel: Logger.Level? = nil
 
-    package init(host: String = "127.0.0.1", port: Int = 9090, stateDirectory: String = "./ingest-data",
-                limits: Limits = .init(), apps: [AppConfiguration] = []) {
+    package init(
+        host: String = "127.0.0.1", port: Int = 9090, stateDirectory: String = "./ingest-data",
+        limits: Limits = .init(), apps: [AppConfiguration] = []
+    ) {
         self.host = host
         self.port = port
         self.stateDirectory = stateDirectory

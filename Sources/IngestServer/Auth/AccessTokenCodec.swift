@@ -57,8 +57,9 @@ package struct AccessTokenCodec: Sendable {
     package func verify(_ token: String, now: Int64) throws(AuthError) -> AccessClaims {
         let jwt = try JWT(parsing: token)
         guard jwt.algorithm == "HS256" else {
-            throw AuthError(.invalidToken, "the access token uses alg \"\(jwt.algorithm)\"; only HS256 is accepted",
-                            appId: appId)
+            throw AuthError(
+                .invalidToken, "the access token uses alg \"\(jwt.algorithm)\"; only HS256 is accepted",
+                appId: appId)
         }
         // The signature first: claims of a token this app did not sign say
         // nothing (a forged `aud` must not turn 401 into a permanent 403).
@@ -72,8 +73,8 @@ package struct AccessTokenCodec: Sendable {
             throw AuthError(.invalidToken, "the token is not an access token", appId: appId)
         }
         guard let userId = jwt.claims["sub"]?.stringValue, !userId.isEmpty,
-              let deviceId = jwt.claims["did"]?.stringValue,
-              let issuedAt = jwt.numericDate("iat"), let expiresAt = jwt.numericDate("exp")
+            let deviceId = jwt.claims["did"]?.stringValue,
+            let issuedAt = jwt.numericDate("iat"), let expiresAt = jwt.numericDate("exp")
         else { throw AuthError(.invalidToken, "the access token lacks sub, did, iat or exp", appId: appId) }
         // Saturating: the claims are the sender's numbers (exp may be 2^63 - 1).
         guard now <= expiresAt.saturatingAdd(leewaySeconds) else {

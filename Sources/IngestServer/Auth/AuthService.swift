@@ -53,8 +53,10 @@ package final class AuthService: Sendable {
     ///   - store: an already open state store; default opens `configuration.stateDatabasePath`.
     ///   - clock: the time source (a seam for expiry tests). Default `Date.init`.
     /// - Throws: ``StorageError`` if the state database cannot be opened.
-    package init(configuration: ServerConfiguration, store: StateStore? = nil,
-                clock: @escaping @Sendable () -> Date = { Date() }) throws(StorageError) {
+    package init(
+        configuration: ServerConfiguration, store: StateStore? = nil,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws(StorageError) {
         let openStore: StateStore
         if let store {
             openStore = store
@@ -73,14 +75,16 @@ package final class AuthService: Sendable {
                 secret = try openStore.appSecret(appId: app.id, generatingBytes: 48, now: now)
             }
             let parameters = app.auth.userPassword?.passwordHashing ?? .init()
-            let decoy = "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$"
+            let decoy =
+                "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$"
                 + Base64URL.encode([UInt8](repeating: 0, count: 16)) + "$" + Base64URL.encode([UInt8](repeating: 0, count: 32))
             apps[app.id] = AppAuth(
                 configuration: app,
                 codec: AccessTokenCodec(appId: app.id, secret: secret, lifetimeSeconds: app.accessTokenLifetimeSeconds),
                 hasher: PasswordHasher(parameters: parameters), decoyHash: decoy,
-                throttle: LoginThrottle(maxFailures: app.auth.userPassword?.maxFailedLogins ?? 10,
-                                        lockoutSeconds: app.auth.userPassword?.lockoutSeconds ?? 900))
+                throttle: LoginThrottle(
+                    maxFailures: app.auth.userPassword?.maxFailedLogins ?? 10,
+                    lockoutSeconds: app.auth.userPassword?.lockoutSeconds ?? 900))
         }
         // Forget refresh tokens that expired or were revoked more than a week ago.
         try openStore.purgeRefreshTokens(before: now - 7 * 86_400)
@@ -146,12 +150,15 @@ package final class AuthService: Sendable {
     private func enabledProvider(appId: String, _ providerName: String) throws(AuthError) -> (AppAuth, AuthProvider) {
         let app = try app(appId)
         guard let provider = AuthProvider(rawValue: providerName) else {
-            throw AuthError(.unknownProvider, "unknown auth provider \"\(providerName)\"; use "
-                                + AuthProvider.allCases.map(\.rawValue).joined(separator: ", "), appId: appId)
+            throw AuthError(
+                .unknownProvider,
+                "unknown auth provider \"\(providerName)\"; use "
+                    + AuthProvider.allCases.map(\.rawValue).joined(separator: ", "), appId: appId)
         }
         guard app.configuration.auth.isEnabled(provider) else {
-            throw AuthError(.providerDisabled, "the \(provider.rawValue) provider is not enabled for app \(appId)",
-                            appId: appId)
+            throw AuthError(
+                .providerDisabled, "the \(provider.rawValue) provider is not enabled for app \(appId)",
+                appId: appId)
         }
         return (app, provider)
     }
@@ -194,8 +201,9 @@ package final class AuthService: Sendable {
             deviceId = parsed.hex
         }
         let refreshToken = try issueRefreshToken(app: app, userId: user.id, deviceId: deviceId, now: now)
-        return LoginAnswer(accessToken: app.codec.issue(userId: user.id, deviceId: deviceId, now: now),
-                           refreshToken: refreshToken, userId: user.id, deviceId: deviceId)
+        return LoginAnswer(
+            accessToken: app.codec.issue(userId: user.id, deviceId: deviceId, now: now),
+            refreshToken: refreshToken, userId: user.id, deviceId: deviceId)
     }
 
     private func loginWithPassword(app: AppAuth, email: String, password: String) throws(AuthError) -> UserRecord {
@@ -225,7 +233,7 @@ package final class AuthService: Sendable {
         let record = try storage(appId) { () throws(StorageError) in try store.apiKey(hash: Crypto.sha256(Array(key.utf8))) }
         // A key of another app is reported like an unknown key: it must not reveal other apps' keys.
         guard let record, record.appId == appId, record.revokedAt == nil,
-              let user = try storage(appId, { () throws(StorageError) in try store.user(id: record.userId) })
+            let user = try storage(appId, { () throws(StorageError) in try store.user(id: record.userId) })
         else { throw AuthError(.invalidCredentials, "invalid or revoked API key", appId: appId) }
         return user
     }
@@ -235,7 +243,7 @@ package final class AuthService: Sendable {
             if let existing = try store.user(appId: appId, provider: provider, identity: identity) { return existing }
             do throws(StorageError) {
                 return try store.createUser(appId: appId, provider: provider, identity: identity, passwordHash: nil, now: now)
-            } catch where error.code == .constraint {
+            } catch  where error.code == .constraint {
                 // A concurrent first login created it between the lookup and the insert.
                 if let existing = try store.user(appId: appId, provider: provider, identity: identity) { return existing }
                 throw error
@@ -250,18 +258,20 @@ package final class AuthService: Sendable {
     /// only looks the whole token up by its hash.
     private func issueRefreshToken(app: AppAuth, userId: String, deviceId: String, now: Int64) throws(AuthError) -> String {
         let expiresAt = now + app.configuration.refreshTokenLifetimeSeconds
-        let token = JWT.signHS256(claims: .object([
-            .init("iss", .string(AccessTokenCodec.issuer)),
-            .init("sub", .string(userId)),
-            .init("aud", .string(app.configuration.id)),
-            .init("typ", .string("refresh")),
-            .init("jti", .string(try randomToken(appId: app.configuration.id))),
-            .init("iat", .integer(now)),
-            .init("exp", .integer(expiresAt)),
-        ]), secret: app.codec.secret)
-        let record = RefreshTokenRecord(tokenHash: Crypto.sha256(Array(token.utf8)), appId: app.configuration.id,
-                                        userId: userId, deviceId: deviceId, createdAt: now,
-                                        expiresAt: expiresAt, revokedAt: nil)
+        let token = JWT.signHS256(
+            claims: .object([
+                .init("iss", .string(AccessTokenCodec.issuer)),
+                .init("sub", .string(userId)),
+                .init("aud", .string(app.configuration.id)),
+                .init("typ", .string("refresh")),
+                .init("jti", .string(try randomToken(appId: app.configuration.id))),
+                .init("iat", .integer(now)),
+                .init("exp", .integer(expiresAt)),
+            ]), secret: app.codec.secret)
+        let record = RefreshTokenRecord(
+            tokenHash: Crypto.sha256(Array(token.utf8)), appId: app.configuration.id,
+            userId: userId, deviceId: deviceId, createdAt: now,
+            expiresAt: expiresAt, revokedAt: nil)
         try storage(app.configuration.id) { () throws(StorageError) in try store.insertRefreshToken(record) }
         return token
     }
@@ -310,9 +320,10 @@ package final class AuthService: Sendable {
         let accessToken = app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now)
         guard app.configuration.rotateRefreshTokens else { return SessionAnswer(accessToken: accessToken) }
         let replacement = Self.replacementToken(for: refreshToken, app: app)
-        let newRecord = RefreshTokenRecord(tokenHash: Crypto.sha256(Array(replacement.utf8)), appId: record.appId,
-                                           userId: record.userId, deviceId: record.deviceId, createdAt: now,
-                                           expiresAt: now + app.configuration.refreshTokenLifetimeSeconds, revokedAt: nil)
+        let newRecord = RefreshTokenRecord(
+            tokenHash: Crypto.sha256(Array(replacement.utf8)), appId: record.appId,
+            userId: record.userId, deviceId: record.deviceId, createdAt: now,
+            expiresAt: now + app.configuration.refreshTokenLifetimeSeconds, revokedAt: nil)
         let rotated = try storage(record.appId) { () throws(StorageError) in
             try store.rotateRefreshToken(oldHash: hash, replacement: newRecord, now: now)
         }
@@ -332,8 +343,10 @@ package final class AuthService: Sendable {
     /// A revoked refresh token: accepted again only if it was rotated and its
     /// replacement was never used (nor revoked, nor expired); the answer
     /// carries that same replacement.
-    private func refreshWithRotatedToken(_ refreshToken: String, record: RefreshTokenRecord, app: AppAuth,
-                                         now: Int64) throws(AuthError) -> SessionAnswer {
+    private func refreshWithRotatedToken(
+        _ refreshToken: String, record: RefreshTokenRecord, app: AppAuth,
+        now: Int64
+    ) throws(AuthError) -> SessionAnswer {
         let refused = AuthError(.invalidToken, "the refresh token is unknown or revoked; log in again", appId: record.appId)
         guard app.configuration.rotateRefreshTokens else { throw refused }
         let replacement = Self.replacementToken(for: refreshToken, app: app)
@@ -344,8 +357,9 @@ package final class AuthService: Sendable {
         guard let user, !user.isDisabled else {
             throw AuthError(.userDisabled, "this user is disabled", appId: record.appId)
         }
-        return SessionAnswer(accessToken: app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now),
-                               refreshToken: replacement)
+        return SessionAnswer(
+            accessToken: app.codec.issue(userId: record.userId, deviceId: record.deviceId, now: now),
+            refreshToken: replacement)
     }
 
     /// Revokes a refresh token (`DELETE /api/client/v2.0/auth/session`).
@@ -374,14 +388,15 @@ package final class AuthService: Sendable {
         // again. Uploads send the same token for many segments, and parsing and
         // HMAC-checking it cost as much as storing dozens of objects.
         if let claims = verifiedTokens.withLock({ $0[token] }), claims.appId == appId,
-           now <= claims.expiresAt.saturatingAdd(app.codec.leewaySeconds),
-           claims.issuedAt <= now.saturatingAdd(app.codec.leewaySeconds) {
+            now <= claims.expiresAt.saturatingAdd(app.codec.leewaySeconds),
+            claims.issuedAt <= now.saturatingAdd(app.codec.leewaySeconds)
+        {
             return claims
         }
         let claims: AccessClaims
         do {
             claims = try app.codec.verify(token, now: now)
-        } catch where error.code == .invalidToken {
+        } catch  where error.code == .invalidToken {
             throw signedForAnotherApp(token, appId: appId) ?? error
         }
         verifiedTokens.withLock { cache in
@@ -398,8 +413,8 @@ package final class AuthService: Sendable {
     /// token's `aud` says (the signature is checked before the scope).
     private func signedForAnotherApp(_ token: String, appId: String) -> AuthError? {
         guard let jwt = try? JWT(parsing: token), jwt.algorithm == "HS256",
-              let audience = jwt.claims["aud"]?.stringValue, audience != appId,
-              let other = apps[audience], jwt.hasValidHS256Signature(secret: other.codec.secret)
+            let audience = jwt.claims["aud"]?.stringValue, audience != appId,
+            let other = apps[audience], jwt.hasValidHS256Signature(secret: other.codec.secret)
         else { return nil }
         return AuthError(.wrongApp, "the access token was issued for app \(audience), not \(appId)", appId: appId)
     }
@@ -423,8 +438,9 @@ package final class AuthService: Sendable {
         }
         let length = password.count
         guard length >= settings.minPasswordLength, password.utf8.count <= 1024 else {
-            throw AuthError(.passwordPolicy, "the password must have \(settings.minPasswordLength) to 1024 characters",
-                            appId: appId)
+            throw AuthError(
+                .passwordPolicy, "the password must have \(settings.minPasswordLength) to 1024 characters",
+                appId: appId)
         }
         let hash: String
         do {
@@ -434,9 +450,11 @@ package final class AuthService: Sendable {
         }
         let now = self.now
         do {
-            return try store.createUser(appId: appId, provider: .userPassword, identity: identity, passwordHash: hash,
-                                        now: now).id
-        } catch where error.code == .constraint {
+            return try store.createUser(
+                appId: appId, provider: .userPassword, identity: identity, passwordHash: hash,
+                now: now
+            ).id
+        } catch  where error.code == .constraint {
             throw AuthError(.alreadyExists, "a user with this email already exists", appId: appId)
         } catch {
             throw AuthError(.internalError, "cannot store the user: \(error.message)", appId: appId)
@@ -465,14 +483,15 @@ package final class AuthService: Sendable {
     ///   409 a key with this name exists (revoked keys keep their name).
     package func createAPIKey(appId: String, name: String) throws(AuthError) -> CreatedAPIKey {
         _ = try app(appId)
-        guard (1...100).contains(name.utf8.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard (1...100).contains(name.utf8.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw AuthError(.badRequest, "the API key name must have 1 to 100 bytes and no control characters", appId: appId)
         }
         let key = AuthService.apiKeyPrefix + (try randomToken(appId: appId))
         do {
             let record = try store.insertAPIKey(appId: appId, name: name, keyHash: Crypto.sha256(Array(key.utf8)), now: now)
             return CreatedAPIKey(key: key, record: record)
-        } catch where error.code == .constraint {
+        } catch  where error.code == .constraint {
             throw AuthError(.alreadyExists, "app \(appId) already has an API key named \"\(name)\"", appId: appId)
         } catch {
             throw AuthError(.internalError, "cannot store the API key: \(error.message)", appId: appId)

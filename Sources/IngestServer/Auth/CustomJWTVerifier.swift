@@ -63,8 +63,9 @@ package struct CustomJWTVerifier: Sendable {
             throw AuthError(.invalidCredentials, "the custom token is issued in the future (iat)")
         }
         guard expiresAt.saturatingSubtract(issuedAt ?? now) <= settings.maxLifetimeSeconds else {
-            throw AuthError(.invalidCredentials,
-                            "the custom token lives longer than the \(settings.maxLifetimeSeconds) s this app accepts")
+            throw AuthError(
+                .invalidCredentials,
+                "the custom token lives longer than the \(settings.maxLifetimeSeconds) s this app accepts")
         }
         if !settings.audience.isEmpty {
             let audiences: [String]

@@ -41,10 +41,10 @@ package struct JWT: Sendable {
             throw AuthError(.invalidToken, "the token is not a JWT (expected three dot-separated parts)")
         }
         guard let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2])
+            let signature = Base64URL.decode(parts[2])
         else { throw AuthError(.invalidToken, "the token has a part that is not base64url") }
         guard let header = try? JSONValue(parsing: headerBytes, options: .strict(maxDepth: 8)), case .object = header,
-              let claims = try? JSONValue(parsing: claimBytes, options: .strict(maxDepth: 16)), case .object = claims
+            let claims = try? JSONValue(parsing: claimBytes, options: .strict(maxDepth: 16)), case .object = claims
         else { throw AuthError(.invalidToken, "the token header or claims are not a JSON object") }
         guard let algorithm = header["alg"]?.stringValue else {
             throw AuthError(.invalidToken, "the token header has no \"alg\"")
@@ -69,7 +69,8 @@ package struct JWT: Sendable {
     package static func signHS256(claims: JSONValue, secret: [UInt8], keyId: String? = nil) -> String {
         var header: [JSONValue.Member] = [.init("alg", .string("HS256")), .init("typ", .string("JWT"))]
         if let keyId { header.append(.init("kid", .string(keyId))) }
-        let input = Base64URL.encode(Array(JSONValue.object(header).jsonText.utf8)) + "."
+        let input =
+            Base64URL.encode(Array(JSONValue.object(header).jsonText.utf8)) + "."
             + Base64URL.encode(Array(claims.jsonText.utf8))
         let mac = Crypto.hmacSHA256(key: secret, message: Array(input.utf8))
         return input + "." + Base64URL.encode(mac)

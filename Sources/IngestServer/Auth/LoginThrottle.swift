@@ -47,8 +47,9 @@ package final class LoginThrottle: Sendable {
             return entry.failures >= maxFailures ? end - now : nil
         }
         if let remaining {
-            var error = AuthError(.tooManyRequests, "too many failed logins for this user; retry in \(remaining) s",
-                                  appId: appId)
+            var error = AuthError(
+                .tooManyRequests, "too many failed logins for this user; retry in \(remaining) s",
+                appId: appId)
             error.retryAfterSeconds = Int(remaining)
             throw error
         }

@@ -39,8 +39,9 @@ package struct PasswordHasher: Sendable {
     /// Hashes `password` with a fresh random 16-byte salt.
     package func hash(_ password: String) throws(CryptoError) -> String {
         let salt = try Crypto.randomBytes(16)
-        let derived = try Crypto.scrypt(password: Array(password.utf8), salt: salt, logN: parameters.logN,
-                                        r: parameters.r, p: parameters.p, length: 32)
+        let derived = try Crypto.scrypt(
+            password: Array(password.utf8), salt: salt, logN: parameters.logN,
+            r: parameters.r, p: parameters.p, length: 32)
         return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$"
             + Base64URL.encode(salt) + "$" + Base64URL.encode(derived)
     }
@@ -52,7 +53,7 @@ package struct PasswordHasher: Sendable {
     package func verify(_ password: String, against stored: String) throws(CryptoError) -> Bool {
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt",
-              let salt = Base64URL.decode(parts[3]), let expected = Base64URL.decode(parts[4]), !expected.isEmpty
+            let salt = Base64URL.decode(parts[3]), let expected = Base64URL.decode(parts[4]), !expected.isEmpty
         else { throw CryptoError(.invalidParameters, "stored password hash has an unknown format") }
         var values: [String: Int] = [:]
         for item in parts[2].split(separator: ",") {
@@ -65,8 +66,9 @@ package struct PasswordHasher: Sendable {
         guard let logN = values["ln"], let r = values["r"], let p = values["p"] else {
             throw CryptoError(.invalidParameters, "stored password hash lacks ln, r or p")
         }
-        let derived = try Crypto.scrypt(password: Array(password.utf8), salt: salt, logN: logN, r: r, p: p,
-                                        length: expected.count)
+        let derived = try Crypto.scrypt(
+            password: Array(password.utf8), salt: salt, logN: logN, r: r, p: p,
+            length: expected.count)
         return Crypto.constantTimeEqual(derived, expected)
     }
 }

@@ -26,8 +26,9 @@ package final class RSAPublicKey: @unchecked Sendable {
             return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
         }
         guard let parsed else {
-            throw CryptoError(.invalidKey,
-                              "not a PEM public key (expected -----BEGIN PUBLIC KEY-----): \(CryptoError.lastOpenSSLError())")
+            throw CryptoError(
+                .invalidKey,
+                "not a PEM public key (expected -----BEGIN PUBLIC KEY-----): \(CryptoError.lastOpenSSLError())")
         }
         guard EVP_PKEY_get_base_id(parsed) == EVP_PKEY_RSA else {
             EVP_PKEY_free(parsed)

@@ -98,8 +98,10 @@ package final class ClickHouseClient: @unchecked Sendable {
     /// Runs `sql` with `body` as its data (for `INSERT … FORMAT …`) and the
     /// given settings (e.g. `insert_distributed_sync=1`); returns the answer.
     @discardableResult
-    package func execute(_ sql: String, body: [UInt8] = [], database: String? = nil,
-                        settings: [(String, String)] = []) throws(ClickHouseError) -> [UInt8] {
+    package func execute(
+        _ sql: String, body: [UInt8] = [], database: String? = nil,
+        settings: [(String, String)] = []
+    ) throws(ClickHouseError) -> [UInt8] {
         // Without data the statement travels as the body: the URL is limited
         // (16 KiB in ClickHouse 18.16's HTTP server). With data (an INSERT)
         // the statement stays in the URL and ClickHouse reads the data from the body.
@@ -116,8 +118,10 @@ package final class ClickHouseClient: @unchecked Sendable {
     /// let ids = ClickHouseClient.ExternalTable(name: "ids", structure: "key Int64", rows: Array("1\n2\n".utf8))
     /// let found = try client.execute("SELECT id FROM weather.t WHERE id IN ids", external: ids)
     /// ```
-    package func execute(_ sql: String, external table: ClickHouseClient.ExternalTable, database: String? = nil,
-                        settings: [(String, String)] = []) throws(ClickHouseError) -> [UInt8] {
+    package func execute(
+        _ sql: String, external table: ClickHouseClient.ExternalTable, database: String? = nil,
+        settings: [(String, String)] = []
+    ) throws(ClickHouseError) -> [UInt8] {
         // The rows are TabSeparated: escaped, so no CR and no "\r\n--" boundary inside.
         let boundary = "dataingest-external-data"
         var payload = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(table.name)\"; filename=\"\(table.name)\"\r\n".utf8)
@@ -126,18 +130,23 @@ package final class ClickHouseClient: @unchecked Sendable {
         payload += Array("\r\n--\(boundary)--\r\n".utf8)
         var parameters = [("query", sql), ("\(table.name)_structure", table.structure), ("\(table.name)_format", "TabSeparated")]
         if let database { parameters.append(("database", database)) }
-        return try post(sql, parameters: parameters + settings, contentType: "multipart/form-data; boundary=\(boundary)",
-                        payload: payload)
+        return try post(
+            sql, parameters: parameters + settings, contentType: "multipart/form-data; boundary=\(boundary)",
+            payload: payload)
     }
 
-    private func post(_ sql: String, parameters: [(String, String)], contentType: String,
-                      payload: [UInt8]) throws(ClickHouseError) -> [UInt8] {
+    private func post(
+        _ sql: String, parameters: [(String, String)], contentType: String,
+        payload: [UInt8]
+    ) throws(ClickHouseError) -> [UInt8] {
         var target = "/?" + parameters.map { $0.0 + "=" + Self.percentEncoded($0.1) }.joined(separator: "&") + credentials
-        if target.hasPrefix("/?&") { target = "/?" + target.dropFirst(3) }   // credentials only: no empty first parameter
+        if target.hasPrefix("/?&") { target = "/?" + target.dropFirst(3) }  // credentials only: no empty first parameter
         let request: [UInt8]
         do {
-            request = try HTTPClientConnection.requestHead(method: "POST", target: target, host: "\(host):\(port)",
-                                                           headers: ["Content-Type": contentType], bodyCount: payload.count) + payload
+            request =
+                try HTTPClientConnection.requestHead(
+                    method: "POST", target: target, host: "\(host):\(port)",
+                    headers: ["Content-Type": contentType], bodyCount: payload.count) + payload
         } catch {
             throw ClickHouseError(.usage, "the request for \(sql.prefix(80)) cannot be sent: \(error.message)")
         }
@@ -147,7 +156,7 @@ package final class ClickHouseClient: @unchecked Sendable {
         if let reused = pool.takeIdle(peer) {
             do throws(ClickHouseError) {
                 return try exchange(reused, request, sql)
-            } catch where error.code == .connection {
+            } catch  where error.code == .connection {
                 // fall through to a fresh connection
             }
         }
@@ -177,8 +186,9 @@ package final class ClickHouseClient: @unchecked Sendable {
             if text.hasPrefix("Code: "), let comma = text.firstIndex(of: ",") {
                 code = Int(text[text.index(text.startIndex, offsetBy: 6)..<comma])
             }
-            throw ClickHouseError(.server, "ClickHouse at \(displayName) refused \(sql.prefix(80)): \(text)",
-                                  serverCode: code, httpStatus: response.status)
+            throw ClickHouseError(
+                .server, "ClickHouse at \(displayName) refused \(sql.prefix(80)): \(text)",
+                serverCode: code, httpStatus: response.status)
         }
         return response.body
     }
@@ -201,7 +211,7 @@ package final class ClickHouseClient: @unchecked Sendable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 out.append(byte)
             default:
                 out.append(UInt8(ascii: "%")); out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 0xF)])

@@ -56,25 +56,34 @@ package final class IngestMetrics: Sendable {
 
     /// Registers every metric.
     package init() {
-        requests = registry.counter("ingest_http_requests_total", help: "HTTP responses by method, route and status.",
-                                    labels: ["method", "route", "status"])
-        requestDuration = registry.histogram("ingest_http_request_duration_seconds",
-                                             help: "Seconds from a complete request to its response.", labels: ["route"])
-        requestBodyBytes = registry.counter("ingest_http_request_body_bytes_total", help: "Request body bytes received.",
-                                            labels: ["route"])
-        uploads = registry.counter("ingest_uploads_total", help: "Segment uploads by app and response status.",
-                                   labels: ["app", "status"])
-        replays = registry.counter("ingest_upload_replays_total",
-                                   help: "Uploads of already received segments, answered from their receipt.", labels: ["app"])
-        objects = registry.counter("ingest_objects_total", help: "Uploaded objects by app and outcome.",
-                                   labels: ["app", "outcome"])
-        uploadBytes = registry.counter("ingest_upload_bytes_total", help: "Uploaded segment bytes, compressed and inflated.",
-                                       labels: ["app", "form"])
-        sinkWriteDuration = registry.histogram("ingest_sink_write_duration_seconds",
-                                               help: "Seconds per sink transaction (one segment).", labels: ["app"])
-        segmentLag = registry.histogram("ingest_segment_lag_seconds",
-                                        help: "Seconds from a segment's creation on the client to its objects being stored.",
-                                        labels: ["app"], buckets: Self.lagBuckets)
+        requests = registry.counter(
+            "ingest_http_requests_total", help: "HTTP responses by method, route and status.",
+            labels: ["method", "route", "status"])
+        requestDuration = registry.histogram(
+            "ingest_http_request_duration_seconds",
+            help: "Seconds from a complete request to its response.", labels: ["route"])
+        requestBodyBytes = registry.counter(
+            "ingest_http_request_body_bytes_total", help: "Request body bytes received.",
+            labels: ["route"])
+        uploads = registry.counter(
+            "ingest_uploads_total", help: "Segment uploads by app and response status.",
+            labels: ["app", "status"])
+        replays = registry.counter(
+            "ingest_upload_replays_total",
+            help: "Uploads of already received segments, answered from their receipt.", labels: ["app"])
+        objects = registry.counter(
+            "ingest_objects_total", help: "Uploaded objects by app and outcome.",
+            labels: ["app", "outcome"])
+        uploadBytes = registry.counter(
+            "ingest_upload_bytes_total", help: "Uploaded segment bytes, compressed and inflated.",
+            labels: ["app", "form"])
+        sinkWriteDuration = registry.histogram(
+            "ingest_sink_write_duration_seconds",
+            help: "Seconds per sink transaction (one segment).", labels: ["app"])
+        segmentLag = registry.histogram(
+            "ingest_segment_lag_seconds",
+            help: "Seconds from a segment's creation on the client to its objects being stored.",
+            labels: ["app"], buckets: Self.lagBuckets)
     }
 
     /// Exports every series of app `id` whose labels are known in advance at

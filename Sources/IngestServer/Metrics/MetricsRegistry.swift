@@ -30,15 +30,19 @@ package final class MetricsRegistry: @unchecked Sendable {
     }
 
     /// Registers a gauge whose value is read when rendering.
-    package func gauge(_ name: String, help: String, labels: [String] = [],
-                      read: @escaping @Sendable () -> [(labels: [String], value: Double)]) {
+    package func gauge(
+        _ name: String, help: String, labels: [String] = [],
+        read: @escaping @Sendable () -> [(labels: [String], value: Double)]
+    ) {
         let gauge = Gauge(name: name, help: help, labelNames: labels, read: read)
         lock.withLock { metrics.append(gauge) }
     }
 
     /// Registers a histogram with cumulative buckets (upper bounds in seconds by default).
-    package func histogram(_ name: String, help: String, labels: [String] = [],
-                          buckets: [Double] = Histogram.defaultBuckets) -> Histogram {
+    package func histogram(
+        _ name: String, help: String, labels: [String] = [],
+        buckets: [Double] = Histogram.defaultBuckets
+    ) -> Histogram {
         let histogram = Histogram(name: name, help: help, labelNames: labels, buckets: buckets)
         lock.withLock { metrics.append(histogram) }
         return histogram
@@ -61,11 +65,12 @@ func prometheusLabels(_ names: [String], _ values: [String], extra: (String, Str
     var pairs = zip(names, values).map { ($0, $1) }
     if let extra { pairs.append(extra) }
     guard !pairs.isEmpty else { return "" }
-    return "{" + pairs.map { name, value in
-        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
-        return "\(name)=\"\(escaped)\""
-    }.joined(separator: ",") + "}"
+    return "{"
+        + pairs.map { name, value in
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "\n", with: "\\n")
+            return "\(name)=\"\(escaped)\""
+        }.joined(separator: ",") + "}"
 }
 
 func prometheusNumber(_ value: Double) -> String {

@@ -55,8 +55,10 @@ package final class PostgresConnection {
         guard PQstatus(handle) == CONNECTION_OK else {
             let reason = Self.message(handle)
             PQfinish(handle)
-            throw PostgresError(.connection, "cannot connect to PostgreSQL at \(displayName): \(reason); "
-                                + "check that the server runs and the connection string (host, port, user, password, sslmode)")
+            throw PostgresError(
+                .connection,
+                "cannot connect to PostgreSQL at \(displayName): \(reason); "
+                    + "check that the server runs and the connection string (host, port, user, password, sslmode)")
         }
         // NOTICEs (e.g. "table does not exist, skipping") would go to stderr.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
@@ -166,18 +168,20 @@ package final class PostgresConnection {
     /// 20, `int4` 23, `text` 25, …), its rows in text format, and the
     /// number of rows it affected.
     package func queryWithTypes(_ sql: String, _ parameters: [Value] = []) throws(PostgresError)
-        -> (types: [UInt32], rows: [[[UInt8]?]], affected: Int) {
+        -> (types: [UInt32], rows: [[[UInt8]?]], affected: Int)
+    {
         let result = try run(sql, parameters, binaryResults: false)
         defer { PQclear(result) }
         let columns = PQnfields(result)
         let types = (0..<columns).map { UInt32(PQftype(result, $0)) }
         var out: [[[UInt8]?]] = []
         for row in 0..<PQntuples(result) {
-            out.append((0..<columns).map { column in
-                if PQgetisnull(result, row, column) != 0 { return nil }
-                let count = Int(PQgetlength(result, row, column))
-                return Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(PQgetvalue(result, row, column)), count: count))
-            })
+            out.append(
+                (0..<columns).map { column in
+                    if PQgetisnull(result, row, column) != 0 { return nil }
+                    let count = Int(PQgetlength(result, row, column))
+                    return Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(PQgetvalue(result, row, column)), count: count))
+                })
         }
         return (types, out, Self.affected(result))
     }
@@ -265,8 +269,9 @@ package final class PostgresConnection {
             return values.withUnsafeBufferPointer { valuePointers in
                 lengths.withUnsafeBufferPointer { lengthPointer in
                     formats.withUnsafeBufferPointer { formatPointer in
-                        PQexecParams(conn, sql, Int32(parameters.count), nil, valuePointers.baseAddress,
-                                     lengthPointer.baseAddress, formatPointer.baseAddress, binaryResults ? 1 : 0)
+                        PQexecParams(
+                            conn, sql, Int32(parameters.count), nil, valuePointers.baseAddress,
+                            lengthPointer.baseAddress, formatPointer.baseAddress, binaryResults ? 1 : 0)
                     }
                 }
             }
@@ -297,8 +302,9 @@ package final class PostgresConnection {
         let text = reason.trimmed()
         let statement = String(sql.prefix(80))
         if let conn, PQstatus(conn) != CONNECTION_OK {
-            return PostgresError(.connection, "lost the connection to PostgreSQL at \(displayName): \(text) (in: \(statement))",
-                                 sqlState: sqlState)
+            return PostgresError(
+                .connection, "lost the connection to PostgreSQL at \(displayName): \(text) (in: \(statement))",
+                sqlState: sqlState)
         }
         return PostgresError(.statement, "\(text) (in: \(statement))", sqlState: sqlState)
     }

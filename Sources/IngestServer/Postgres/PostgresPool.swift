@@ -43,8 +43,10 @@ package final class PostgresPool: @unchecked Sendable {
     /// connection was just opened (not reused from the pool).
     package func withConnection<T>(_ body: (PostgresConnection, _ fresh: Bool) throws(PostgresError) -> T) throws(PostgresError) -> T {
         guard slots.wait(timeout: .now() + acquireTimeout) == .success else {
-            throw PostgresError(.poolTimeout, "no PostgreSQL connection to \(displayName) became free within "
-                                + "\(Int(acquireTimeout)) s (\(maxConnections) in use); retry later")
+            throw PostgresError(
+                .poolTimeout,
+                "no PostgreSQL connection to \(displayName) became free within "
+                    + "\(Int(acquireTimeout)) s (\(maxConnections) in use); retry later")
         }
         defer { slots.signal() }
         let reused: PostgresConnection? = try lock.withLock { () throws(PostgresError) -> PostgresConnection? in

@@ -22,8 +22,9 @@ extension HTTPRouter {
     package mutating func addAuthRoutes(_ auth: AuthService) {
         post(ProtocolRoutes.loginPattern) { request in
             Self.authResponse { () throws(AuthError) in
-                let login = try auth.login(appId: request.pathParameters["appId"] ?? "",
-                                           provider: request.pathParameters["provider"] ?? "", body: request.body)
+                let login = try auth.login(
+                    appId: request.pathParameters["appId"] ?? "",
+                    provider: request.pathParameters["provider"] ?? "", body: request.body)
                 return .json(login.jsonBody)
             }
         }

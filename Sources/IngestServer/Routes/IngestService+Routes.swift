@@ -14,13 +14,15 @@ extension IngestService {
         realmSync.addRoutes(to: &router)
         let metrics = self.metrics
         router.get(ProtocolRoutes.metricsPath) { _ in
-            HTTPResponse(status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-                         body: Array(metrics.registry.render().utf8))
+            HTTPResponse(
+                status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+                body: Array(metrics.registry.render().utf8))
         }
         router.addHealthRoute(at: ProtocolRoutes.healthPath)
         router.get(ProtocolRoutes.statusPagePath) { [self] _ in
-            HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
-                         body: Array(StatusPage(service: self).html.utf8))
+            HTTPResponse(
+                status: .ok, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
+                body: Array(StatusPage(service: self).html.utf8))
         }
     }
 
@@ -49,12 +51,14 @@ extension IngestService {
         default: level = .info
         }
         guard logger.logLevel <= level else { return }
-        logger.log(level: level, "\(summary.method) \(summary.path) \(summary.status)", metadata: [
-            "route": .string(summary.routePattern ?? "unmatched"),
-            "status": .stringConvertible(summary.status),
-            "duration_ms": .stringConvertible((summary.durationSeconds * 1_000_000).rounded() / 1_000),
-            "request_bytes": .stringConvertible(summary.requestBodyBytes),
-            "response_bytes": .stringConvertible(summary.responseBodyBytes),
-        ])
+        logger.log(
+            level: level, "\(summary.method) \(summary.path) \(summary.status)",
+            metadata: [
+                "route": .string(summary.routePattern ?? "unmatched"),
+                "status": .stringConvertible(summary.status),
+                "duration_ms": .stringConvertible((summary.durationSeconds * 1_000_000).rounded() / 1_000),
+                "request_bytes": .stringConvertible(summary.requestBodyBytes),
+                "response_bytes": .stringConvertible(summary.responseBodyBytes),
+            ])
     }
 }

@@ -16,8 +16,9 @@ extension UploadService {
         let appId = request.pathParameters["appId"] ?? ""
         var response: HTTPResponse
         do {
-            let result = try upload(appId: appId, token: PresentedToken(authorization: request.headers["authorization"]),
-                                    body: request.body)
+            let result = try upload(
+                appId: appId, token: PresentedToken(authorization: request.headers["authorization"]),
+                body: request.body)
             response = .json(result.body)
             if result.isReplay { response.headers.add(name: "DataIngest-Replayed", value: "true") }
         } catch {

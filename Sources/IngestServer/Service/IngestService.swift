@@ -97,8 +97,9 @@ package final class IngestService: Sendable {
                     // PostgreSQL state, or in a SQLite file of the state directory.
                     let receipts: any ReceiptStore
                     if let shared = configuration.sharedStatePostgres {
-                        receipts = try PostgresSink(connection: shared, configuration: options.postgres,
-                                                    purpose: "the ClickHouse app's receipts table in the shared state")
+                        receipts = try PostgresSink(
+                            connection: shared, configuration: options.postgres,
+                            purpose: "the ClickHouse app's receipts table in the shared state")
                     } else {
                         let receiptsPath = (configuration.stateDirectory as NSString)
                             .appendingPathComponent("\(app.id).clickhouse-receipts.sqlite")
@@ -123,12 +124,14 @@ package final class IngestService: Sendable {
         let metrics = IngestMetrics()
         self.metrics = metrics
         var uploadConfiguration = UploadService.Configuration()
-        uploadConfiguration.gzipLimits = GzipLimits(maxOutputBytes: configuration.limits.maxInflatedBytes,
-                                                    maxRatio: configuration.limits.maxInflateRatio)
+        uploadConfiguration.gzipLimits = GzipLimits(
+            maxOutputBytes: configuration.limits.maxInflatedBytes,
+            maxRatio: configuration.limits.maxInflateRatio)
         uploadConfiguration.maxConcurrentUploads = options.maxConcurrentUploads
         logger = options.logger
-        uploads = UploadService(apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration,
-                                logger: options.logger)
+        uploads = UploadService(
+            apps: apps, auth: auth, metrics: metrics, configuration: uploadConfiguration,
+            logger: options.logger)
         var realmConfiguration = RealmSyncService.Configuration()
         let http = configuration.httpServerConfiguration
         realmConfiguration.maxConnections = http.maxConnections
@@ -142,22 +145,28 @@ package final class IngestService: Sendable {
         sinkMonitor.refresh()
         sinkMonitor.start()
         let readyApps = apps
-        metrics.registry.gauge("ingest_collection_rows",
-                               help: "Rows the sink holds per collection, written by any instance (refreshed every few seconds; "
-                                   + "an estimate where ingest_collection_rows_estimated is 1).",
-                               labels: ["app", "collection"]) {
+        metrics.registry.gauge(
+            "ingest_collection_rows",
+            help: "Rows the sink holds per collection, written by any instance (refreshed every few seconds; "
+                + "an estimate where ingest_collection_rows_estimated is 1).",
+            labels: ["app", "collection"]
+        ) {
             readyApps.flatMap { app in
                 (app.rowCounts?.counts ?? []).map { ([app.id, $0.collection], Double($0.count)) }
             }
         }
         let realm = realmSync
-        metrics.registry.gauge("ingest_realm_sync_connections",
-                               help: "Open Realm sync WebSocket connections on this instance.", labels: []) {
+        metrics.registry.gauge(
+            "ingest_realm_sync_connections",
+            help: "Open Realm sync WebSocket connections on this instance.", labels: []
+        ) {
             [([], Double(realm.openConnections))]
         }
-        metrics.registry.gauge("ingest_collection_rows_estimated",
-                               help: "1 when ingest_collection_rows is the database's estimate (a large PostgreSQL table), 0 when exact.",
-                               labels: ["app", "collection"]) {
+        metrics.registry.gauge(
+            "ingest_collection_rows_estimated",
+            help: "1 when ingest_collection_rows is the database's estimate (a large PostgreSQL table), 0 when exact.",
+            labels: ["app", "collection"]
+        ) {
             readyApps.flatMap { app in
                 (app.rowCounts?.counts ?? []).map { ([app.id, $0.collection], $0.isEstimate ? 1 : 0) }
             }

@@ -107,8 +107,10 @@ enum ClickHouseRowBinary {
     ///
     /// Of equal keys the first field wins (as `document[name]` finds it);
     /// fields that are not columns are ignored; missing columns are NULL.
-    static func appendRow(_ raw: UnsafeRawBufferPointer, to group: inout ClickHouseSink.Group, slots: inout [BSONElement?],
-                          object index: Int) throws(ClickHouseError) {
+    static func appendRow(
+        _ raw: UnsafeRawBufferPointer, to group: inout ClickHouseSink.Group, slots: inout [BSONElement?],
+        object index: Int
+    ) throws(ClickHouseError) {
         let columns = group.table.columns
         let collection = group.table.name
         do {
@@ -132,8 +134,10 @@ enum ClickHouseRowBinary {
 
     /// Appends one field. `nil`, BSON null and undefined are NULL (refused
     /// for the non-nullable `_id`).
-    static func append(_ element: BSONElement?, form: ClickHouseColumnForm, json: Bool, nullable: Bool,
-                       to out: inout [UInt8]) throws(ClickHouseError) {
+    static func append(
+        _ element: BSONElement?, form: ClickHouseColumnForm, json: Bool, nullable: Bool,
+        to out: inout [UInt8]
+    ) throws(ClickHouseError) {
         guard let element, element.type != .null, element.type != .undefined else {
             guard nullable else { throw ClickHouseError(.usage, "the primary key has no value") }
             out.append(1)

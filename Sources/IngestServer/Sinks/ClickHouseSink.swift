@@ -122,7 +122,7 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     }
 
     /// One upload waiting in a batch.
-    final class Job: @unchecked Sendable {   // results are written before a semaphore is signalled, read after
+    final class Job: @unchecked Sendable {  // results are written before a semaphore is signalled, read after
         let groups: [Group]
         let objectCount: Int
         /// Signalled when the batch's inserts are confirmed (or failed).
@@ -141,7 +141,7 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     /// The receipts of one batch's uploads: each job deposits its receipt;
     /// the last one stores them all in one transaction of the receipts
     /// store (one sync instead of one per upload) and wakes the others.
-    final class ReceiptBatch: @unchecked Sendable {   // state only under `lock`; results read after `stored` is signalled
+    final class ReceiptBatch: @unchecked Sendable {  // state only under `lock`; results read after `stored` is signalled
         private let lock = Lock()
         private var entries: [PendingReceipt?]
         private var arrived = 0
@@ -185,8 +185,10 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     /// wrong URL fails at start-up.
     ///
     /// - Throws: ``SinkError`` `.open` if ClickHouse cannot be reached or refuses.
-    package init(url: String, database: String, receipts: any ReceiptStore,
-                configuration: Configuration = Configuration()) throws(SinkError) {
+    package init(
+        url: String, database: String, receipts: any ReceiptStore,
+        configuration: Configuration = Configuration()
+    ) throws(SinkError) {
         self.database = database
         self.receipts = receipts
         self.configuration = configuration
@@ -230,8 +232,10 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         try receipts.receipt(for: key)
     }
 
-    package func write(_ objects: [SinkObject], receipt key: SegmentKey,
-                      response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+    package func write(
+        _ objects: [SinkObject], receipt key: SegmentKey,
+        response: ([Bool]) -> [UInt8]
+    ) throws(SinkError) -> SinkWriteResult {
         // A replay is answered from the receipt before anything is sent.
         if let stored = try receipts.receipt(for: key) { return .alreadyReceived(response: stored) }
         guard !objects.isEmpty else {
@@ -242,7 +246,9 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         do throws(ClickHouseError) {
             job = try makeJob(objects)
         } catch {
-            let start = lock.withLock { encoding -= 1; return startFlushIfDueLocked() }
+            let start = lock.withLock {
+                encoding -= 1; return startFlushIfDueLocked()
+            }
             if start { flushQueue.async { self.flush() } }
             throw sinkError(error, .statement)
         }
@@ -270,11 +276,13 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         let list = names.map(Self.stringLiteral).joined(separator: ", ")
         var counts: [String: Int] = [:]
         do throws(ClickHouseError) {
-            let places: [(ClickHouseClient, String)] = configuration.cluster.map { cluster in
-                cluster.shards.enumerated().map { (shardClients[$0.offset], $0.element.database) }
-            } ?? [(client, database)]
+            let places: [(ClickHouseClient, String)] =
+                configuration.cluster.map { cluster in
+                    cluster.shards.enumerated().map { (shardClients[$0.offset], $0.element.database) }
+                } ?? [(client, database)]
             for (client, database) in places {
-                let answer = try client.query("""
+                let answer = try client.query(
+                    """
                     SELECT table, sum(rows) FROM system.parts
                     WHERE active AND database = \(Self.stringLiteral(database)) AND table IN (\(list)) GROUP BY table
                     """)
@@ -301,7 +309,8 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
             columns.append(Column(name: property.name, form: form, json: json))
         }
         func definition(_ column: Column) -> String {
-            column.name == "_id" ? "\(Self.quoted("_id")) \(column.form.rawValue)"
+            column.name == "_id"
+                ? "\(Self.quoted("_id")) \(column.form.rawValue)"
                 : "\(Self.quoted(column.name)) Nullable(\(column.form.rawValue))"
         }
         let ingestedAt = "\(Self.quoted("_ingested_at")) DateTime DEFAULT now()"
@@ -312,7 +321,8 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
                 try ensureTable(shardClients[index], shard.database, name, body, engine, columns, definition)
             }
             // '' : each shard's default_database from remote_servers.
-            let distributed = "ENGINE = Distributed(\(Self.quoted(cluster.name)), '', \(Self.quoted(name)), cityHash64(\(Self.quoted("_id"))))"
+            let distributed =
+                "ENGINE = Distributed(\(Self.quoted(cluster.name)), '', \(Self.quoted(name)), cityHash64(\(Self.quoted("_id"))))"
             try ensureTable(client, database, name, body, distributed, columns, definition)
         } else {
             try ensureTable(client, database, name, body, engine, columns, definition)
@@ -325,21 +335,24 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     /// (additive). Several ingest servers may do this at once: a column
     /// another one added between the check and the `ALTER` counts as added
     /// (18.16 has no `ADD COLUMN IF NOT EXISTS`).
-    private func ensureTable(_ client: ClickHouseClient, _ database: String, _ name: String, _ body: String, _ engine: String,
-                             _ columns: [Column], _ definition: (Column) -> String) throws(ClickHouseError) {
+    private func ensureTable(
+        _ client: ClickHouseClient, _ database: String, _ name: String, _ body: String, _ engine: String,
+        _ columns: [Column], _ definition: (Column) -> String
+    ) throws(ClickHouseError) {
         try Self.tolerating(Self.alreadyExists) { () throws(ClickHouseError) in
             try client.execute("CREATE TABLE IF NOT EXISTS \(Self.quoted(database)).\(Self.quoted(name)) (\(body)) \(engine)")
         }
         func existing() throws(ClickHouseError) -> Set<String> {
-            Set(try client.query(
-                "SELECT name FROM system.columns WHERE database = \(Self.stringLiteral(database)) AND table = \(Self.stringLiteral(name))"
-            ).split(separator: "\n").map(String.init))
+            Set(
+                try client.query(
+                    "SELECT name FROM system.columns WHERE database = \(Self.stringLiteral(database)) AND table = \(Self.stringLiteral(name))"
+                ).split(separator: "\n").map(String.init))
         }
         let before = try existing()
         for column in columns where !before.contains(column.name) {
             do throws(ClickHouseError) {
                 try client.execute("ALTER TABLE \(Self.quoted(database)).\(Self.quoted(name)) ADD COLUMN \(definition(column))")
-            } catch where error.serverCode == Self.illegalColumn {
+            } catch  where error.serverCode == Self.illegalColumn {
                 // "column with this name already exists" if another server added it meanwhile.
                 guard try existing().contains(column.name) else { throw error }
             }
@@ -355,7 +368,7 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     static func tolerating(_ codes: Set<Int>, _ statement: () throws(ClickHouseError) -> Void) throws(ClickHouseError) {
         do {
             try statement()
-        } catch where error.code == .server && error.serverCode.map(codes.contains) == true {
+        } catch  where error.code == .server && error.serverCode.map(codes.contains) == true {
             return
         }
     }
@@ -442,7 +455,9 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         for job in jobs { job.duplicates = [Bool](repeating: true, count: job.objectCount) }
         do throws(ClickHouseError) {
             var collections: [String] = []
-            for job in jobs { for group in job.groups where !collections.contains(group.table.name) { collections.append(group.table.name) } }
+            for job in jobs {
+                for group in job.groups where !collections.contains(group.table.name) { collections.append(group.table.name) }
+            }
             for collection in collections.sorted() {
                 let members = jobs.compactMap { job in job.groups.first { $0.table.name == collection }.map { (job, $0) } }
                 let table = lock.withLock { tables[collection] } ?? members[0].1.table
@@ -455,9 +470,11 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
                 for (_, group) in members { keyRows += group.keyRows }
                 var stored = Set<ClickHouseKey>()
                 if !keyRows.isEmpty {
-                    let ids = ClickHouseClient.ExternalTable(name: "_dataingest_ids",
-                                                             structure: "key \(ClickHouseRowBinary.keyType(keyForm))", rows: keyRows)
-                    let answer = try client.execute("""
+                    let ids = ClickHouseClient.ExternalTable(
+                        name: "_dataingest_ids",
+                        structure: "key \(ClickHouseRowBinary.keyType(keyForm))", rows: keyRows)
+                    let answer = try client.execute(
+                        """
                         SELECT \(ClickHouseRowBinary.keyOutput(keyForm, column: idColumn)) FROM \(qualified(collection)) \
                         WHERE \(ClickHouseRowBinary.keyExpression(keyForm, column: idColumn)) IN _dataingest_ids
                         """, external: ids)
@@ -484,8 +501,9 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
                 }
                 guard rows > 0 else { continue }
                 let columns = table.columns.map { Self.quoted($0.name) }.joined(separator: ", ")
-                try client.execute("INSERT INTO \(qualified(collection)) (\(columns)) FORMAT RowBinary", body: body,
-                                   settings: configuration.cluster == nil ? [] : [("insert_distributed_sync", "1")])
+                try client.execute(
+                    "INSERT INTO \(qualified(collection)) (\(columns)) FORMAT RowBinary", body: body,
+                    settings: configuration.cluster == nil ? [] : [("insert_distributed_sync", "1")])
             }
         } catch {
             for job in jobs { job.error = error }
@@ -505,8 +523,9 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     private func qualified(_ table: String) -> String { "\(Self.quoted(database)).\(Self.quoted(table))" }
 
     private func sinkError(_ error: ClickHouseError, _ permanent: SinkError.Code) -> SinkError {
-        SinkError(error.isTransient ? .unavailable : permanent, error.message + (error.isTransient ? "; retry later" : ""),
-                  databaseCode: error.serverCode.map { Int32(clamping: $0) }, location: description)
+        SinkError(
+            error.isTransient ? .unavailable : permanent, error.message + (error.isTransient ? "; retry later" : ""),
+            databaseCode: error.serverCode.map { Int32(clamping: $0) }, location: description)
     }
 
     static func quoted(_ identifier: String) -> String {

@@ -57,7 +57,7 @@ enum PostgresCopyText {
     /// cannot hold (a NUL character in text, a date outside PostgreSQL's range).
     static func append(_ value: BSON?, form: PostgresColumnForm, to out: inout [UInt8]) throws(PostgresError) {
         guard let value else {
-            out.append(contentsOf: [0x5C, 0x4E])   // \N
+            out.append(contentsOf: [0x5C, 0x4E])  // \N
             return
         }
         if case .null = value { out.append(contentsOf: [0x5C, 0x4E]); return }
@@ -66,7 +66,7 @@ enum PostgresCopyText {
         case (.jsonb, _):
             try appendEscaped(value.extendedJSON(.relaxed), to: &out)
         case (.boolean, .bool(let flag)):
-            out.append(flag ? 0x74 : 0x66)   // t / f
+            out.append(flag ? 0x74 : 0x66)  // t / f
         case (.bigint, .int32(let number)):
             out.append(contentsOf: String(number).utf8)
         case (.bigint, .int64(let number)):
@@ -102,9 +102,11 @@ enum PostgresCopyText {
     /// object whose BSON is `raw`, read straight from the bytes: the first
     /// field of each column's name (`keys` holds the column names in order),
     /// `\N` for a missing one. `slots` is scratch space reused across calls.
-    static func appendRow(_ raw: UnsafeRawBufferPointer, columns: [(name: String, form: PostgresColumnForm)], keys: BSONKeyTable,
-                          slots: inout [BSONElement?], to out: inout [UInt8], object index: Int,
-                          collection: String) throws(PostgresError) {
+    static func appendRow(
+        _ raw: UnsafeRawBufferPointer, columns: [(name: String, form: PostgresColumnForm)], keys: BSONKeyTable,
+        slots: inout [BSONElement?], to out: inout [UInt8], object index: Int,
+        collection: String
+    ) throws(PostgresError) {
         do {
             try keys.collect(raw, into: &slots)
         } catch let error as BSONError {
@@ -127,7 +129,7 @@ enum PostgresCopyText {
     /// forms from the bytes, anything else through its decoded value.
     static func append(_ element: BSONElement?, form: PostgresColumnForm, to out: inout [UInt8]) throws(PostgresError) {
         guard let element else {
-            out.append(contentsOf: [0x5C, 0x4E])   // \N
+            out.append(contentsOf: [0x5C, 0x4E])  // \N
             return
         }
         switch (form, element.type) {
@@ -138,7 +140,7 @@ enum PostgresCopyText {
         case (.double, .double), (.real, .double):
             appendDouble(element.double ?? 0, to: &out)
         case (.boolean, .bool):
-            out.append(element.bool == true ? 0x74 : 0x66)   // t / f
+            out.append(element.bool == true ? 0x74 : 0x66)  // t / f
         case (.bytea, .objectId):
             if let bytes = element.objectIdBytes { appendHexBytea(bytes, to: &out) }
         default:
@@ -182,9 +184,13 @@ enum PostgresCopyText {
     }
 
     private static func appendDouble(_ number: Double, to out: inout [UInt8]) {
-        if number.isNaN { out.append(contentsOf: "NaN".utf8) }
-        else if number.isInfinite { out.append(contentsOf: (number < 0 ? "-Infinity" : "Infinity").utf8) }
-        else { out.append(contentsOf: number.description.utf8) }   // shortest round-trip form
+        if number.isNaN {
+            out.append(contentsOf: "NaN".utf8)
+        } else if number.isInfinite {
+            out.append(contentsOf: (number < 0 ? "-Infinity" : "Infinity").utf8)
+        } else {
+            out.append(contentsOf: number.description.utf8)
+        }  // shortest round-trip form
     }
 
     private static func appendEscaped(_ text: String, to out: inout [UInt8]) throws(PostgresError) {

@@ -85,14 +85,18 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
     ///   ClickHouse sink keeps its receipts in one of these in the shared state).
     /// - Throws: ``SinkError`` `.open` if PostgreSQL cannot be reached or
     ///   refuses the table.
-    package init(connection: String, configuration: Configuration = Configuration(),
-                purpose: String = "the PostgreSQL sink") throws(SinkError) {
-        pool = PostgresPool(connection: connection, maxConnections: configuration.maxConnections,
-                            acquireTimeout: configuration.acquireTimeout)
+    package init(
+        connection: String, configuration: Configuration = Configuration(),
+        purpose: String = "the PostgreSQL sink"
+    ) throws(SinkError) {
+        pool = PostgresPool(
+            connection: connection, maxConnections: configuration.maxConnections,
+            acquireTimeout: configuration.acquireTimeout)
         exactCountLimit = configuration.exactCountLimit
         do throws(PostgresError) {
             try pool.withConnection { (db: PostgresConnection) throws(PostgresError) -> Void in
-                _ = try db.execute("""
+                _ = try db.execute(
+                    """
                     BEGIN;
                     SELECT pg_advisory_xact_lock(\(Self.migrationLock));
                     CREATE TABLE IF NOT EXISTS "\(Self.receiptsTable)" (
@@ -103,8 +107,9 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                     """)
             }
         } catch {
-            throw SinkError(.open, "cannot open \(purpose): \(error.message)",
-                            location: PostgresConnection.redacted(connection))
+            throw SinkError(
+                .open, "cannot open \(purpose): \(error.message)",
+                location: PostgresConnection.redacted(connection))
         }
     }
 
@@ -115,8 +120,10 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
     package func migrate(to schema: Schema) throws(SinkError) {
         let objects = schema.objectSchemas.filter { $0.kind == .asymmetric }
         for object in objects where object.className == Self.receiptsTable || object.className.utf8.count > 63 {
-            throw SinkError(.migration, "the collection name \(object.className) is reserved by the sink or longer than "
-                            + "PostgreSQL's 63-byte identifiers; rename the class", location: pool.displayName)
+            throw SinkError(
+                .migration,
+                "the collection name \(object.className) is reserved by the sink or longer than "
+                    + "PostgreSQL's 63-byte identifiers; rename the class", location: pool.displayName)
         }
         do throws(PostgresError) {
             try pool.withConnection { (db: PostgresConnection) throws(PostgresError) -> Void in
@@ -126,14 +133,16 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                 for object in objects {
                     let name = quoted(object.className)
                     let keyForm = PostgresColumnForm.forPrimaryKey(object.primaryKeyProperty)
-                    try db.execute("""
+                    try db.execute(
+                        """
                         CREATE TABLE IF NOT EXISTS \(name) ("_id" \(keyForm.sqlType) NOT NULL PRIMARY KEY,
                           "_ingested_at" timestamptz NOT NULL DEFAULT now())
                         """)
                     for property in object.properties where property.name != "_id" {
                         // Additive: new columns are nullable, existing rows stay valid.
-                        try db.execute("ALTER TABLE \(name) ADD COLUMN IF NOT EXISTS \(quoted(property.name)) "
-                                       + PostgresColumnForm(property).sqlType)
+                        try db.execute(
+                            "ALTER TABLE \(name) ADD COLUMN IF NOT EXISTS \(quoted(property.name)) "
+                                + PostgresColumnForm(property).sqlType)
                     }
                     try checkColumnTypes(of: object, on: db)
                 }
@@ -145,7 +154,8 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
         lock.withLock {
             for object in objects {
                 var columns: [(name: String, form: PostgresColumnForm)] = [
-                    ("_id", .forPrimaryKey(object.primaryKeyProperty))]
+                    ("_id", .forPrimaryKey(object.primaryKeyProperty))
+                ]
                 for property in object.properties where property.name != "_id" {
                     columns.append((property.name, PostgresColumnForm(property)))
                 }
@@ -158,8 +168,9 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                     tables[object.className] = table
                 } else {
                     nextStage += 1
-                    tables[object.className] = Table(name: object.className, columns: columns,
-                                                     stageName: "_dataingest_stage_\(nextStage)", signature: signature, keys: keys)
+                    tables[object.className] = Table(
+                        name: object.className, columns: columns,
+                        stageName: "_dataingest_stage_\(nextStage)", signature: signature, keys: keys)
                 }
             }
         }
@@ -168,8 +179,9 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
     package func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
         do throws(PostgresError) {
             return try withRetry { (db: PostgresConnection) throws(PostgresError) -> [UInt8]? in
-                let rows = try db.query("SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = $1 AND segment_number = $2",
-                                        Self.keyParameters(key))
+                let rows = try db.query(
+                    "SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = $1 AND segment_number = $2",
+                    Self.keyParameters(key))
                 return rows.first.map { $0.first.flatMap { $0 } ?? [] }
             }
         } catch {
@@ -177,15 +189,19 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
         }
     }
 
-    package func write(_ objects: [SinkObject], receipt key: SegmentKey,
-                      response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+    package func write(
+        _ objects: [SinkObject], receipt key: SegmentKey,
+        response: ([Bool]) -> [UInt8]
+    ) throws(SinkError) -> SinkWriteResult {
         try write(objects, receipt: key, objectCount: objects.count, response: response)
     }
 
     /// ``write(_:receipt:response:)`` with the receipt's `object_count` given
     /// (the objects of a ClickHouse segment are stored elsewhere).
-    private func write(_ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
-                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+    private func write(
+        _ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
+        response: ([Bool]) -> [UInt8]
+    ) throws(SinkError) -> SinkWriteResult {
         // Group by collection (in order of appearance) and encode the COPY
         // data before touching the database.
         var groups: [(table: Table, indices: [Int], data: [UInt8])] = []
@@ -210,8 +226,9 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                 let table = groups[group].table
                 try object.bson.withUnsafeBytes { raw in
                     Result { () throws(PostgresError) in
-                        try PostgresCopyText.appendRow(raw, columns: table.columns, keys: table.keys, slots: &slots,
-                                                       to: &groups[group].data, object: index, collection: object.collection)
+                        try PostgresCopyText.appendRow(
+                            raw, columns: table.columns, keys: table.keys, slots: &slots,
+                            to: &groups[group].data, object: index, collection: object.collection)
                     }
                 }.get()
             }
@@ -224,8 +241,10 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                 for group in groups { try ensureStage(group.table, on: db) }
                 // One round trip: open the transaction, claim the receipt, set a
                 // savepoint before the objects (literals: hex bytes and integers only).
-                let keyCondition = "store_id = \(Self.byteaLiteral(key.storeId.bytes)) AND segment_number = \(Int64(bitPattern: key.segmentNumber))"
-                let claim = try db.executeEach("""
+                let keyCondition =
+                    "store_id = \(Self.byteaLiteral(key.storeId.bytes)) AND segment_number = \(Int64(bitPattern: key.segmentNumber))"
+                let claim = try db.executeEach(
+                    """
                     BEGIN;
                     INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, object_count, response)
                     VALUES (\(Self.byteaLiteral(key.storeId.bytes)), \(Int64(bitPattern: key.segmentNumber)), \(objectCount), '')
@@ -248,7 +267,7 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                         let columns = group.table.columns.map { quoted($0.name) }.joined(separator: ", ")
                         try db.copyIn("COPY \(quoted(group.table.name)) (\(columns)) FROM STDIN", data: group.data)
                     }
-                } catch where error.sqlState == "23505" {
+                } catch  where error.sqlState == "23505" {
                     direct = false
                     try db.execute("ROLLBACK TO SAVEPOINT dataingest_direct")
                 }
@@ -257,7 +276,8 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                     for group in groups {
                         let columns = group.table.columns.map { quoted($0.name) }.joined(separator: ", ")
                         try db.copyIn("COPY pg_temp.\(quoted(group.table.stageName)) (\(columns)) FROM STDIN", data: group.data)
-                        let inserted = try db.queryText("""
+                        let inserted = try db.queryText(
+                            """
                             INSERT INTO \(quoted(group.table.name)) (\(columns))
                             SELECT \(columns) FROM pg_temp.\(quoted(group.table.stageName))
                             ON CONFLICT ("_id") DO NOTHING RETURNING "_id"::text
@@ -271,7 +291,8 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                             for row in inserted { if let text = row.first ?? nil { fresh[text, default: 0] += 1 } }
                             for index in group.indices {
                                 guard let text = PostgresCopyText.keyText((try? objects[index].document)?["_id"], form: keyForm),
-                                      let left = fresh[text], left > 0 else { continue }
+                                    let left = fresh[text], left > 0
+                                else { continue }
                                 fresh[text] = left - 1
                                 duplicates[index] = false
                             }
@@ -283,8 +304,9 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                 if let literal = Self.textLiteral(body) {
                     try db.executeEach("UPDATE \"\(Self.receiptsTable)\" SET response = \(literal) WHERE \(keyCondition); COMMIT")
                 } else {
-                    try db.execute("UPDATE \"\(Self.receiptsTable)\" SET response = $3 WHERE store_id = $1 AND segment_number = $2",
-                                   Self.keyParameters(key) + [.text(String(decoding: body, as: UTF8.self))])
+                    try db.execute(
+                        "UPDATE \"\(Self.receiptsTable)\" SET response = $3 WHERE store_id = $1 AND segment_number = $2",
+                        Self.keyParameters(key) + [.text(String(decoding: body, as: UTF8.self))])
                     try db.execute("COMMIT")
                 }
                 return .written(duplicates: duplicates, response: body)
@@ -309,7 +331,8 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
             return try withRetry { (db: PostgresConnection) throws(PostgresError) -> [CollectionRowCount] in
                 let regclasses = names.compactMap { Self.textLiteral(Array(quoted($0).utf8)) }
                     .map { "to_regclass(\($0))" }.joined(separator: ", ")
-                let statistics = try db.queryText("""
+                let statistics = try db.queryText(
+                    """
                     SELECT c.relname, s.n_live_tup, c.reltuples::bigint, c.relpages,
                            pg_relation_size(c.oid) / current_setting('block_size')::bigint
                     FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
@@ -328,8 +351,12 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                 let exact = names.filter { (estimates[$0] ?? 0) < limit }
                 var counts: [String: Int] = [:]
                 if !exact.isEmpty {
-                    let row = try db.queryText("SELECT " + exact.map { "(SELECT count(*) FROM \(quoted($0)))" }
-                        .joined(separator: ", ")).first ?? []
+                    let row =
+                        try db.queryText(
+                            "SELECT "
+                                + exact.map { "(SELECT count(*) FROM \(quoted($0)))" }
+                                .joined(separator: ", ")
+                        ).first ?? []
                     for (index, name) in exact.enumerated() where index < row.count {
                         counts[name] = row[index].flatMap { Int($0) } ?? 0
                     }
@@ -355,7 +382,8 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
     /// writes would fail on every row, so the schema change is refused instead.
     private func checkColumnTypes(of object: ObjectSchema, on db: PostgresConnection) throws(PostgresError) {
         guard let table = Self.textLiteral(Array(quoted(object.className).utf8)) else { return }
-        let rows = try db.queryText("""
+        let rows = try db.queryText(
+            """
             SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
             WHERE attrelid = to_regclass(\(table)) AND attnum > 0 AND NOT attisdropped
             """)
@@ -365,8 +393,10 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
             let form = property.name == "_id" ? PostgresColumnForm.forPrimaryKey(property) : PostgresColumnForm(property)
             let expected = form == .timestamptz ? "timestamp with time zone" : form.sqlType
             if let found = existing[property.name], found != expected {
-                throw PostgresError(.usage, "column \(property.name) of table \(object.className) has type \(found), but the "
-                                    + "schema needs \(expected); rename the property or migrate the column by hand")
+                throw PostgresError(
+                    .usage,
+                    "column \(property.name) of table \(object.className) has type \(found), but the "
+                        + "schema needs \(expected); rename the property or migrate the column by hand")
             }
         }
     }
@@ -409,7 +439,8 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
         guard db.sessionState[table.stageName] != table.signature else { return }
         let columns = table.columns.map { "\(quoted($0.name)) \($0.form.sqlType)" }.joined(separator: ", ")
         // ON COMMIT DELETE ROWS: each upload's transaction starts with an empty stage.
-        try db.execute("""
+        try db.execute(
+            """
             DROP TABLE IF EXISTS pg_temp.\(quoted(table.stageName));
             CREATE TEMPORARY TABLE \(quoted(table.stageName)) (\(columns)) ON COMMIT DELETE ROWS
             """)

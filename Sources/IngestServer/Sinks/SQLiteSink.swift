@@ -78,13 +78,16 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
-            try? PrivateFiles.makeDirectory(directory)   // 0700, like the state directory
+            try? PrivateFiles.makeDirectory(directory)  // 0700, like the state directory
         }
         // Created 0600 before SQLite opens it: SQLite gives -wal and -shm its mode.
         try? PrivateFiles.createFile(path)
         do {
-            db = try SQLiteConnection(path: path, options: .init(access: .readWriteCreate,
-                                                                 busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds))
+            db = try SQLiteConnection(
+                path: path,
+                options: .init(
+                    access: .readWriteCreate,
+                    busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds))
         } catch {
             throw SinkError(error)
         }
@@ -94,13 +97,17 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
             let db = try handle()
             do { wal = try db.enableWAL() } catch { throw SinkError(error) }
             guard wal.enabled else {
-                throw SinkError(.open, "the SQLite sink could not switch to WAL (journal mode is \(wal.journalMode ?? "unknown")); "
-                                + "put the database on a local file system", location: path)
+                throw SinkError(
+                    .open,
+                    "the SQLite sink could not switch to WAL (journal mode is \(wal.journalMode ?? "unknown")); "
+                        + "put the database on a local file system", location: path)
             }
-            let synchronous = ["OFF", "NORMAL", "FULL", "EXTRA"].contains(configuration.synchronous.uppercased())
+            let synchronous =
+                ["OFF", "NORMAL", "FULL", "EXTRA"].contains(configuration.synchronous.uppercased())
                 ? configuration.synchronous.uppercased() : "FULL"
             try execute("PRAGMA synchronous=\(synchronous)")
-            try execute("""
+            try execute(
+                """
                 CREATE TABLE IF NOT EXISTS "\(Self.receiptsTable)" (
                   store_id BLOB NOT NULL, segment_number INTEGER NOT NULL, received_at INTEGER NOT NULL,
                   object_count INTEGER NOT NULL, response TEXT NOT NULL,
@@ -137,8 +144,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         try lock.withLock { () throws(SinkError) in try receiptLocked(key) }
     }
 
-    package func write(_ objects: [SinkObject], receipt key: SegmentKey,
-                      response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+    package func write(
+        _ objects: [SinkObject], receipt key: SegmentKey,
+        response: ([Bool]) -> [UInt8]
+    ) throws(SinkError) -> SinkWriteResult {
         try write(objects, receipt: key, objectCount: objects.count, response: response)
     }
 
@@ -169,8 +178,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         }
     }
 
-    private func write(_ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
-                       response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult {
+    private func write(
+        _ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
+        response: ([Bool]) -> [UInt8]
+    ) throws(SinkError) -> SinkWriteResult {
         try lock.withLock { () throws(SinkError) in
             let db = try handle()
             var added: [String: Int] = [:]
@@ -186,20 +197,22 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                 // once per run (and keep its parts in locals: no copy of the
                 // table per object).
                 var current: (name: String, keys: BSONKeyTable, forms: [ColumnForm], statement: SQLiteStatement)?
-                var run = 0   // objects inserted into `current` since it was looked up
+                var run = 0  // objects inserted into `current` since it was looked up
                 for index in objects.indices {
                     let collection = objects[index].collection
                     if current?.name != collection {
                         if let current { added[current.name, default: 0] += run }
                         run = 0
                         guard let table = tables[collection] else {
-                            throw SinkError(.migration, "no table for collection \(collection); the schema was not migrated",
-                                            location: path)
+                            throw SinkError(
+                                .migration, "no table for collection \(collection); the schema was not migrated",
+                                location: path)
                         }
                         current = (collection, table.keys, table.forms, try prepared(table.insertSQL))
                     }
-                    let inserted = try insertLocked(objects[index], keys: current!.keys, forms: current!.forms,
-                                                    with: current!.statement, now: now)
+                    let inserted = try insertLocked(
+                        objects[index], keys: current!.keys, forms: current!.forms,
+                        with: current!.statement, now: now)
                     duplicates[index] = !inserted
                     if inserted { run += 1 }
                 }
@@ -235,7 +248,8 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         var existing = try columnNames(of: name)
         if existing.isEmpty {
             let keyForm = ColumnForm.forPrimaryKey(object.primaryKeyProperty)
-            try execute("""
+            try execute(
+                """
                 CREATE TABLE \(quoted(name)) ("_id" \(keyForm.declaredType) NOT NULL PRIMARY KEY,
                   "_ingested_at" INTEGER NOT NULL) WITHOUT ROWID
                 """)
@@ -277,8 +291,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
 
     /// Inserts one object, bound straight from its BSON bytes; returns false
     /// if its `_id` was already stored.
-    private func insertLocked(_ object: SinkObject, keys: BSONKeyTable, forms: [ColumnForm], with statement: SQLiteStatement,
-                              now: Int64) throws(SinkError) -> Bool {
+    private func insertLocked(
+        _ object: SinkObject, keys: BSONKeyTable, forms: [ColumnForm], with statement: SQLiteStatement,
+        now: Int64
+    ) throws(SinkError) -> Bool {
         defer { statement.reset() }
         // Texts and blobs are bound SQLITE_STATIC from the object's bytes: the
         // statement is stepped inside this closure, and reset (unbound) after it.
@@ -289,15 +305,17 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                 try BSONDocument.forEachElement(in: raw) { element in
                     defer { position += 1 }
                     // Clients write fields in schema order: the same position is tried first.
-                    guard let offset = keys.index(of: element, hint: position) else { return }   // not a column: ignored
+                    guard let offset = keys.index(of: element, hint: position) else { return }  // not a column: ignored
                     // The first field of a name wins, as `document[name]` finds it.
                     guard bound.insert(offset) else { return }
                     // Parameter 1 is _id, 2 is _ingested_at, then the properties.
                     try bind(element, form: forms[offset], to: statement, at: Int32(offset == 0 ? 1 : offset + 2))
                 }
             } catch let error as BSONError {
-                return .failure(SinkError(.statement, "an object of \(object.collection) is not a valid BSON document: \(error.message)",
-                                          location: path))
+                return .failure(
+                    SinkError(
+                        .statement, "an object of \(object.collection) is not a valid BSON document: \(error.message)",
+                        location: path))
             } catch let error as SQLiteError {
                 return .failure(SinkError(error, in: "INSERT INTO \(object.collection)"))
             } catch {
@@ -338,7 +356,8 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
 
     /// Inserts a receipt (inside the caller's transaction).
     private func insertReceiptLocked(_ key: SegmentKey, objectCount: Int, response body: [UInt8], now: Int64) throws(SinkError) {
-        let statement = try prepared("""
+        let statement = try prepared(
+            """
             INSERT INTO "\(Self.receiptsTable)" (store_id, segment_number, received_at, object_count, response)
             VALUES (?, ?, ?, ?, ?)
             """)
@@ -410,14 +429,16 @@ extension SinkError {
     init(_ error: SQLiteError, in what: String? = nil) {
         switch error.operation {
         case .open:
-            self.init(.open, "cannot open the SQLite sink: \(error.message); check the directory exists and is writable",
-                      databaseCode: error.extendedResultCode, location: error.path)
+            self.init(
+                .open, "cannot open the SQLite sink: \(error.message); check the directory exists and is writable",
+                databaseCode: error.extendedResultCode, location: error.path)
         case .closed:
             self.init(.closed, "the SQLite sink is closed", location: error.path)
         case .prepare, .bind, .step, .execute:
             let code: Code = error.isBusy ? .busy : error.isFull ? .full : .statement
-            self.init(code, "\(error.message) (in: \(what ?? String(error.sql?.prefix(60) ?? "")))",
-                      databaseCode: error.extendedResultCode, location: error.path)
+            self.init(
+                code, "\(error.message) (in: \(what ?? String(error.sql?.prefix(60) ?? "")))",
+                databaseCode: error.extendedResultCode, location: error.path)
         }
     }
 }
@@ -471,7 +492,6 @@ struct BoundColumns {
     private var low: UInt64 = 0
     private var high: UInt64 = 0
     private var rest: Set<Int> = []
-
 
     /// Marks `column`; false if it was marked before.
     mutating func insert(_ column: Int) -> Bool {

@@ -43,8 +43,10 @@ package protocol Sink: AnyObject, Sendable {
     /// - Parameter response: called inside the transaction with one flag per
     ///   object (true: its `_id` was already stored); returns the response
     ///   body kept in the receipt.
-    func write(_ objects: [SinkObject], receipt key: SegmentKey,
-               response: ([Bool]) -> [UInt8]) throws(SinkError) -> SinkWriteResult
+    func write(
+        _ objects: [SinkObject], receipt key: SegmentKey,
+        response: ([Bool]) -> [UInt8]
+    ) throws(SinkError) -> SinkWriteResult
 
     /// The rows the database holds per asymmetric collection of the
     /// migrated schema, sorted by name, whoever wrote them. A query of the

@@ -140,8 +140,10 @@ package final class IngestActivity: Sendable {
     ///   - objects: what went to the sink, with `duplicates[i]` for each;
     ///   - rejections: the objects refused (validation or their transaction);
     ///   - createdAtMillis: the segment header's creation time (the client's clock).
-    func recordStored(key: SegmentKey, claims: AccessClaims?, objects: [SinkObject], duplicates: [Bool],
-                      rejections: [UploadAnswer.RejectedObject], createdAtMillis: Int64, writeSeconds: Double) {
+    func recordStored(
+        key: SegmentKey, claims: AccessClaims?, objects: [SinkObject], duplicates: [Bool],
+        rejections: [UploadAnswer.RejectedObject], createdAtMillis: Int64, writeSeconds: Double
+    ) {
         let now = clock()
         let lag = now - createdAtMillis
         // Per collection: stored (accepted or duplicate) and accepted. Consecutive
@@ -150,7 +152,9 @@ package final class IngestActivity: Sendable {
         var run: (collection: String, objects: Int, accepted: Int)?
         for (index, object) in objects.enumerated() {
             if run?.collection != object.collection {
-                if let run { stored[run.collection, default: (0, 0)].objects += run.objects; stored[run.collection]!.accepted += run.accepted }
+                if let run {
+                    stored[run.collection, default: (0, 0)].objects += run.objects; stored[run.collection]!.accepted += run.accepted
+                }
                 run = (object.collection, 0, 0)
             }
             run!.objects += 1
@@ -170,9 +174,10 @@ package final class IngestActivity: Sendable {
         upload.rejected = rejections.count
         upload.lagMilliseconds = lag
         let listed = rejections.suffix(Self.recentCount).map { rejection in
-            Rejection(at: now, collection: rejection.collection, code: rejection.errorCode,
-                      reason: String(rejection.reason.prefix(500)), storeId: key.storeId.uuidString,
-                      segmentNumber: key.segmentNumber, index: rejection.index)
+            Rejection(
+                at: now, collection: rejection.collection, code: rejection.errorCode,
+                reason: String(rejection.reason.prefix(500)), storeId: key.storeId.uuidString,
+                segmentNumber: key.segmentNumber, index: rejection.index)
         }
         self.accepted.record(upload.accepted)
         let touched = Set(stored.keys).union(rejected.keys)
@@ -269,10 +274,11 @@ package final class IngestActivity: Sendable {
                 let span = min(seconds, uptime, counts.count)
                 return Double(counts.suffix(span).reduce(0, +)) / Double(max(1, span))
             }
-            return CollectionStatistics(collection: name, acceptedPerSecond1m: perSecond(accepted, 60),
-                                        acceptedPerSecond10m: perSecond(accepted, Self.window),
-                                        rejected10m: Int(rejected.reduce(0, +)),
-                                        lag: collection.lag.summary(overSeconds: Self.window))
+            return CollectionStatistics(
+                collection: name, acceptedPerSecond1m: perSecond(accepted, 60),
+                acceptedPerSecond10m: perSecond(accepted, Self.window),
+                rejected10m: Int(rejected.reduce(0, +)),
+                lag: collection.lag.summary(overSeconds: Self.window))
         }
     }
 
@@ -282,9 +288,10 @@ package final class IngestActivity: Sendable {
         let key = state.collections[name] != nil || state.collections.count < Self.maxCollections ? name : "(other)"
         if let existing = state.collections[key] { return existing }
         let seconds: @Sendable () -> Int64 = { [clock] in clock() / 1000 }
-        let created = PerCollection(accepted: RateHistory(seconds: Self.window, clock: seconds),
-                                    rejected: RateHistory(seconds: Self.window, clock: seconds),
-                                    lag: LagHistory(windowSeconds: Self.window, clock: seconds))
+        let created = PerCollection(
+            accepted: RateHistory(seconds: Self.window, clock: seconds),
+            rejected: RateHistory(seconds: Self.window, clock: seconds),
+            lag: LagHistory(windowSeconds: Self.window, clock: seconds))
         state.collections[key] = created
         return created
     }

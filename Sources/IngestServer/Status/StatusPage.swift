@@ -153,7 +153,8 @@ struct StatusPage {
             out += "<td class=\"num\">\(upload.segmentNumber.map(String.init) ?? "&ndash;")</td>"
             out += "<td class=\"user\"><code>\(upload.userId.map(escape) ?? "&ndash;")</code></td>"
             out += "<td class=\"device\"><code>\(upload.deviceId.map(escape) ?? "&ndash;")</code></td>"
-            out += upload.outcome == nil
+            out +=
+                upload.outcome == nil
                 ? "<td class=\"objects num\">\(grouped(upload.accepted)) / \(grouped(upload.duplicate)) / \(grouped(upload.rejected))</td>"
                 : "<td class=\"objects num none\">&ndash;</td>"
             out += "<td class=\"num\">\(upload.lagMilliseconds.map(lag) ?? "&ndash;")</td>"
@@ -244,8 +245,9 @@ struct StatusPage {
     /// A `<time>` the script shows as "12 s ago"; UTC without it.
     func time(_ millis: Int64) -> String {
         let date = Date(timeIntervalSince1970: Double(millis) / 1000)
-        let iso = ISO8601DateFormatter.string(from: date, timeZone: TimeZone(identifier: "UTC")!,
-                                              formatOptions: [.withInternetDateTime])
+        let iso = ISO8601DateFormatter.string(
+            from: date, timeZone: TimeZone(identifier: "UTC")!,
+            formatOptions: [.withInternetDateTime])
         let clock = String(iso.dropFirst(11).prefix(8))
         return "<time datetime=\"\(iso)\" data-ms=\"\(millis)\">\(clock) UTC</time>"
     }

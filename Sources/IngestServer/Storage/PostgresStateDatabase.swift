@@ -23,7 +23,8 @@ final class PostgresStateDatabase: StateDatabase {
         let db = try handle()
         do throws(PostgresError) {
             // One creator at a time across servers: CREATE … IF NOT EXISTS alone races.
-            try db.execute("""
+            try db.execute(
+                """
                 BEGIN;
                 SELECT pg_advisory_xact_lock(7460212);
                 CREATE TABLE IF NOT EXISTS users (

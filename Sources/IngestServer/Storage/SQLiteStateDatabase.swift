@@ -21,8 +21,10 @@ extension SQLiteConnection: StateDatabase {
             let wal: (enabled: Bool, journalMode: String?)
             do { wal = try connection.enableWAL() } catch { throw StorageError(error) }
             guard wal.enabled else {
-                throw StorageError(.open, "the state database could not switch to WAL (journal mode is \(wal.journalMode ?? "unknown")); "
-                                       + "put the state directory on a local file system", path: path)
+                throw StorageError(
+                    .open,
+                    "the state database could not switch to WAL (journal mode is \(wal.journalMode ?? "unknown")); "
+                        + "put the state directory on a local file system", path: path)
             }
             try connection.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
         } catch {
@@ -60,8 +62,9 @@ extension StorageError {
         case .execute:
             self.init(.statement, error.message, sqliteCode: error.resultCode, path: error.path)
         case .prepare, .bind, .step:
-            self.init(error.isConstraint ? .constraint : .statement, "\(error.message) (in: \(error.sql?.prefix(80) ?? ""))",
-                      sqliteCode: error.resultCode, path: error.path)
+            self.init(
+                error.isConstraint ? .constraint : .statement, "\(error.message) (in: \(error.sql?.prefix(80) ?? ""))",
+                sqliteCode: error.resultCode, path: error.path)
         }
     }
 }

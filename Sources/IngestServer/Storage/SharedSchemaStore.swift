@@ -59,11 +59,13 @@ package final class SharedSchemaStore: @unchecked Sendable {
     package func load(appId: String, unlessVersion knownVersion: Int64? = nil) throws(SinkError) -> (schema: Schema, version: Int64)? {
         try lock.withLock { () throws(SinkError) -> (schema: Schema, version: Int64)? in
             let rows = try run { (db: PostgresConnection) throws(PostgresError) -> [[String?]] in
-                try db.queryText("SELECT schema, version FROM \(Self.table) WHERE app_id = $1 AND version <> $2",
-                                 [.text(appId), .text(String(knownVersion ?? -1))])
+                try db.queryText(
+                    "SELECT schema, version FROM \(Self.table) WHERE app_id = $1 AND version <> $2",
+                    [.text(appId), .text(String(knownVersion ?? -1))])
             }
             guard let row = rows.first, row.count == 2, let text = row[0], !text.isEmpty,
-                  let version = row[1].flatMap({ Int64($0) }) else { return nil }
+                let version = row[1].flatMap({ Int64($0) })
+            else { return nil }
             return (try decode(text, appId: appId), version)
         }
     }
@@ -75,13 +77,15 @@ package final class SharedSchemaStore: @unchecked Sendable {
     ///
     /// - Returns: `body`'s result and the version now stored.
     package func learn<T>(appId: String, _ body: (Schema?) throws(SinkError) -> (store: Schema?, result: T))
-        throws(SinkError) -> (result: T, version: Int64) {
+        throws(SinkError) -> (result: T, version: Int64)
+    {
         try lock.withLock { () throws(SinkError) -> (result: T, version: Int64) in
             let rows = try run { (db: PostgresConnection) throws(PostgresError) -> [[String?]] in
                 try db.execute("BEGIN")
                 // A concurrent first insert waits for the other transaction, then does nothing.
-                try db.execute("INSERT INTO \(Self.table) (app_id, schema, version, updated_at) VALUES ($1, '', 0, $2) "
-                               + "ON CONFLICT (app_id) DO NOTHING", [.text(appId), .text(String(Self.nowMillis()))])
+                try db.execute(
+                    "INSERT INTO \(Self.table) (app_id, schema, version, updated_at) VALUES ($1, '', 0, $2) "
+                        + "ON CONFLICT (app_id) DO NOTHING", [.text(appId), .text(String(Self.nowMillis()))])
                 return try db.queryText("SELECT schema, version FROM \(Self.table) WHERE app_id = $1 FOR UPDATE", [.text(appId)])
             }
             guard let db = connection else { throw unavailable("the connection closed") }
@@ -96,8 +100,9 @@ package final class SharedSchemaStore: @unchecked Sendable {
                         throw SinkError(.statement, "the learned schema cannot be encoded", location: displayName)
                     }
                     try run { (db: PostgresConnection) throws(PostgresError) -> Void in
-                        try db.execute("UPDATE \(Self.table) SET schema = $2, version = version + 1, updated_at = $3 WHERE app_id = $1",
-                                       [.text(appId), .text(String(decoding: data, as: UTF8.self)), .text(String(Self.nowMillis()))])
+                        try db.execute(
+                            "UPDATE \(Self.table) SET schema = $2, version = version + 1, updated_at = $3 WHERE app_id = $1",
+                            [.text(appId), .text(String(decoding: data, as: UTF8.self)), .text(String(Self.nowMillis()))])
                     }
                     now = version + 1
                 }
@@ -128,9 +133,10 @@ package final class SharedSchemaStore: @unchecked Sendable {
             } else if connection?.inTransaction == true {
                 _ = try? connection?.execute("ROLLBACK")
             }
-            throw SinkError(error.isTransient ? .unavailable : .statement,
-                            "the shared state (development schemas) failed: \(error.message)"
-                            + (error.isTransient ? "; retry later" : ""), location: displayName)
+            throw SinkError(
+                error.isTransient ? .unavailable : .statement,
+                "the shared state (development schemas) failed: \(error.message)"
+                    + (error.isTransient ? "; retry later" : ""), location: displayName)
         }
     }
 
@@ -138,8 +144,10 @@ package final class SharedSchemaStore: @unchecked Sendable {
         do {
             return try Schema(json: Data(text.utf8))
         } catch {
-            throw SinkError(.statement, "the development schema of app \(appId) in \(Self.table) cannot be read: \(error); "
-                            + "fix or delete its row", location: displayName)
+            throw SinkError(
+                .statement,
+                "the development schema of app \(appId) in \(Self.table) cannot be read: \(error); "
+                    + "fix or delete its row", location: displayName)
         }
     }
 

@@ -2,24 +2,31 @@ extension StateStore {
     /// Stores a refresh token by its hash.
     package func insertRefreshToken(_ record: RefreshTokenRecord) throws(StorageError) {
         try withConnection { db in
-            try db.query("""
+            try db.query(
+                """
                 INSERT INTO refresh_tokens (token_hash, app_id, user_id, device_id, created_at, expires_at, revoked_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, [.blob(record.tokenHash), .text(record.appId), .text(record.userId), .text(record.deviceId),
-                      .integer(record.createdAt), .integer(record.expiresAt), record.revokedAt.map { .integer($0) } ?? .null])
+                """,
+                [
+                    .blob(record.tokenHash), .text(record.appId), .text(record.userId), .text(record.deviceId),
+                    .integer(record.createdAt), .integer(record.expiresAt), record.revokedAt.map { .integer($0) } ?? .null,
+                ])
         }
     }
 
     /// The refresh token with `tokenHash`, if any (revoked or not).
     package func refreshToken(hash tokenHash: [UInt8]) throws(StorageError) -> RefreshTokenRecord? {
         try withConnection { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT token_hash, app_id, user_id, device_id, created_at, expires_at, revoked_at
                 FROM refresh_tokens WHERE token_hash = ?
-                """, [.blob(tokenHash)]).first.map { row in
-                RefreshTokenRecord(tokenHash: row[0].blob ?? [], appId: row[1].text ?? "", userId: row[2].text ?? "",
-                                   deviceId: row[3].text ?? "", createdAt: row[4].integer ?? 0,
-                                   expiresAt: row[5].integer ?? 0, revokedAt: row[6].integer)
+                """, [.blob(tokenHash)]
+            ).first.map { row in
+                RefreshTokenRecord(
+                    tokenHash: row[0].blob ?? [], appId: row[1].text ?? "", userId: row[2].text ?? "",
+                    deviceId: row[3].text ?? "", createdAt: row[4].integer ?? 0,
+                    expiresAt: row[5].integer ?? 0, revokedAt: row[6].integer)
             }
         }
     }
@@ -29,8 +36,9 @@ extension StateStore {
     @discardableResult
     package func revokeRefreshToken(hash tokenHash: [UInt8], now: Int64) throws(StorageError) -> Bool {
         try withConnection { db in
-            try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
-                         [.integer(now), .blob(tokenHash)])
+            try db.query(
+                "UPDATE refresh_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
+                [.integer(now), .blob(tokenHash)])
             return db.changes > 0
         }
     }
@@ -41,14 +49,19 @@ extension StateStore {
     package func rotateRefreshToken(oldHash: [UInt8], replacement: RefreshTokenRecord, now: Int64) throws(StorageError) -> Bool {
         try withConnection { db in
             try db.transaction {
-                try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
-                             [.integer(now), .blob(oldHash)])
+                try db.query(
+                    "UPDATE refresh_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
+                    [.integer(now), .blob(oldHash)])
                 guard db.changes > 0 else { return false }
-                try db.query("""
+                try db.query(
+                    """
                     INSERT INTO refresh_tokens (token_hash, app_id, user_id, device_id, created_at, expires_at)
                     VALUES (?, ?, ?, ?, ?, ?)
-                    """, [.blob(replacement.tokenHash), .text(replacement.appId), .text(replacement.userId),
-                          .text(replacement.deviceId), .integer(replacement.createdAt), .integer(replacement.expiresAt)])
+                    """,
+                    [
+                        .blob(replacement.tokenHash), .text(replacement.appId), .text(replacement.userId),
+                        .text(replacement.deviceId), .integer(replacement.createdAt), .integer(replacement.expiresAt),
+                    ])
                 return true
             }
         }
@@ -58,8 +71,9 @@ extension StateStore {
     @discardableResult
     package func revokeRefreshTokens(userId: String, now: Int64) throws(StorageError) -> Int {
         try withConnection { db in
-            try db.query("UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
-                         [.integer(now), .text(userId)])
+            try db.query(
+                "UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
+                [.integer(now), .text(userId)])
             return db.changes
         }
     }
@@ -68,8 +82,9 @@ extension StateStore {
     @discardableResult
     package func purgeRefreshTokens(before cutoff: Int64) throws(StorageError) -> Int {
         try withConnection { db in
-            try db.query("DELETE FROM refresh_tokens WHERE expires_at < ? OR revoked_at < ?",
-                         [.integer(cutoff), .integer(cutoff)])
+            try db.query(
+                "DELETE FROM refresh_tokens WHERE expires_at < ? OR revoked_at < ?",
+                [.integer(cutoff), .integer(cutoff)])
             return db.changes
         }
     }

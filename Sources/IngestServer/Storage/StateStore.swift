@@ -47,11 +47,14 @@ package final class StateStore: @unchecked Sendable {
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         let version = try connection.query("PRAGMA user_version").first?.first?.integer ?? 0
         guard version <= StateStore.schemaVersion else {
-            throw StorageError(.open, "the state database has schema version \(version), newer than this server "
-                                   + "(\(StateStore.schemaVersion)); upgrade the server", path: path)
+            throw StorageError(
+                .open,
+                "the state database has schema version \(version), newer than this server "
+                    + "(\(StateStore.schemaVersion)); upgrade the server", path: path)
         }
         if version < 1 {
-            try connection.execute("""
+            try connection.execute(
+                """
                 BEGIN IMMEDIATE;
                 CREATE TABLE IF NOT EXISTS users (
                     id TEXT PRIMARY KEY,
@@ -95,7 +98,8 @@ package final class StateStore: @unchecked Sendable {
         }
         if version < 2 {
             // Realm sync clients' file identifiers (StateStore+RealmFiles.swift).
-            try connection.execute("""
+            try connection.execute(
+                """
                 BEGIN IMMEDIATE;
                 CREATE TABLE IF NOT EXISTS realm_client_files (
                     file_ident INTEGER PRIMARY KEY AUTOINCREMENT,

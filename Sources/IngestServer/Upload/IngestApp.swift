@@ -44,8 +44,10 @@ package final class IngestApp: Sendable {
     ///
     /// - Throws: ``UploadSetupError`` if the schema file is unreadable or the
     ///   sink cannot be migrated.
-    package init(configuration: AppConfiguration, sink: any Sink, schemaFile: String?,
-                sharedSchemas: SharedSchemaStore? = nil) throws(UploadSetupError) {
+    package init(
+        configuration: AppConfiguration, sink: any Sink, schemaFile: String?,
+        sharedSchemas: SharedSchemaStore? = nil
+    ) throws(UploadSetupError) {
         self.configuration = configuration
         self.sink = sink
         self.schemaFile = schemaFile
@@ -70,8 +72,9 @@ package final class IngestApp: Sendable {
                 let stored = try Schema(json: try Data(contentsOf: URL(fileURLWithPath: schemaFile)))
                 schema = SchemaEvolution.merged(schema, with: stored.objectSchemas)
             } catch {
-                throw UploadSetupError("app \(configuration.id): cannot read the development schema \(schemaFile): \(error); "
-                                       + "fix or delete the file")
+                throw UploadSetupError(
+                    "app \(configuration.id): cannot read the development schema \(schemaFile): \(error); "
+                        + "fix or delete the file")
             }
         }
         do {
@@ -85,8 +88,10 @@ package final class IngestApp: Sendable {
     /// Development mode: adds what `records` need to the schema, migrates the
     /// sink, persists the schema, and returns the schema to validate against.
     /// Outside development mode it returns the schema unchanged.
-    func schemaForUpload(records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
-                         logger: Logger) throws(SinkError) -> Schema {
+    func schemaForUpload(
+        records: [(collection: String, document: BSONDocument)], clientSchema: Schema?,
+        logger: Logger
+    ) throws(SinkError) -> Schema {
         try evolve(logger: logger) { SchemaEvolution.grow($0, records: records, clientSchema: clientSchema) }
     }
 
@@ -180,8 +185,9 @@ package final class IngestApp: Sendable {
             return true
         } catch {
             if error.isTransient { throw error }
-            logger.warning("app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)",
-                           metadata: ["app": "\(id)"])
+            logger.warning(
+                "app \(id): development mode cannot extend the sink, objects needing it are rejected: \(error)",
+                metadata: ["app": "\(id)"])
             return false
         }
     }

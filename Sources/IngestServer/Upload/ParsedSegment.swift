@@ -19,8 +19,9 @@ struct ParsedSegment {
     var clientSchema: Schema?
     /// The records as the write path takes them.
     var batch: IngestBatch {
-        IngestBatch(records: records, transactionNumbers: transactionNumbers, transactionCount: transactionCount,
-                    clientSchema: clientSchema, createdAtMillis: header.createdAtMillis)
+        IngestBatch(
+            records: records, transactionNumbers: transactionNumbers, transactionCount: transactionCount,
+            clientSchema: clientSchema, createdAtMillis: header.createdAtMillis)
     }
     /// Why the header's schema cannot be read (400 `malformed_schema`),
     /// raised after the receipt check so a segment stored before still replays.
@@ -68,25 +69,28 @@ struct ParsedSegment {
         do {
             document = try BSONDocument(bson: bytes)
         } catch {
-            throw UploadError(.invalidRequest, code: "malformed_schema",
-                              "the segment header's schema is not a valid BSON document (\(error)); \(hint)")
+            throw UploadError(
+                .invalidRequest, code: "malformed_schema",
+                "the segment header's schema is not a valid BSON document (\(error)); \(hint)")
         }
         do {
             let schema = try Schema(bsonDocument: document)
             try schema.checkStructure(synced: true)
             return schema.objectSchemas.isEmpty ? nil : schema
         } catch {
-            throw UploadError(.invalidRequest, code: "malformed_schema",
-                              "the segment header's schema cannot be read: \(error.message); \(hint)")
+            throw UploadError(
+                .invalidRequest, code: "malformed_schema",
+                "the segment header's schema cannot be read: \(error.message); \(hint)")
         }
     }
 
     static func uploadError(_ error: SegmentError) -> UploadError {
         if error.code == .compression {
             if error.gzipCode == .limitExceeded {
-                return UploadError(.tooLarge, code: "inflate_limit_exceeded",
-                                   "the segment inflates beyond the server's limits (\(error.message)); "
-                                   + "seal smaller segments")
+                return UploadError(
+                    .tooLarge, code: "inflate_limit_exceeded",
+                    "the segment inflates beyond the server's limits (\(error.message)); "
+                        + "seal smaller segments")
             }
             return UploadError(.invalidRequest, code: "malformed_gzip", "the body is not a valid gzip stream: \(error.message)")
         }
@@ -96,8 +100,9 @@ struct ParsedSegment {
         if error.code == .frameTooLarge {
             return UploadError(.tooLarge, code: "frame_too_large", error.message)
         }
-        return UploadError(.invalidRequest, code: "malformed_segment",
-                           "the segment is malformed (\(error.code.rawValue)\(error.offset.map { " at offset \($0)" } ?? "")): \(error.message)")
+        return UploadError(
+            .invalidRequest, code: "malformed_segment",
+            "the segment is malformed (\(error.code.rawValue)\(error.offset.map { " at offset \($0)" } ?? "")): \(error.message)")
     }
 }
 

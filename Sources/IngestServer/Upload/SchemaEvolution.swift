@@ -17,10 +17,12 @@ import IngestCore
 /// ```
 enum SchemaEvolution {
     /// The schema with what `records` need added, or nil if nothing is missing.
-    static func grow(_ schema: Schema, records: [(collection: String, document: BSONDocument)],
-                     clientSchema: Schema?) -> Schema? {
+    static func grow(
+        _ schema: Schema, records: [(collection: String, document: BSONDocument)],
+        clientSchema: Schema?
+    ) -> Schema? {
         var additions: [ObjectSchema] = []
-        var pending: [String: Int] = [:]   // class name → index in additions
+        var pending: [String: Int] = [:]  // class name → index in additions
         func add(_ object: ObjectSchema) {
             if let index = pending[object.className] {
                 for property in object.properties where additions[index][property: property.name] == nil {
@@ -103,8 +105,10 @@ enum SchemaEvolution {
 
     /// Whether every field of `document` names a property of `object` or of
     /// `additions` (the properties already added to it in this upload).
-    private static func hasEveryField(of document: BSONDocument, in object: ObjectSchema,
-                                      orIn additions: ObjectSchema) -> Bool {
+    private static func hasEveryField(
+        of document: BSONDocument, in object: ObjectSchema,
+        orIn additions: ObjectSchema
+    ) -> Bool {
         let properties = object.properties
         for (position, field) in document.enumerated() {
             if position < properties.count && properties[position].name == field.key { continue }
@@ -169,7 +173,8 @@ enum SchemaEvolution {
         var queue = [property]
         while let next = queue.popLast() {
             guard next.type == .object, let name = next.objectClassName, visited.insert(name).inserted,
-                  let target = clientSchema?[name], target.kind == .embedded else { continue }
+                let target = clientSchema?[name], target.kind == .embedded
+            else { continue }
             add(target)
             queue.append(contentsOf: target.properties)
         }

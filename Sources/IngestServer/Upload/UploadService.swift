@@ -63,9 +63,11 @@ package final class UploadService: Sendable {
     /// - Parameter logger: where failures of the server's side (sink errors,
     ///   refused schema changes) are logged. Default: swift-log's
     ///   bootstrapped handler, label `ingest-server.upload`.
-    package init(apps: [IngestApp], auth: AuthService, metrics: IngestMetrics,
-                 configuration: Configuration = Configuration(),
-                 logger: Logger = Logger(label: "ingest-server.upload")) {
+    package init(
+        apps: [IngestApp], auth: AuthService, metrics: IngestMetrics,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "ingest-server.upload")
+    ) {
         var byId: [String: IngestApp] = [:]
         for app in apps { byId[app.id] = app }
         self.apps = byId
@@ -104,12 +106,17 @@ package final class UploadService: Sendable {
             return try body()
         } catch {
             switch error.kind {
-            case .failed: logger.error("upload to app \(appId) failed: \(error.message)", metadata: ["app": "\(appId)", "error_code": "\(error.code)"])
-            case .unavailable: logger.warning("upload to app \(appId) failed: \(error.message)", metadata: ["app": "\(appId)", "error_code": "\(error.code)"])
+            case .failed:
+                logger.error(
+                    "upload to app \(appId) failed: \(error.message)", metadata: ["app": "\(appId)", "error_code": "\(error.code)"])
+            case .unavailable:
+                logger.warning(
+                    "upload to app \(appId) failed: \(error.message)", metadata: ["app": "\(appId)", "error_code": "\(error.code)"])
             default: break
             }
-            apps[appId]?.activity.recordFailure(status: error.kind.statusCode, code: error.code, message: error.message,
-                                                sinkFailure: error.code == "sink_unavailable" || error.code == "sink_error")
+            apps[appId]?.activity.recordFailure(
+                status: error.kind.statusCode, code: error.code, message: error.message,
+                sinkFailure: error.code == "sink_unavailable" || error.code == "sink_error")
             throw error
         }
     }
@@ -148,9 +155,10 @@ package final class UploadService: Sendable {
             return true
         }
         guard admitted else {
-            throw UploadError(.overloaded, code: "too_many_uploads",
-                              "the server is processing \(configuration.maxConcurrentUploads) uploads; retry after the Retry-After delay",
-                              retryAfterSeconds: configuration.retryAfterSeconds)
+            throw UploadError(
+                .overloaded, code: "too_many_uploads",
+                "the server is processing \(configuration.maxConcurrentUploads) uploads; retry after the Retry-After delay",
+                retryAfterSeconds: configuration.retryAfterSeconds)
         }
     }
 
@@ -158,11 +166,13 @@ package final class UploadService: Sendable {
         let presented: String
         switch token {
         case .missing:
-            throw UploadError(.unauthenticated, code: "missing_token",
-                              "send the access token as \"Authorization: Bearer <access_token>\"")
+            throw UploadError(
+                .unauthenticated, code: "missing_token",
+                "send the access token as \"Authorization: Bearer <access_token>\"")
         case .malformed:
-            throw UploadError(.unauthenticated, code: "missing_token",
-                              "the Authorization header must be \"Bearer <access_token>\"")
+            throw UploadError(
+                .unauthenticated, code: "missing_token",
+                "the Authorization header must be \"Bearer <access_token>\"")
         case .bearer(let value):
             presented = value
         }
@@ -181,8 +191,10 @@ package final class UploadService: Sendable {
     /// Validates the records of `segment` and writes the accepted ones with
     /// the receipt for `key` in one sink transaction (every front door's
     /// write path: sealed segments, Realm changesets).
-    func ingest(_ segment: IngestBatch, key: SegmentKey, into app: IngestApp,
-                claims: AccessClaims) throws(UploadError) -> UploadResult {
+    func ingest(
+        _ segment: IngestBatch, key: SegmentKey, into app: IngestApp,
+        claims: AccessClaims
+    ) throws(UploadError) -> UploadResult {
         let records = segment.records
         // Most records are proven valid straight from their bytes against the
         // current schema, without building a document. The others are decoded
@@ -222,9 +234,11 @@ package final class UploadService: Sendable {
             schema = current
         } else {
             let valid = decoded.map { (collection: records[$0.position].collection, document: $0.document) }
-            schema = try sinkCall(app, { () throws(SinkError) in
-                try app.schemaForUpload(records: valid, clientSchema: segment.clientSchema, logger: logger)
-            })
+            schema = try sinkCall(
+                app,
+                { () throws(SinkError) in
+                    try app.schemaForUpload(records: valid, clientSchema: segment.clientSchema, logger: logger)
+                })
         }
         for (position, document) in decoded {
             let record = records[position]
@@ -260,10 +274,13 @@ package final class UploadService: Sendable {
                 } else if let culprit = rejectedTransactions[transaction] {
                     // Proven records were not decoded: decode for the `_id` of the report.
                     let id = documents[position]?["_id"] ?? (try? BSONDocument(bson: record.document))?["_id"]
-                    allRejections.append(UploadAnswer.RejectedObject(
-                        index: record.index, transaction: transaction, collection: record.collection,
-                        id: id?.extendedJSON(.relaxed), errorCode: "transactionRejected",
-                        reason: "object \(culprit) of the same write transaction was rejected; a transaction is stored whole or not at all"))
+                    allRejections.append(
+                        UploadAnswer.RejectedObject(
+                            index: record.index, transaction: transaction, collection: record.collection,
+                            id: id?.extendedJSON(.relaxed), errorCode: "transactionRejected",
+                            reason:
+                                "object \(culprit) of the same write transaction was rejected; a transaction is stored whole or not at all")
+                    )
                 } else {
                     objects.append(SinkObject(collection: record.collection, bson: record.document))
                 }
@@ -273,17 +290,19 @@ package final class UploadService: Sendable {
         let started = monotonicSeconds()
         var duplicateCount = 0
         var answer: UploadAnswer?
-        let result = try sinkCall(app, { () throws(SinkError) in
-            try app.sink.write(objects, receipt: key) { duplicates in
-                duplicateCount = duplicates.lazy.filter { $0 }.count
-                let written = UploadAnswer(
-                    storeId: key.storeId.uuidString, segmentNumber: key.segmentNumber,
-                    transactions: segment.transactionCount, objects: segment.records.count + segment.rejectedBefore.count,
-                    accepted: objects.count - duplicateCount, duplicate: duplicateCount, rejectedObjects: allRejections)
-                answer = written
-                return written.jsonBody
-            }
-        })
+        let result = try sinkCall(
+            app,
+            { () throws(SinkError) in
+                try app.sink.write(objects, receipt: key) { duplicates in
+                    duplicateCount = duplicates.lazy.filter { $0 }.count
+                    let written = UploadAnswer(
+                        storeId: key.storeId.uuidString, segmentNumber: key.segmentNumber,
+                        transactions: segment.transactionCount, objects: segment.records.count + segment.rejectedBefore.count,
+                        accepted: objects.count - duplicateCount, duplicate: duplicateCount, rejectedObjects: allRejections)
+                    answer = written
+                    return written.jsonBody
+                }
+            })
         switch result {
         case .alreadyReceived(let stored):
             app.activity.recordReplay(key: key, claims: claims)
@@ -292,8 +311,9 @@ package final class UploadService: Sendable {
             let seconds = monotonicSeconds() - started
             metrics.sinkWriteDuration.observe(seconds, [app.id])
             metrics.segmentLag.observe(Double(Self.nowMillis() - segment.createdAtMillis) / 1000, [app.id])
-            app.activity.recordStored(key: key, claims: claims, objects: objects, duplicates: duplicates, rejections: allRejections,
-                                      createdAtMillis: segment.createdAtMillis, writeSeconds: seconds)
+            app.activity.recordStored(
+                key: key, claims: claims, objects: objects, duplicates: duplicates, rejections: allRejections,
+                createdAtMillis: segment.createdAtMillis, writeSeconds: seconds)
             let accepted = objects.count - duplicateCount
             metrics.objects.increment([app.id, "accepted"], by: Double(accepted))
             metrics.objects.increment([app.id, "duplicate"], by: Double(duplicateCount))
@@ -307,10 +327,13 @@ package final class UploadService: Sendable {
     }
 
     /// Why `document` cannot go into `collection`, or nil if it can.
-    static func check(_ document: BSONDocument, collection: String, schema: Schema,
-                      app: IngestApp) -> (code: String, reason: String)? {
+    static func check(
+        _ document: BSONDocument, collection: String, schema: Schema,
+        app: IngestApp
+    ) -> (code: String, reason: String)? {
         guard let object = schema[collection] else {
-            let hint = app.configuration.developmentMode
+            let hint =
+                app.configuration.developmentMode
                 ? "the name is not a valid collection name or the object has no usable _id"
                 : "declare it in the app's schema (or run the app in development mode)"
             return ("unknownClass", "app \(app.id) has no collection \(collection); \(hint)")
@@ -328,12 +351,14 @@ package final class UploadService: Sendable {
             return try body()
         } catch {
             if error.isTransient {
-                throw UploadError(.unavailable, code: "sink_unavailable",
-                                  "the app's database is busy or full (\(error.message)); retry after the Retry-After delay",
-                                  retryAfterSeconds: configuration.retryAfterSeconds)
+                throw UploadError(
+                    .unavailable, code: "sink_unavailable",
+                    "the app's database is busy or full (\(error.message)); retry after the Retry-After delay",
+                    retryAfterSeconds: configuration.retryAfterSeconds)
             }
-            throw UploadError(.failed, code: "sink_error",
-                              "the app's database failed: \(error.message); retry later")
+            throw UploadError(
+                .failed, code: "sink_error",
+                "the app's database failed: \(error.message); retry later")
         }
     }
 }

@@ -79,8 +79,11 @@ package final class GzipInflater {
             let inChunk = min(input.count - consumed, Int(UInt32.max))
             let outChunk = min(output.count - produced, Int(UInt32.max))
             // With no input left zlib may still flush output it holds.
-            stream.pointee.next_in = inChunk == 0 ? nil : UnsafeMutablePointer(
-                mutating: input.baseAddress!.advanced(by: consumed).assumingMemoryBound(to: Bytef.self))
+            stream.pointee.next_in =
+                inChunk == 0
+                ? nil
+                : UnsafeMutablePointer(
+                    mutating: input.baseAddress!.advanced(by: consumed).assumingMemoryBound(to: Bytef.self))
             stream.pointee.avail_in = UInt32(inChunk)
             stream.pointee.next_out = outBase.advanced(by: produced).assumingMemoryBound(to: Bytef.self)
             stream.pointee.avail_out = UInt32(outChunk)

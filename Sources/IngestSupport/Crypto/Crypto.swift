@@ -46,8 +46,9 @@ package enum Crypto {
                 mac.withUnsafeMutableBufferPointer { out in
                     // An empty key still needs a valid pointer for HMAC.
                     let keyPointer = UnsafeRawPointer(k.baseAddress) ?? UnsafeRawPointer(out.baseAddress!)
-                    _ = HMAC(dataingest_evp_sha256(), keyPointer, Int32(k.count),
-                             m.baseAddress, m.count, out.baseAddress, &length)
+                    _ = HMAC(
+                        dataingest_evp_sha256(), keyPointer, Int32(k.count),
+                        m.baseAddress, m.count, out.baseAddress, &length)
                 }
             }
         }
@@ -82,11 +83,14 @@ package enum Crypto {
     ///   - logN: the CPU/memory cost as a power of two (N = 2^logN).
     ///   - r: the block size; memory use is about 128 · N · r bytes.
     ///   - p: the parallelization factor.
-    package static func scrypt(password: [UInt8], salt: [UInt8], logN: Int, r: Int, p: Int,
-                              length: Int) throws(CryptoError) -> [UInt8] {
+    package static func scrypt(
+        password: [UInt8], salt: [UInt8], logN: Int, r: Int, p: Int,
+        length: Int
+    ) throws(CryptoError) -> [UInt8] {
         guard (1...24).contains(logN), (1...64).contains(r), (1...16).contains(p), length > 0 else {
-            throw CryptoError(.invalidParameters,
-                              "scrypt parameters out of range: logN=\(logN) r=\(r) p=\(p) length=\(length)")
+            throw CryptoError(
+                .invalidParameters,
+                "scrypt parameters out of range: logN=\(logN) r=\(r) p=\(p) length=\(length)")
         }
         let n = UInt64(1) << UInt64(logN)
         // scrypt needs 128·N·r bytes for V plus 128·r·p for B; leave headroom.
@@ -97,8 +101,9 @@ package enum Crypto {
         let rc = passwordBuffer.withUnsafeBufferPointer { pw in
             salt.withUnsafeBufferPointer { s in
                 output.withUnsafeMutableBufferPointer { out in
-                    EVP_PBE_scrypt(pw.baseAddress, password.count, s.baseAddress, s.count,
-                                   n, UInt64(r), UInt64(p), maxMemory, out.baseAddress, out.count)
+                    EVP_PBE_scrypt(
+                        pw.baseAddress, password.count, s.baseAddress, s.count,
+                        n, UInt64(r), UInt64(p), maxMemory, out.baseAddress, out.count)
                 }
             }
         }

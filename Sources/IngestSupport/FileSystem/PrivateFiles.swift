@@ -27,7 +27,7 @@ package enum PrivateFiles {
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += component
             if mkdir(prefix, 0o700) == 0 {
-                _ = chmod(prefix, 0o700)   // in case the umask took bits from 0700
+                _ = chmod(prefix, 0o700)  // in case the umask took bits from 0700
             } else if errno != EEXIST {
                 throw Failure(operation: "create the directory", path: prefix, errno: errno)
             }

@@ -13,8 +13,10 @@ extension HTTPClientConnection {
     ///
     /// - Throws: ``HTTPClientError``; ``receivedInExchange`` then says
     ///   whether the server had sent any byte of an answer.
-    package func exchange(_ message: [UInt8], isHead: Bool = false, timeout: Double,
-                         maxBodyBytes: Int = Int.max) throws(HTTPClientError) -> HTTPClientResponse {
+    package func exchange(
+        _ message: [UInt8], isHead: Bool = false, timeout: Double,
+        maxBodyBytes: Int = Int.max
+    ) throws(HTTPClientError) -> HTTPClientResponse {
         receivedInExchange = 0
         if position == input.count {
             input.removeAll(keepingCapacity: true)
@@ -34,15 +36,20 @@ extension HTTPClientConnection {
     ///
     /// - Throws: ``HTTPClientError`` `.invalidRequest` for a field with CR,
     ///   LF or an invalid name (header injection).
-    package static func requestHead(method: String, target: String, host: String, headers: [String: String] = [:],
-                                   bodyCount: Int? = nil) throws(HTTPClientError) -> [UInt8] {
+    package static func requestHead(
+        method: String, target: String, host: String, headers: [String: String] = [:],
+        bodyCount: Int? = nil
+    ) throws(HTTPClientError) -> [UInt8] {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
         for (name, value) in headers {
             let lowered = name.lowercased()
             if lowered == "host" || lowered == "content-length" || lowered == "transfer-encoding" || lowered == "connection" { continue }
             guard !name.isEmpty, !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" || $0 == " " }),
-                  !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-                throw HTTPClientError(.invalidRequest, "header field \(name.debugDescription) cannot be sent: it contains a line break or an invalid character")
+                !value.contains(where: { $0 == "\r" || $0 == "\n" })
+            else {
+                throw HTTPClientError(
+                    .invalidRequest,
+                    "header field \(name.debugDescription) cannot be sent: it contains a line break or an invalid character")
             }
             text += "\(name): \(value)\r\n"
         }
@@ -74,7 +81,8 @@ extension HTTPClientConnection {
                 body = try readChunkedBody(timeout: timeout, maxBodyBytes: maxBodyBytes)
             } else if let length = head.contentLength {
                 guard length <= maxBodyBytes else {
-                    throw HTTPClientError(.invalidResponse, "the answer of \(name) announces \(length) bytes, more than the limit of \(maxBodyBytes)")
+                    throw HTTPClientError(
+                        .invalidResponse, "the answer of \(name) announces \(length) bytes, more than the limit of \(maxBodyBytes)")
                 }
                 body = try readExactly(length, timeout: timeout, what: "the body")
             } else {
@@ -112,9 +120,11 @@ extension HTTPClientConnection {
                 throw HTTPClientError(.invalidResponse, "the answer head of \(name) exceeds \(Self.maxHeadBytes) bytes")
             }
             guard try fill(timeout: timeout) else {
-                throw HTTPClientError(.connectionClosed, receivedInExchange == 0
-                    ? "\(name) closed the connection without answering"
-                    : "\(name) closed the connection in the middle of the answer head")
+                throw HTTPClientError(
+                    .connectionClosed,
+                    receivedInExchange == 0
+                        ? "\(name) closed the connection without answering"
+                        : "\(name) closed the connection in the middle of the answer head")
             }
         }
         let text = String(decoding: input[position..<end], as: UTF8.self)
@@ -124,7 +134,8 @@ extension HTTPClientConnection {
         let statusLine = lines.removeFirst()
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
-            throw HTTPClientError(.invalidResponse, "\(name) answered with an invalid status line \(String(statusLine.prefix(100)).debugDescription)")
+            throw HTTPClientError(
+                .invalidResponse, "\(name) answered with an invalid status line \(String(statusLine.prefix(100)).debugDescription)")
         }
         let http10 = parts[0] == "HTTP/1.0"
         var headers: [String: String] = [:]
@@ -136,19 +147,24 @@ extension HTTPClientConnection {
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
         }
-        let connection = Set((headers["connection"] ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let connection = Set(
+            (headers["connection"] ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let keepAlive = http10 ? connection.contains("keep-alive") : !connection.contains("close")
-        let codings = (headers["transfer-encoding"] ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let codings = (headers["transfer-encoding"] ?? "").lowercased().split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
         let chunked = codings.last == "chunked"
         if !codings.isEmpty && !chunked {
-            throw HTTPClientError(.invalidResponse, "\(name) sent a body with transfer coding \(codings.joined(separator: ", ")), which is not supported")
+            throw HTTPClientError(
+                .invalidResponse, "\(name) sent a body with transfer coding \(codings.joined(separator: ", ")), which is not supported")
         }
         var contentLength: Int?
         if !chunked, let field = headers["content-length"] {
             // Repeated fields must agree ("5, 5"); anything else is ambiguous.
             let values = Set(field.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             guard values.count == 1, let only = values.first, !only.isEmpty, only.allSatisfy(\.isASCII),
-                  only.allSatisfy(\.isNumber), let length = Int(only) else {
+                only.allSatisfy(\.isNumber), let length = Int(only)
+            else {
                 throw HTTPClientError(.invalidResponse, "\(name) sent an invalid Content-Length \(field.debugDescription)")
             }
             contentLength = length
@@ -159,7 +175,8 @@ extension HTTPClientConnection {
     private func readExactly(_ count: Int, timeout: Double, what: String) throws(HTTPClientError) -> [UInt8] {
         while input.count - position < count {
             guard try fill(timeout: timeout) else {
-                throw HTTPClientError(.connectionClosed, "\(name) closed the connection after \(input.count - position) of \(count) bytes of \(what)")
+                throw HTTPClientError(
+                    .connectionClosed, "\(name) closed the connection after \(input.count - position) of \(count) bytes of \(what)")
             }
         }
         let bytes = Array(input[position..<(position + count)])
@@ -194,7 +211,8 @@ extension HTTPClientConnection {
         var body: [UInt8] = []
         while true {
             let line = try readLine(timeout: timeout)
-            let sizeText = line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first?
+            let sizeText =
+                line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first?
                 .trimmingCharacters(in: .whitespaces) ?? ""
             guard !sizeText.isEmpty, sizeText.count <= 16, let size = Int(sizeText, radix: 16), size >= 0 else {
                 throw HTTPClientError(.invalidResponse, "\(name) sent an invalid chunk size \(String(line.prefix(40)).debugDescription)")

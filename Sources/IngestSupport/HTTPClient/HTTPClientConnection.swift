@@ -69,8 +69,10 @@ package final class HTTPClientConnection: @unchecked Sendable {
     ///
     /// - Throws: ``HTTPClientError`` `.hostNotFound`, `.connectionRefused`,
     ///   `.timedOut`, `.cancelled` or `.io`, with the `errno`.
-    package static func connect(host: String, port: Int, name: String, timeout: Double,
-                               register: (HTTPClientConnection) -> Void = { _ in }) throws(HTTPClientError) -> HTTPClientConnection {
+    package static func connect(
+        host: String, port: Int, name: String, timeout: Double,
+        register: (HTTPClientConnection) -> Void = { _ in }
+    ) throws(HTTPClientError) -> HTTPClientConnection {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if os(Linux)
@@ -126,8 +128,10 @@ package final class HTTPClientConnection: @unchecked Sendable {
         throw lastError
     }
 
-    private func finishConnect(_ address: UnsafeMutablePointer<sockaddr>, _ length: socklen_t,
-                               deadline: Double) throws(HTTPClientError) {
+    private func finishConnect(
+        _ address: UnsafeMutablePointer<sockaddr>, _ length: socklen_t,
+        deadline: Double
+    ) throws(HTTPClientError) {
         #if os(Linux)
         let rc = Glibc.connect(fd, address, length)
         #else
@@ -150,7 +154,8 @@ package final class HTTPClientConnection: @unchecked Sendable {
         case ETIMEDOUT: kind = .timedOut
         default: kind = isCancelled ? .cancelled : .io
         }
-        return HTTPClientError(kind, "cannot connect to \(name): \(String(cString: strerror(code))); check that the server runs there", errno: code)
+        return HTTPClientError(
+            kind, "cannot connect to \(name): \(String(cString: strerror(code))); check that the server runs there", errno: code)
     }
 
     // MARK: Waiting, closing, cancelling

@@ -83,8 +83,10 @@ struct JSONParser {
         self.validatesUTF8 = validatesUTF8
     }
 
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, options: JSONParsingOptions,
-                      validatesUTF8: Bool) throws(JSONSyntaxError) -> JSONValue {
+    static func parse(
+        _ bytes: UnsafeBufferPointer<UInt8>, options: JSONParsingOptions,
+        validatesUTF8: Bool
+    ) throws(JSONSyntaxError) -> JSONValue {
         var parser = JSONParser(bytes: bytes, options: options, validatesUTF8: validatesUTF8)
         if options.allowsByteOrderMark, bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
             parser.position = 3
@@ -292,7 +294,8 @@ struct JSONParser {
                     if (0xD800...0xDBFF).contains(scalar) {
                         // A high surrogate must be followed by \u and a low one.
                         guard bytes.count - position >= 2, bytes[position] == UInt8(ascii: "\\"),
-                              bytes[position + 1] == UInt8(ascii: "u") else {
+                            bytes[position + 1] == UInt8(ascii: "u")
+                        else {
                             throw error(.unpairedHighSurrogate)
                         }
                         position += 2

@@ -93,8 +93,9 @@ public final class SQLiteStatement {
         let rc = text.withUTF8 { utf8 -> Int32 in
             // A zero-length text still needs a non-null pointer to be text, not NULL.
             let base = UnsafeRawPointer(utf8.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)
-            return sqlite3_bind_text(pointer, index, base?.assumingMemoryBound(to: CChar.self), Int32(utf8.count),
-                                     dataingest_sqlite_transient())
+            return sqlite3_bind_text(
+                pointer, index, base?.assumingMemoryBound(to: CChar.self), Int32(utf8.count),
+                dataingest_sqlite_transient())
         }
         try check(rc, index, pointer)
     }
@@ -116,8 +117,10 @@ public final class SQLiteStatement {
     @inlinable
     package func bind(borrowedText bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
         let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
-        try check(sqlite3_bind_text(pointer, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count),
-                                    dataingest_sqlite_static()), index, pointer)
+        try check(
+            sqlite3_bind_text(
+                pointer, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count),
+                dataingest_sqlite_static()), index, pointer)
     }
 
     /// Binds bytes as a blob without copying them; see ``bind(borrowedText:at:)``.
@@ -130,8 +133,9 @@ public final class SQLiteStatement {
     static func bindBlob(_ pointer: OpaquePointer, _ index: Int32, _ bytes: UnsafeRawBufferPointer, copying: Bool) -> Int32 {
         // A zero-length blob still needs a non-null pointer to be a blob, not NULL.
         let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
-        return sqlite3_bind_blob(pointer, index, base, Int32(bytes.count),
-                                 copying ? dataingest_sqlite_transient() : dataingest_sqlite_static())
+        return sqlite3_bind_blob(
+            pointer, index, base, Int32(bytes.count),
+            copying ? dataingest_sqlite_transient() : dataingest_sqlite_static())
     }
 
     @inlinable
@@ -208,8 +212,10 @@ public final class SQLiteStatement {
         Self.withBytes(pointer, column, asText: asText, body)
     }
 
-    private static func withBytes<R>(_ pointer: OpaquePointer, _ column: Int32, asText: Bool,
-                                     _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    private static func withBytes<R>(
+        _ pointer: OpaquePointer, _ column: Int32, asText: Bool,
+        _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
         // The pointer first, then the count: the documented order when SQLite converts.
         let base = asText ? UnsafeRawPointer(sqlite3_column_text(pointer, column)) : sqlite3_column_blob(pointer, column)
         let count = Int(sqlite3_column_bytes(pointer, column))

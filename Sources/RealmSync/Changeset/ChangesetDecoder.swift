@@ -89,11 +89,13 @@ public struct ChangesetDecoder: Sendable {
             let indexOffset = offset
             let index = try uint32("an intern index")
             guard Int(index) == internedStrings.count else {
-                throw ChangesetError(.malformed, offset: indexOffset,
-                                     message: "intern index \(index), expected \(internedStrings.count)")
+                throw ChangesetError(
+                    .malformed, offset: indexOffset,
+                    message: "intern index \(index), expected \(internedStrings.count)")
             }
             guard internedStrings.count < limits.maxInternedStrings else {
-                throw ChangesetError(.limitExceeded, offset: indexOffset, message: "more than \(limits.maxInternedStrings) interned strings")
+                throw ChangesetError(
+                    .limitExceeded, offset: indexOffset, message: "more than \(limits.maxInternedStrings) interned strings")
             }
             let stringOffset = offset
             let string = try string("an interned string")
@@ -193,8 +195,9 @@ public struct ChangesetDecoder: Sendable {
         let countOffset = offset
         let count = try uint32("a path length")
         guard count <= limits.maxPathLength else {
-            throw ChangesetError(.limitExceeded, offset: countOffset,
-                                 message: "a path of \(count) elements; at most \(limits.maxPathLength) are accepted")
+            throw ChangesetError(
+                .limitExceeded, offset: countOffset,
+                message: "a path of \(count) elements; at most \(limits.maxPathLength) are accepted")
         }
         var path: [PathElement] = []
         path.reserveCapacity(Int(count))
@@ -252,9 +255,11 @@ public struct ChangesetDecoder: Sendable {
             let nanosecondsOffset = offset
             let nanoseconds = try int64("timestamp nanoseconds")
             guard nanoseconds > -1_000_000_000, nanoseconds < 1_000_000_000,
-                  (seconds >= 0 && nanoseconds >= 0) || (seconds <= 0 && nanoseconds <= 0) else {
-                throw ChangesetError(.malformed, offset: nanosecondsOffset,
-                                     message: "timestamp nanoseconds \(nanoseconds) with seconds \(seconds)")
+                (seconds >= 0 && nanoseconds >= 0) || (seconds <= 0 && nanoseconds <= 0)
+            else {
+                throw ChangesetError(
+                    .malformed, offset: nanosecondsOffset,
+                    message: "timestamp nanoseconds \(nanoseconds) with seconds \(seconds)")
             }
             return .timestamp(seconds: seconds, nanoseconds: Int32(nanoseconds))
         case .float:
@@ -326,8 +331,11 @@ public struct ChangesetDecoder: Sendable {
 
     private mutating func uuid() throws(ChangesetError) -> UUID {
         let raw = try rawBytes(16, "a UUID")
-        return UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
-                           raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+        return UUID(
+            uuid: (
+                raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]
+            ))
     }
 
     // MARK: Scalars

@@ -131,7 +131,7 @@ public struct ChangesetEncoder: Sendable {
             path(update.path)
             value(update.value)
         case .addInteger(let objectPath, _), .arrayMove(let objectPath, _, _), .arrayErase(let objectPath, _),
-             .clear(let objectPath, _):
+            .clear(let objectPath, _):
             path(objectPath)
         case .addColumn(let column):
             intern(column.table)
@@ -141,7 +141,7 @@ public struct ChangesetEncoder: Sendable {
             intern(table)
             intern(field)
         case .arrayInsert(let objectPath, let payload, _), .setInsert(let objectPath, let payload),
-             .setErase(let objectPath, let payload):
+            .setErase(let objectPath, let payload):
             path(objectPath)
             value(payload)
         }

@@ -119,8 +119,10 @@ public struct AddColumn: Sendable, Hashable {
     public var keyType: PayloadType?
 
     /// A column declaration.
-    public init(table: String, field: String, type: PayloadType, isNullable: Bool, collection: CollectionType = .single,
-                linkTarget: String? = nil, keyType: PayloadType? = nil) {
+    public init(
+        table: String, field: String, type: PayloadType, isNullable: Bool, collection: CollectionType = .single,
+        linkTarget: String? = nil, keyType: PayloadType? = nil
+    ) {
         self.table = table
         self.field = field
         self.type = type

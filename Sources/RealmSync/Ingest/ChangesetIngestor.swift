@@ -204,8 +204,10 @@ struct ObjectBuild {
             }
             let document = try node.document(counter: &counter)
             if let path = Self.keyWithNul(in: document) {
-                result.rejected.append(RejectedObject(className: key.table, primaryKey: key.object,
-                                                      reason: "\(path): a field name or map key with a NUL byte, which BSON cannot store"))
+                result.rejected.append(
+                    RejectedObject(
+                        className: key.table, primaryKey: key.object,
+                        reason: "\(path): a field name or map key with a NUL byte, which BSON cannot store"))
                 continue
             }
             result.objects.append(IngestedObject(className: key.table, primaryKey: key.object, document: document))
@@ -239,18 +241,25 @@ struct ObjectBuild {
 
     private func objectSchema(of table: String, for action: String) throws(RealmIngestError) -> ObjectSchema {
         guard let object = schema[table] else {
-            throw RealmIngestError(.invalidSchemaChange, table: table,
-                                   message: "the changeset writes to the class \(table), which the schema does not have; declare it in the app's schema (or use development mode)")
+            throw RealmIngestError(
+                .invalidSchemaChange, table: table,
+                message:
+                    "the changeset writes to the class \(table), which the schema does not have; declare it in the app's schema (or use development mode)"
+            )
         }
         switch object.kind {
         case .asymmetric:
             return object
         case .topLevel:
-            throw RealmIngestError(.notAsymmetric, table: table,
-                                   message: "the client tries to \(action) \(table), a class that is not asymmetric; this server accepts asymmetric data only (AsymmetricObject), not bidirectional sync")
+            throw RealmIngestError(
+                .notAsymmetric, table: table,
+                message:
+                    "the client tries to \(action) \(table), a class that is not asymmetric; this server accepts asymmetric data only (AsymmetricObject), not bidirectional sync"
+            )
         case .embedded:
-            throw RealmIngestError(.invalidInstruction, table: table,
-                                   message: "the changeset tries to \(action) the embedded class \(table) directly")
+            throw RealmIngestError(
+                .invalidInstruction, table: table,
+                message: "the changeset tries to \(action) the embedded class \(table) directly")
         }
     }
 
@@ -274,8 +283,11 @@ struct ObjectBuild {
     private func root(_ path: ObjectPath) throws(RealmIngestError) -> ObjectNode {
         if let node = objects[Key(table: path.table, object: path.object)] { return node }
         let objectSchema = try objectSchema(of: path.table, for: "change an object of")
-        throw RealmIngestError(.invalidInstruction, table: path.table, field: path.field,
-                               message: "the changeset changes \(objectSchema.className).\(path.field) of an object it did not create; asymmetric objects are written once")
+        throw RealmIngestError(
+            .invalidInstruction, table: path.table, field: path.field,
+            message:
+                "the changeset changes \(objectSchema.className).\(path.field) of an object it did not create; asymmetric objects are written once"
+        )
     }
 
     // MARK: Paths
@@ -334,7 +346,9 @@ struct ObjectBuild {
 
     /// The value at `location`; a collection field never set is created
     /// empty (Realm sends no instruction for an empty collection).
-    private mutating func existingOrNew(_ location: Location, _ context: Property?, _ path: ObjectPath) throws(RealmIngestError) -> TreeValue {
+    private mutating func existingOrNew(_ location: Location, _ context: Property?, _ path: ObjectPath) throws(RealmIngestError)
+        -> TreeValue
+    {
         if let value = value(at: location) { return value }
         guard case .field = location, let context else { throw invalid(path, "the path leads to nothing") }
         let created: TreeValue
@@ -348,7 +362,9 @@ struct ObjectBuild {
         return created
     }
 
-    private mutating func listElement(_ path: ObjectPath, priorSize: UInt32, what: String) throws(RealmIngestError) -> (ListNode, Int, Property?) {
+    private mutating func listElement(_ path: ObjectPath, priorSize: UInt32, what: String) throws(RealmIngestError) -> (
+        ListNode, Int, Property?
+    ) {
         guard case .index(let index)? = path.path.last else { throw invalid(path, "\(what) without a list index") }
         let (location, context) = try resolve(path, count: path.path.count - 1)
         let list: ListNode
@@ -413,8 +429,10 @@ struct ObjectBuild {
         }
     }
 
-    private mutating func setChange(_ set: ListNode, insert: Bool, _ value: Payload, _ context: Property?,
-                                    _ path: ObjectPath) throws(RealmIngestError) {
+    private mutating func setChange(
+        _ set: ListNode, insert: Bool, _ value: Payload, _ context: Property?,
+        _ path: ObjectPath
+    ) throws(RealmIngestError) {
         let element = try convert(value, context, path)
         guard case .scalar(let scalar) = element else { throw invalid(path, "a set element that is not a value") }
         let position = set.items.firstIndex { if case .scalar(let other) = $0 { return other == scalar } else { return false } }
@@ -434,7 +452,8 @@ struct ObjectBuild {
         case .objectValue:
             guard let context else { return .object(ObjectNode(schema: nil)) }
             guard context.type == .object, let target = context.objectClassName, let targetSchema = schema[target],
-                  targetSchema.kind == .embedded else {
+                targetSchema.kind == .embedded
+            else {
                 throw invalid(path, "an embedded object where the schema has \(context.typeDescription)")
             }
             return .object(ObjectNode(schema: targetSchema))
@@ -452,7 +471,8 @@ struct ObjectBuild {
             let (scaled, overflow1) = seconds.multipliedReportingOverflow(by: 1000)
             let (sum, overflow2) = scaled.addingReportingOverflow(remainder < 0 ? millis - 1 : millis)
             guard !overflow1 && !overflow2 else {
-                problems[Key(table: path.table, object: path.object)] = problems[Key(table: path.table, object: path.object)]
+                problems[Key(table: path.table, object: path.object)] =
+                    problems[Key(table: path.table, object: path.object)]
                     ?? "\(path.field): the date \(seconds) s after 1970 is beyond BSON's range of dates"
                 return .scalar(.null)
             }
@@ -464,7 +484,8 @@ struct ObjectBuild {
         case .uuid(let uuid): return .scalar(Self.uuidBSON(uuid))
         case .link(_, let key):
             if case .globalKey = key {
-                problems[Key(table: path.table, object: path.object)] = problems[Key(table: path.table, object: path.object)]
+                problems[Key(table: path.table, object: path.object)] =
+                    problems[Key(table: path.table, object: path.object)]
                     ?? "\(path.field): a link by GlobalKey cannot be stored; links are stored as the target's primary key"
                 return .scalar(.null)
             }

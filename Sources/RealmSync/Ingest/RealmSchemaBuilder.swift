@@ -57,11 +57,17 @@ public struct RealmSchemaBuilder: Sendable {
         case .addColumn(let column):
             try addColumn(column)
         case .eraseTable(let table):
-            throw RealmIngestError(.invalidSchemaChange, table: table,
-                                   message: "the client erases table \(table); this server does not erase tables (a breaking schema change): migrate the data on the server")
+            throw RealmIngestError(
+                .invalidSchemaChange, table: table,
+                message:
+                    "the client erases table \(table); this server does not erase tables (a breaking schema change): migrate the data on the server"
+            )
         case .eraseColumn(let table, let field):
-            throw RealmIngestError(.invalidSchemaChange, table: table, field: field,
-                                   message: "the client erases column \(table).\(field); this server does not erase columns (a breaking schema change): keep the property, or migrate on the server")
+            throw RealmIngestError(
+                .invalidSchemaChange, table: table, field: field,
+                message:
+                    "the client erases column \(table).\(field); this server does not erase columns (a breaking schema change): keep the property, or migrate on the server"
+            )
         default:
             return false
         }
@@ -78,8 +84,9 @@ public struct RealmSchemaBuilder: Sendable {
         var properties: [Property] = []
         if let key = table.primaryKey {
             guard let type = Self.propertyType(key.type) else {
-                throw RealmIngestError(.unsupportedType, table: table.table, field: key.field,
-                                       message: "\(table.table).\(key.field): a \(key.type) primary key is not supported; use ObjectId, string, int or UUID")
+                throw RealmIngestError(
+                    .unsupportedType, table: table.table, field: key.field,
+                    message: "\(table.table).\(key.field): a \(key.type) primary key is not supported; use ObjectId, string, int or UUID")
             }
             properties.append(Property(name: key.field, type: type, isOptional: key.isNullable, isPrimaryKey: true))
         }
@@ -88,14 +95,20 @@ public struct RealmSchemaBuilder: Sendable {
             guard existing.kind == kind, existing.primaryKeyProperty == properties.first else {
                 let declared = "\(kind.rawValue) with primary key \(properties.first?.typeDescription ?? "none")"
                 let known = "\(existing.kind.rawValue) with primary key \(existing.primaryKeyProperty?.typeDescription ?? "none")"
-                throw RealmIngestError(.invalidSchemaChange, table: table.table,
-                                       message: "the client declares \(table.table) as \(declared), but the schema has it as \(known); change the app's model or the server's schema so they agree")
+                throw RealmIngestError(
+                    .invalidSchemaChange, table: table.table,
+                    message:
+                        "the client declares \(table.table) as \(declared), but the schema has it as \(known); change the app's model or the server's schema so they agree"
+                )
             }
             return
         }
         guard allowsAdditions else {
-            throw RealmIngestError(.invalidSchemaChange, table: table.table,
-                                   message: "the client declares the class \(table.table), which the app's schema does not have; add it to the schema (or run the app in development mode)")
+            throw RealmIngestError(
+                .invalidSchemaChange, table: table.table,
+                message:
+                    "the client declares the class \(table.table), which the app's schema does not have; add it to the schema (or run the app in development mode)"
+            )
         }
         indexByName[table.table] = classes.count
         classes.append(ObjectSchema(className: table.table, kind: kind, properties: properties))
@@ -104,21 +117,29 @@ public struct RealmSchemaBuilder: Sendable {
 
     private mutating func addColumn(_ column: AddColumn) throws(RealmIngestError) {
         guard let index = indexByName[column.table] else {
-            throw RealmIngestError(.invalidSchemaChange, table: column.table, field: column.field,
-                                   message: "the client adds column \(column.field) to \(column.table) before declaring the table")
+            throw RealmIngestError(
+                .invalidSchemaChange, table: column.table, field: column.field,
+                message: "the client adds column \(column.field) to \(column.table) before declaring the table")
         }
         let property = try Self.property(column)
         if let existing = classes[index][property: column.field] {
             guard existing.type == property.type, existing.isOptional == property.isOptional,
-                  existing.collection == property.collection, existing.objectClassName == property.objectClassName else {
-                throw RealmIngestError(.invalidSchemaChange, table: column.table, field: column.field,
-                                       message: "the client declares \(column.table).\(column.field) as \(property.typeDescription), but the schema has \(existing.typeDescription); make the app's model and the schema agree")
+                existing.collection == property.collection, existing.objectClassName == property.objectClassName
+            else {
+                throw RealmIngestError(
+                    .invalidSchemaChange, table: column.table, field: column.field,
+                    message:
+                        "the client declares \(column.table).\(column.field) as \(property.typeDescription), but the schema has \(existing.typeDescription); make the app's model and the schema agree"
+                )
             }
             return
         }
         guard allowsAdditions else {
-            throw RealmIngestError(.invalidSchemaChange, table: column.table, field: column.field,
-                                   message: "the client declares \(column.table).\(column.field), which the app's schema does not have; add the property to the schema (or run the app in development mode)")
+            throw RealmIngestError(
+                .invalidSchemaChange, table: column.table, field: column.field,
+                message:
+                    "the client declares \(column.table).\(column.field), which the app's schema does not have; add the property to the schema (or run the app in development mode)"
+            )
         }
         classes[index].properties.append(property)
         additions += 1
@@ -127,8 +148,9 @@ public struct RealmSchemaBuilder: Sendable {
     /// The property an `AddColumn` declares.
     static func property(_ column: AddColumn) throws(RealmIngestError) -> Property {
         func unsupported(_ what: String) -> RealmIngestError {
-            RealmIngestError(.unsupportedType, table: column.table, field: column.field,
-                             message: "\(column.table).\(column.field): \(what) is not supported by this server")
+            RealmIngestError(
+                .unsupportedType, table: column.table, field: column.field,
+                message: "\(column.table).\(column.field): \(what) is not supported by this server")
         }
         let type: PropertyType
         if column.type == .link {
@@ -151,8 +173,9 @@ public struct RealmSchemaBuilder: Sendable {
         if type == .object && (column.linkTarget ?? "").isEmpty {
             throw unsupported("a link column without a target")
         }
-        return Property(name: column.field, type: type, isOptional: column.isNullable, collection: collection,
-                        objectClassName: type == .object ? column.linkTarget : nil)
+        return Property(
+            name: column.field, type: type, isOptional: column.isNullable, collection: collection,
+            objectClassName: type == .object ? column.linkTarget : nil)
     }
 
     /// The scalar property type of a Realm value type (nil for links and

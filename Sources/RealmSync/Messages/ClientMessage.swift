@@ -62,8 +62,10 @@ public enum ClientMessage: Sendable, Hashable {
             let body = try header.body(count: dataSize + tokenSize)
             let data = try SyncHeaderReader.utf8(body[..<dataSize], at: header.bodyStart, "bind data")
             let token = try SyncHeaderReader.utf8(body[dataSize...], at: header.bodyStart + dataSize, "bind token")
-            self = .bind(BindMessage(session: session, data: data, token: token, needsFileIdent: needsFileIdent,
-                                     isSubserver: isSubserver))
+            self = .bind(
+                BindMessage(
+                    session: session, data: data, token: token, needsFileIdent: needsFileIdent,
+                    isSubserver: isSubserver))
         case "ident":
             let session = try header.unsigned("session")
             var ident = ClientIdentMessage(
@@ -87,7 +89,8 @@ public enum ClientMessage: Sendable, Hashable {
             let version = try header.signed("query-version")
             let size = try header.size("query-size", limit: limits.maxQueryBytes)
             try header.end()
-            self = .query(QueryMessage(session: session, query: SyncQuery(version: version, body: try header.text(count: size, "query body"))))
+            self = .query(
+                QueryMessage(session: session, query: SyncQuery(version: version, body: try header.text(count: size, "query body"))))
         case "mark":
             self = .mark(try MarkMessage(header: &header))
         case "upload":
@@ -103,10 +106,11 @@ public enum ClientMessage: Sendable, Hashable {
                 throw SyncMessageError(.badSyntax, offset: 0, message: "an uncompressed upload must have compressed-size 0")
             }
             let body = try header.body(count: isCompressed ? compressedSize : uncompressedSize)
-            self = .upload(UploadMessage(
-                session: session, isCompressed: isCompressed, uncompressedSize: uncompressedSize,
-                compressedSize: compressedSize, progressClientVersion: progressClientVersion,
-                progressServerVersion: progressServerVersion, lockedServerVersion: lockedServerVersion, body: body))
+            self = .upload(
+                UploadMessage(
+                    session: session, isCompressed: isCompressed, uncompressedSize: uncompressedSize,
+                    compressedSize: compressedSize, progressClientVersion: progressClientVersion,
+                    progressServerVersion: progressServerVersion, lockedServerVersion: lockedServerVersion, body: body))
         case "ping":
             let ping = PingMessage(timestamp: try header.signed("timestamp"), roundTripTime: try header.signed("rtt"))
             try header.end()

@@ -54,9 +54,11 @@ public struct ClientIdentMessage: Sendable, Hashable {
     public var query: SyncQuery?
 
     /// An ident message with the given fields.
-    public init(session: UInt64, fileIdent: UInt64, fileIdentSalt: Int64, scanServerVersion: UInt64 = 0,
-                scanClientVersion: UInt64 = 0, latestServerVersion: UInt64 = 0, latestServerVersionSalt: Int64 = 0,
-                query: SyncQuery? = SyncQuery(version: 0, body: "{}")) {
+    public init(
+        session: UInt64, fileIdent: UInt64, fileIdentSalt: Int64, scanServerVersion: UInt64 = 0,
+        scanClientVersion: UInt64 = 0, latestServerVersion: UInt64 = 0, latestServerVersionSalt: Int64 = 0,
+        query: SyncQuery? = SyncQuery(version: 0, body: "{}")
+    ) {
         self.session = session
         self.fileIdent = fileIdent
         self.fileIdentSalt = fileIdentSalt
@@ -137,8 +139,10 @@ public struct UploadMessage: Sendable, Hashable {
     public var body: [UInt8]
 
     /// An upload message from its fields; ``body`` must match the sizes.
-    public init(session: UInt64, isCompressed: Bool, uncompressedSize: Int, compressedSize: Int,
-                progressClientVersion: UInt64, progressServerVersion: UInt64, lockedServerVersion: UInt64, body: [UInt8]) {
+    public init(
+        session: UInt64, isCompressed: Bool, uncompressedSize: Int, compressedSize: Int,
+        progressClientVersion: UInt64, progressServerVersion: UInt64, lockedServerVersion: UInt64, body: [UInt8]
+    ) {
         self.session = session
         self.isCompressed = isCompressed
         self.uncompressedSize = uncompressedSize
@@ -152,12 +156,17 @@ public struct UploadMessage: Sendable, Hashable {
     /// An upload of `changesets`, compressed as the Realm client does it: only
     /// when the body is over 1,024 bytes and compression makes it smaller
     /// (or always, or never, when `compress` says so).
-    public init(session: UInt64, changesets: [UploadChangeset], progressClientVersion: UInt64,
-                progressServerVersion: UInt64, lockedServerVersion: UInt64, compress: Bool? = nil) {
+    public init(
+        session: UInt64, changesets: [UploadChangeset], progressClientVersion: UInt64,
+        progressServerVersion: UInt64, lockedServerVersion: UInt64, compress: Bool? = nil
+    ) {
         var plain: [UInt8] = []
         for changeset in changesets {
-            ChangesetList.append([changeset.clientVersion, changeset.lastIntegratedServerVersion, changeset.originTimestamp,
-                                  changeset.originFileIdent], changeset.data, to: &plain)
+            ChangesetList.append(
+                [
+                    changeset.clientVersion, changeset.lastIntegratedServerVersion, changeset.originTimestamp,
+                    changeset.originFileIdent,
+                ], changeset.data, to: &plain)
         }
         var packed: [UInt8]?
         if compress ?? (plain.count > 1024) {
@@ -165,10 +174,11 @@ public struct UploadMessage: Sendable, Hashable {
             packed = try? Gzip.compress(plain, level: 6, wrapper: .zlib)
             if compress == nil, let result = packed, result.count >= plain.count { packed = nil }
         }
-        self.init(session: session, isCompressed: packed != nil, uncompressedSize: plain.count,
-                  compressedSize: packed?.count ?? 0, progressClientVersion: progressClientVersion,
-                  progressServerVersion: progressServerVersion, lockedServerVersion: lockedServerVersion,
-                  body: packed ?? plain)
+        self.init(
+            session: session, isCompressed: packed != nil, uncompressedSize: plain.count,
+            compressedSize: packed?.count ?? 0, progressClientVersion: progressClientVersion,
+            progressServerVersion: progressServerVersion, lockedServerVersion: lockedServerVersion,
+            body: packed ?? plain)
     }
 
     /// The body uncompressed: inflated (zlib) to exactly ``uncompressedSize``
@@ -187,8 +197,9 @@ public struct UploadMessage: Sendable, Hashable {
             try uncompressedBody(limits: limits),
             fields: ["client-version", "last-integrated-server-version", "origin-timestamp", "origin-file-ident"], limits: limits)
         return list.map { numbers, data in
-            UploadChangeset(clientVersion: numbers[0], lastIntegratedServerVersion: numbers[1], originTimestamp: numbers[2],
-                            originFileIdent: numbers[3], data: data)
+            UploadChangeset(
+                clientVersion: numbers[0], lastIntegratedServerVersion: numbers[1], originTimestamp: numbers[2],
+                originFileIdent: numbers[3], data: data)
         }
     }
 }

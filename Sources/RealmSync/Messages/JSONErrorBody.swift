@@ -71,8 +71,10 @@ public struct JSONErrorBody: Sendable, Hashable {
     }
 
     /// A body with the given fields; the optional parts are left out.
-    public init(message: String, isRecoveryModeDisabled: Bool = false, tryAgain: Bool, logURL: String = "",
-                shouldClientReset: Bool = false, action: SyncErrorAction = .applicationBug) {
+    public init(
+        message: String, isRecoveryModeDisabled: Bool = false, tryAgain: Bool, logURL: String = "",
+        shouldClientReset: Bool = false, action: SyncErrorAction = .applicationBug
+    ) {
         self.message = message
         self.isRecoveryModeDisabled = isRecoveryModeDisabled
         self.tryAgain = tryAgain
@@ -97,13 +99,17 @@ public struct JSONErrorBody: Sendable, Hashable {
             members.append(.init(key: "backoffMultiplier", value: .number(String(backoff.multiplier))))
         }
         if let rejectedUpdates {
-            members.append(.init(key: "rejectedUpdates", value: .array(rejectedUpdates.map { update in
-                .object([
-                    .init(key: "table", value: .string(update.table)),
-                    .init(key: "pk", value: .string(update.primaryKey.base64Encoded)),
-                    .init(key: "reason", value: .string(update.reason)),
-                ])
-            })))
+            members.append(
+                .init(
+                    key: "rejectedUpdates",
+                    value: .array(
+                        rejectedUpdates.map { update in
+                            .object([
+                                .init(key: "table", value: .string(update.table)),
+                                .init(key: "pk", value: .string(update.primaryKey.base64Encoded)),
+                                .init(key: "reason", value: .string(update.reason)),
+                            ])
+                        })))
         }
         if let compensatingWriteServerVersion {
             members.append(.init(key: "compensatingWriteServerVersion", value: .number(String(compensatingWriteServerVersion))))
@@ -140,12 +146,14 @@ public struct JSONErrorBody: Sendable, Hashable {
             }
             return number
         }
-        self.init(message: try string("message"), isRecoveryModeDisabled: try bool("isRecoveryModeDisabled"),
-                  tryAgain: try bool("tryAgain"), logURL: try string("logURL"),
-                  shouldClientReset: try bool("shouldClientReset"), action: SyncErrorAction(rawValue: try string("action")))
+        self.init(
+            message: try string("message"), isRecoveryModeDisabled: try bool("isRecoveryModeDisabled"),
+            tryAgain: try bool("tryAgain"), logURL: try string("logURL"),
+            shouldClientReset: try bool("shouldClientReset"), action: SyncErrorAction(rawValue: try string("action")))
         if let interval = try integer("backoffIntervalSec") {
             guard let maxDelay = try integer("backoffMaxDelaySec"), let multiplier = try integer("backoffMultiplier"),
-                  let a = Int(exactly: interval), let b = Int(exactly: maxDelay), let c = Int(exactly: multiplier) else {
+                let a = Int(exactly: interval), let b = Int(exactly: maxDelay), let c = Int(exactly: multiplier)
+            else {
                 throw bad("backoffIntervalSec needs backoffMaxDelaySec and backoffMultiplier")
             }
             backoff = Backoff(intervalSeconds: a, maxDelaySeconds: b, multiplier: c)
@@ -155,9 +163,10 @@ public struct JSONErrorBody: Sendable, Hashable {
             var parsed: [RejectedUpdate] = []
             for element in elements {
                 guard case .object(let fields) = element,
-                      case .string(let table)? = fields.first(where: { $0.key == "table" })?.value,
-                      case .string(let key)? = fields.first(where: { $0.key == "pk" })?.value,
-                      case .string(let reason)? = fields.first(where: { $0.key == "reason" })?.value else {
+                    case .string(let table)? = fields.first(where: { $0.key == "table" })?.value,
+                    case .string(let key)? = fields.first(where: { $0.key == "pk" })?.value,
+                    case .string(let reason)? = fields.first(where: { $0.key == "reason" })?.value
+                else {
                     throw bad("each rejected update needs the strings table, pk and reason")
                 }
                 let primaryKey: PrimaryKey

@@ -109,8 +109,9 @@ public enum ServerMessage: Sendable, Hashable {
         var header = try SyncHeaderReader(message, limits: limits)
         switch header.type {
         case "ident":
-            let ident = ServerIdentMessage(session: try header.unsigned("session"), fileIdent: try header.unsigned("file-ident"),
-                                           fileIdentSalt: try header.signed("salt"))
+            let ident = ServerIdentMessage(
+                session: try header.unsigned("session"), fileIdent: try header.unsigned("file-ident"),
+                fileIdentSalt: try header.signed("salt"))
             try header.end()
             _ = try header.body(count: 0)
             self = .ident(ident)
@@ -139,12 +140,13 @@ public enum ServerMessage: Sendable, Hashable {
             let compressedSize = try header.size("compressed-size", limit: limits.maxBodyBytes)
             try header.end()
             let body = try header.body(count: isCompressed ? compressedSize : uncompressedSize)
-            self = .download(DownloadMessage(
-                session: session, downloadServerVersion: downloadServerVersion, downloadClientVersion: downloadClientVersion,
-                latestServerVersion: latestServerVersion, latestServerVersionSalt: latestSalt,
-                uploadClientVersion: uploadClientVersion, uploadServerVersion: uploadServerVersion, queryVersion: queryVersion,
-                batchState: batchState, progress: progress, isCompressed: isCompressed, uncompressedSize: uncompressedSize,
-                compressedSize: compressedSize, body: body))
+            self = .download(
+                DownloadMessage(
+                    session: session, downloadServerVersion: downloadServerVersion, downloadClientVersion: downloadClientVersion,
+                    latestServerVersion: latestServerVersion, latestServerVersionSalt: latestSalt,
+                    uploadClientVersion: uploadClientVersion, uploadServerVersion: uploadServerVersion, queryVersion: queryVersion,
+                    batchState: batchState, progress: progress, isCompressed: isCompressed, uncompressedSize: uncompressedSize,
+                    compressedSize: compressedSize, body: body))
         case "pong":
             let timestamp = try header.signed("timestamp")
             try header.end()
@@ -161,7 +163,8 @@ public enum ServerMessage: Sendable, Hashable {
             let tryAgain = try header.bool("try-again")
             let session = try header.unsigned("session")
             try header.end()
-            self = .error(ErrorMessage(code: code, message: try header.text(count: size, "error message"), tryAgain: tryAgain, session: session))
+            self = .error(
+                ErrorMessage(code: code, message: try header.text(count: size, "error message"), tryAgain: tryAgain, session: session))
         case "json_error":
             self = .jsonError(try JSONErrorMessage(header: &header, limits: limits))
         case "log_message":
@@ -175,8 +178,10 @@ public enum ServerMessage: Sendable, Hashable {
             let session = try header.unsigned("session")
             let queryVersion = try header.signed("query-version")
             try header.end()
-            self = .queryError(QueryErrorMessage(code: code, message: try header.text(count: size, "query_error message"),
-                                                 session: session, queryVersion: queryVersion))
+            self = .queryError(
+                QueryErrorMessage(
+                    code: code, message: try header.text(count: size, "query_error message"),
+                    session: session, queryVersion: queryVersion))
         default:
             throw SyncMessageError(.unknownMessage, offset: 0, message: "unknown message type '\(header.type.prefix(32))'")
         }

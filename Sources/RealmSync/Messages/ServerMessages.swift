@@ -69,11 +69,13 @@ public struct DownloadMessage: Sendable, Hashable {
 
     /// A download message; by default an acknowledgement with an empty body
     /// in steady state, progress 1.
-    public init(session: UInt64, downloadServerVersion: UInt64, downloadClientVersion: UInt64,
-                latestServerVersion: UInt64, latestServerVersionSalt: Int64, uploadClientVersion: UInt64,
-                uploadServerVersion: UInt64, queryVersion: Int64 = 0, batchState: DownloadBatchState = .steadyState,
-                progress: Double = 1, isCompressed: Bool = false, uncompressedSize: Int = 0, compressedSize: Int = 0,
-                body: [UInt8] = []) {
+    public init(
+        session: UInt64, downloadServerVersion: UInt64, downloadClientVersion: UInt64,
+        latestServerVersion: UInt64, latestServerVersionSalt: Int64, uploadClientVersion: UInt64,
+        uploadServerVersion: UInt64, queryVersion: Int64 = 0, batchState: DownloadBatchState = .steadyState,
+        progress: Double = 1, isCompressed: Bool = false, uncompressedSize: Int = 0, compressedSize: Int = 0,
+        body: [UInt8] = []
+    ) {
         self.session = session
         self.downloadServerVersion = downloadServerVersion
         self.downloadClientVersion = downloadClientVersion
@@ -94,8 +96,11 @@ public struct DownloadMessage: Sendable, Hashable {
     public mutating func setChangesets(_ changesets: [DownloadChangeset]) {
         var plain: [UInt8] = []
         for changeset in changesets {
-            ChangesetList.append([changeset.serverVersion, changeset.lastIntegratedClientVersion, changeset.originTimestamp,
-                                  changeset.originFileIdent, changeset.originalSize], changeset.data, to: &plain)
+            ChangesetList.append(
+                [
+                    changeset.serverVersion, changeset.lastIntegratedClientVersion, changeset.originTimestamp,
+                    changeset.originFileIdent, changeset.originalSize,
+                ], changeset.data, to: &plain)
         }
         isCompressed = false
         uncompressedSize = plain.count
@@ -111,8 +116,9 @@ public struct DownloadMessage: Sendable, Hashable {
             plain, fields: ["server-version", "client-version", "origin-timestamp", "origin-file-ident", "original-size"],
             limits: limits)
         return list.map { numbers, data in
-            DownloadChangeset(serverVersion: numbers[0], lastIntegratedClientVersion: numbers[1], originTimestamp: numbers[2],
-                              originFileIdent: numbers[3], originalSize: numbers[4], data: data)
+            DownloadChangeset(
+                serverVersion: numbers[0], lastIntegratedClientVersion: numbers[1], originTimestamp: numbers[2],
+                originFileIdent: numbers[3], originalSize: numbers[4], data: data)
         }
     }
 
@@ -159,9 +165,11 @@ public struct LogMessage: Sendable, Hashable {
     /// A log message at `level` (`fatal`, `error`, `warn`, `info`, `detail`,
     /// `debug`, `trace`) with the text `message`.
     public init(session: UInt64, level: String, message: String) {
-        self.init(session: session, bodyText: JSONValue.object([
-            .init(key: "level", value: .string(level)), .init(key: "msg", value: .string(message)),
-        ]).jsonText)
+        self.init(
+            session: session,
+            bodyText: JSONValue.object([
+                .init(key: "level", value: .string(level)), .init(key: "msg", value: .string(message)),
+            ]).jsonText)
     }
 }
 

@@ -15,8 +15,9 @@ struct SyncHeaderReader {
         let scanEnd = min(message.count, limits.maxHeaderBytes)
         guard let newline = message[0..<scanEnd].firstIndex(of: 0x0A) else {
             if message.count > limits.maxHeaderBytes {
-                throw SyncMessageError(.limitExceeded, offset: limits.maxHeaderBytes,
-                                       message: "no newline within the first \(limits.maxHeaderBytes) bytes")
+                throw SyncMessageError(
+                    .limitExceeded, offset: limits.maxHeaderBytes,
+                    message: "no newline within the first \(limits.maxHeaderBytes) bytes")
             }
             throw SyncMessageError(.badSyntax, offset: message.count, message: "the header line has no newline")
         }
@@ -97,8 +98,10 @@ struct SyncHeaderReader {
     mutating func double(_ name: StaticString) throws(SyncMessageError) -> Double {
         let range = try take(name)
         let text = message[range]
-        guard text.count <= 64, text.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E || $0 == 0x65 || $0 == 0x45 || $0 == 0x2D || $0 == 0x2B }),
-              let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else {
+        guard text.count <= 64,
+            text.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E || $0 == 0x65 || $0 == 0x45 || $0 == 0x2D || $0 == 0x2B }),
+            let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite
+        else {
             throw SyncMessageError(.badSyntax, offset: range.lowerBound, message: "\(name) is not a decimal number")
         }
         return value
@@ -115,8 +118,9 @@ struct SyncHeaderReader {
     func body(count: Int) throws(SyncMessageError) -> [UInt8] {
         let available = message.count - bodyStart
         guard available == count else {
-            throw SyncMessageError(.badSyntax, offset: bodyStart,
-                                   message: "the \(type) body has \(available) bytes, the header says \(count)")
+            throw SyncMessageError(
+                .badSyntax, offset: bodyStart,
+                message: "the \(type) body has \(available) bytes, the header says \(count)")
         }
         return Array(message[bodyStart...])
     }

@@ -22,8 +22,10 @@ public struct UploadChangeset: Sendable, Hashable {
     public var data: [UInt8]
 
     /// A changeset with the given fields.
-    public init(clientVersion: UInt64, lastIntegratedServerVersion: UInt64, originTimestamp: UInt64,
-                originFileIdent: UInt64, data: [UInt8]) {
+    public init(
+        clientVersion: UInt64, lastIntegratedServerVersion: UInt64, originTimestamp: UInt64,
+        originFileIdent: UInt64, data: [UInt8]
+    ) {
         self.clientVersion = clientVersion
         self.lastIntegratedServerVersion = lastIntegratedServerVersion
         self.originTimestamp = originTimestamp
@@ -49,8 +51,10 @@ public struct DownloadChangeset: Sendable, Hashable {
     public var data: [UInt8]
 
     /// A changeset with the given fields.
-    public init(serverVersion: UInt64, lastIntegratedClientVersion: UInt64, originTimestamp: UInt64,
-                originFileIdent: UInt64, originalSize: UInt64, data: [UInt8]) {
+    public init(
+        serverVersion: UInt64, lastIntegratedClientVersion: UInt64, originTimestamp: UInt64,
+        originFileIdent: UInt64, originalSize: UInt64, data: [UInt8]
+    ) {
         self.serverVersion = serverVersion
         self.lastIntegratedClientVersion = lastIntegratedClientVersion
         self.originTimestamp = originTimestamp
@@ -82,8 +86,9 @@ enum ChangesetList {
         var changesets: [(numbers: [UInt64], data: [UInt8])] = []
         while !reader.atEnd {
             guard changesets.count < limits.maxChangesets else {
-                throw SyncMessageError(.limitExceeded, offset: reader.position,
-                                       message: "more than \(limits.maxChangesets) changesets in one body")
+                throw SyncMessageError(
+                    .limitExceeded, offset: reader.position,
+                    message: "more than \(limits.maxChangesets) changesets in one body")
             }
             var numbers: [UInt64] = []
             for field in fields { numbers.append(try reader.number(field)) }
@@ -95,11 +100,14 @@ enum ChangesetList {
 
     /// A body as sent, uncompressed: inflated (zlib) to exactly
     /// `uncompressedSize` bytes when compressed.
-    static func uncompressed(_ body: [UInt8], isCompressed: Bool, uncompressedSize: Int,
-                             limits: SyncMessageLimits) throws(SyncMessageError) -> [UInt8] {
+    static func uncompressed(
+        _ body: [UInt8], isCompressed: Bool, uncompressedSize: Int,
+        limits: SyncMessageLimits
+    ) throws(SyncMessageError) -> [UInt8] {
         guard uncompressedSize <= limits.maxBodyBytes else {
-            throw SyncMessageError(.limitExceeded, offset: 0,
-                                   message: "a body of \(uncompressedSize) bytes uncompressed; the limit is \(limits.maxBodyBytes)")
+            throw SyncMessageError(
+                .limitExceeded, offset: 0,
+                message: "a body of \(uncompressedSize) bytes uncompressed; the limit is \(limits.maxBodyBytes)")
         }
         guard isCompressed else { return body }
         let plain: [UInt8]
@@ -112,8 +120,9 @@ enum ChangesetList {
             throw SyncMessageError(.badDecompression, offset: 0, message: "the body does not inflate: \(error)")
         }
         guard plain.count == uncompressedSize else {
-            throw SyncMessageError(.badDecompression, offset: 0,
-                                   message: "the body inflates to \(plain.count) bytes, the header says \(uncompressedSize)")
+            throw SyncMessageError(
+                .badDecompression, offset: 0,
+                message: "the body inflates to \(plain.count) bytes, the header says \(uncompressedSize)")
         }
         return plain
     }
@@ -135,7 +144,8 @@ struct ChangesetListReader {
         while position < body.count, body[position] != 0x20 {
             let byte = body[position]
             guard (0x30...0x39).contains(byte), position - start < 20 else {
-                throw SyncMessageError(.badChangesetHeader, offset: position, message: "\(name) in a changeset header is not a decimal number")
+                throw SyncMessageError(
+                    .badChangesetHeader, offset: position, message: "\(name) in a changeset header is not a decimal number")
             }
             let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times.addingReportingOverflow(UInt64(byte - 0x30))
@@ -154,8 +164,9 @@ struct ChangesetListReader {
 
     mutating func bytes(_ count: UInt64) throws(SyncMessageError) -> [UInt8] {
         guard count <= UInt64(body.count - position) else {
-            throw SyncMessageError(.badChangesetSize, offset: position,
-                                   message: "a changeset of \(count) bytes, but only \(body.count - position) are left in the body")
+            throw SyncMessageError(
+                .badChangesetSize, offset: position,
+                message: "a changeset of \(count) bytes, but only \(body.count - position) are left in the body")
         }
         let end = position + Int(count)
         defer { position = end }

@@ -28,7 +28,8 @@ public struct UTF8Validator: Sendable, Hashable {
             if pending == 0 {
                 // ASCII runs, eight bytes at a time.
                 while index + 8 <= count,
-                      bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+                {
                     index += 8
                 }
                 guard index < count else { break }

@@ -23,8 +23,9 @@ public enum WebSocketFrameEncoder {
         _ opcode: WebSocketOpcode, payload: UnsafeRawBufferPointer, isFinal: Bool = true,
         maskingKey: (UInt8, UInt8, UInt8, UInt8)? = nil, to out: inout [UInt8]
     ) {
-        precondition(!opcode.isControl || (isFinal && payload.count <= 125),
-                     "control frames are final and carry at most 125 bytes")
+        precondition(
+            !opcode.isControl || (isFinal && payload.count <= 125),
+            "control frames are final and carry at most 125 bytes")
         out.append((isFinal ? 0x80 : 0) | opcode.rawValue)
         let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
         let count = payload.count

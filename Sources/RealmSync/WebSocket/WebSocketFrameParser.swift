@@ -135,16 +135,20 @@ public struct WebSocketFrameParser: Sendable {
         }
         if opcode.isControl {
             if !isFinal {
-                throw fail(.protocolViolation, .protocolError, at: start, "a fragmented \(opcode) frame; control frames cannot be fragmented")
+                throw fail(
+                    .protocolViolation, .protocolError, at: start, "a fragmented \(opcode) frame; control frames cannot be fragmented")
             }
             if length > 125 {
-                throw fail(.protocolViolation, .protocolError, at: start + 1, "a \(opcode) frame of \(length) bytes; control frames carry at most 125")
+                throw fail(
+                    .protocolViolation, .protocolError, at: start + 1,
+                    "a \(opcode) frame of \(length) bytes; control frames carry at most 125")
             }
         }
         let limit = max(0, min(dataPayloadLimit, configuration.maxPayloadBytes))
         if !opcode.isControl && length > UInt64(limit) {
-            throw fail(.messageTooBig, .messageTooBig, at: start + 1,
-                       "a frame of \(length) bytes; at most \(limit) are accepted")
+            throw fail(
+                .messageTooBig, .messageTooBig, at: start + 1,
+                "a frame of \(length) bytes; at most \(limit) are accepted")
         }
         let maskOffset = headerLength
         if masked { headerLength += 4 }
@@ -153,8 +157,10 @@ public struct WebSocketFrameParser: Sendable {
         let payloadStart = start + headerLength
         var payload = Array(storage[payloadStart..<payloadStart + payloadLength])
         if masked {
-            let key = (storage[start + maskOffset], storage[start + maskOffset + 1],
-                       storage[start + maskOffset + 2], storage[start + maskOffset + 3])
+            let key = (
+                storage[start + maskOffset], storage[start + maskOffset + 1],
+                storage[start + maskOffset + 2], storage[start + maskOffset + 3]
+            )
             WebSocketMask.apply(key: key, to: &payload)
         }
         start += headerLength + payloadLength

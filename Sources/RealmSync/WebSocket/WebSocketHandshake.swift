@@ -59,8 +59,9 @@ public struct WebSocketUpgradeRequest: Sendable, Hashable {
         guard connectionUpgrade else { throw bad("the request has no 'Connection: Upgrade' header") }
         guard let version else { throw bad("the request has no Sec-WebSocket-Version header") }
         guard version == "13" else {
-            throw WebSocketError(.unsupportedVersion, closeCode: .protocolError,
-                                 message: "WebSocket version \(version) is not supported; use 13")
+            throw WebSocketError(
+                .unsupportedVersion, closeCode: .protocolError,
+                message: "WebSocket version \(version) is not supported; use 13")
         }
         guard let key, let decoded = Base64.decode(key), decoded.count == 16 else {
             throw bad("Sec-WebSocket-Key must be 16 bytes in base64")

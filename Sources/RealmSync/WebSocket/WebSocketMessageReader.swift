@@ -74,8 +74,9 @@ public struct WebSocketMessageReader: Sendable {
     /// A reader with the given configuration.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        parser = WebSocketFrameParser(configuration: .init(
-            maxPayloadBytes: configuration.maxMessageBytes, requireMasking: configuration.requireMasking))
+        parser = WebSocketFrameParser(
+            configuration: .init(
+                maxPayloadBytes: configuration.maxMessageBytes, requireMasking: configuration.requireMasking))
     }
 
     /// Whether the peer's close frame has been read.
@@ -121,16 +122,18 @@ public struct WebSocketMessageReader: Sendable {
                 return try closeEvent(frame.payload, offset: offset)
             case .text, .binary:
                 if messageOpcode != nil {
-                    throw WebSocketError(.protocolViolation, closeCode: .protocolError, offset: offset,
-                                         message: "a new \(frame.opcode) frame inside a fragmented message; expected a continuation")
+                    throw WebSocketError(
+                        .protocolViolation, closeCode: .protocolError, offset: offset,
+                        message: "a new \(frame.opcode) frame inside a fragmented message; expected a continuation")
                 }
                 messageOpcode = frame.opcode
                 utf8 = UTF8Validator()
                 if let event = try add(frame, offset: offset) { return event }
             case .continuation:
                 if messageOpcode == nil {
-                    throw WebSocketError(.protocolViolation, closeCode: .protocolError, offset: offset,
-                                         message: "a continuation frame outside a fragmented message")
+                    throw WebSocketError(
+                        .protocolViolation, closeCode: .protocolError, offset: offset,
+                        message: "a continuation frame outside a fragmented message")
                 }
                 if let event = try add(frame, offset: offset) { return event }
             }
@@ -141,12 +144,14 @@ public struct WebSocketMessageReader: Sendable {
     /// Adds a data frame to the current message; the message when it is complete.
     private mutating func add(_ frame: WebSocketFrame, offset: Int) throws(WebSocketError) -> Event? {
         if message.count + frame.payload.count > configuration.maxMessageBytes {
-            throw WebSocketError(.messageTooBig, closeCode: .messageTooBig, offset: offset,
-                                 message: "a message of more than \(configuration.maxMessageBytes) bytes")
+            throw WebSocketError(
+                .messageTooBig, closeCode: .messageTooBig, offset: offset,
+                message: "a message of more than \(configuration.maxMessageBytes) bytes")
         }
         if messageOpcode == .text && !utf8.validate(frame.payload) {
-            throw WebSocketError(.invalidUTF8, closeCode: .invalidPayload, offset: offset,
-                                 message: "a text message that is not valid UTF-8")
+            throw WebSocketError(
+                .invalidUTF8, closeCode: .invalidPayload, offset: offset,
+                message: "a text message that is not valid UTF-8")
         }
         if message.isEmpty && frame.isFinal {
             // The usual case: a message in one frame, no copy.
@@ -164,8 +169,9 @@ public struct WebSocketMessageReader: Sendable {
         messageOpcode = nil
         if opcode == .text {
             guard utf8.isComplete else {
-                throw WebSocketError(.invalidUTF8, closeCode: .invalidPayload, offset: offset,
-                                     message: "a text message that ends inside a UTF-8 character")
+                throw WebSocketError(
+                    .invalidUTF8, closeCode: .invalidPayload, offset: offset,
+                    message: "a text message that ends inside a UTF-8 character")
             }
             return .text(String(decoding: payload, as: UTF8.self))
         }
@@ -175,19 +181,22 @@ public struct WebSocketMessageReader: Sendable {
     private func closeEvent(_ payload: [UInt8], offset: Int) throws(WebSocketError) -> Event {
         if payload.isEmpty { return .close(nil, reason: "") }
         guard payload.count >= 2 else {
-            throw WebSocketError(.protocolViolation, closeCode: .protocolError, offset: offset,
-                                 message: "a close frame with a 1-byte payload; a status code takes 2 bytes")
+            throw WebSocketError(
+                .protocolViolation, closeCode: .protocolError, offset: offset,
+                message: "a close frame with a 1-byte payload; a status code takes 2 bytes")
         }
         let code = WebSocketCloseCode(rawValue: UInt16(payload[0]) << 8 | UInt16(payload[1]))
         guard code.isAllowedOnWire else {
-            throw WebSocketError(.protocolViolation, closeCode: .protocolError, offset: offset,
-                                 message: "close code \(code.rawValue) may not be sent on the wire")
+            throw WebSocketError(
+                .protocolViolation, closeCode: .protocolError, offset: offset,
+                message: "close code \(code.rawValue) may not be sent on the wire")
         }
         let reason = payload[2...]
         var validator = UTF8Validator()
         guard reason.withUnsafeBytes({ validator.validate($0) }) && validator.isComplete else {
-            throw WebSocketError(.invalidUTF8, closeCode: .invalidPayload, offset: offset,
-                                 message: "a close reason that is not valid UTF-8")
+            throw WebSocketError(
+                .invalidUTF8, closeCode: .invalidPayload, offset: offset,
+                message: "a close reason that is not valid UTF-8")
         }
         return .close(code, reason: String(decoding: reason, as: UTF8.self))
     }

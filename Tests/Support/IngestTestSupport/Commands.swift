@@ -16,8 +16,10 @@ package struct CommandResult: Sendable, Equatable {
 /// Runs `executable` to completion, bounded by `timeout` seconds (then
 /// killed by PID and failed), and returns what it printed; with
 /// `mergingOutput`, standard error goes into ``CommandResult/output`` too.
-package func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                        directory: String? = nil, mergingOutput: Bool = false, timeout: Double) throws -> CommandResult {
+package func runProcess(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+    directory: String? = nil, mergingOutput: Bool = false, timeout: Double
+) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -36,9 +38,10 @@ package func runProcess(_ executable: String, _ arguments: [String], environment
         process.waitUntilExit()
         throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout) s")
     }
-    return CommandResult(status: status,
-                         output: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                         errorOutput: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+    return CommandResult(
+        status: status,
+        output: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+        errorOutput: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
 }
 
 /// Runs an installed tool (found in `PATH`) to completion; nil if it is not
@@ -58,8 +61,11 @@ package func runTool(_ name: String, _ arguments: [String], timeout: Double = 20
 /// Runs the built `ingest-server` with `arguments` to completion (the
 /// `apikey` subcommand, `--help`, a usage error), in `directory` and
 /// `environment` (nil: the test's).
-package func runIngestServer(_ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
-                             timeout: Double = 60) throws -> CommandResult {
-    try runProcess(try builtExecutable("ingest-server"), arguments, environment: environment, directory: directory,
-                   timeout: timeout)
+package func runIngestServer(
+    _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
+    timeout: Double = 60
+) throws -> CommandResult {
+    try runProcess(
+        try builtExecutable("ingest-server"), arguments, environment: environment, directory: directory,
+        timeout: timeout)
 }

@@ -10,10 +10,12 @@ package func builtExecutable(_ name: String) throws -> String {
     if name == "ingest-server", let override = ProcessInfo.processInfo.environment["INGEST_SERVER_BINARY"] { return override }
     let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     let argv0 = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var candidates = [exe.deletingLastPathComponent().appendingPathComponent(name).path,
-                      argv0.deletingLastPathComponent().appendingPathComponent(name).path,
-                      // An .xctest bundle directory: the binary is next to the bundle.
-                      argv0.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name).path]
+    var candidates = [
+        exe.deletingLastPathComponent().appendingPathComponent(name).path,
+        argv0.deletingLastPathComponent().appendingPathComponent(name).path,
+        // An .xctest bundle directory: the binary is next to the bundle.
+        argv0.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name).path,
+    ]
     if let executable = Bundle.main.executableURL {
         candidates.append(executable.deletingLastPathComponent().appendingPathComponent(name).path)
     }

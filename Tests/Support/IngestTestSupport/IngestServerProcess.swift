@@ -31,8 +31,10 @@ package final class IngestServerProcess {
 
     /// Starts the server in `directory` with `--port port` (0: the kernel
     /// picks one) and `arguments`, in `environment` (nil: the test's).
-    package init(in directory: String, arguments: [String], port: UInt16 = 0, logName: String = "server-stderr.log",
-                 environment: [String: String]? = nil) throws {
+    package init(
+        in directory: String, arguments: [String], port: UInt16 = 0, logName: String = "server-stderr.log",
+        environment: [String: String]? = nil
+    ) throws {
         self.directory = directory
         self.arguments = arguments
         self.logPath = directory + "/" + logName
@@ -66,7 +68,8 @@ package final class IngestServerProcess {
         output = reader
         let line = (try? reader.next(timeout: 20)) ?? ""
         guard let range = line.range(of: "listening on http://127.0.0.1:"),
-              let port = UInt16(line[range.upperBound...].trimmingCharacters(in: .whitespaces)) else {
+            let port = UInt16(line[range.upperBound...].trimmingCharacters(in: .whitespaces))
+        else {
             kill9()
             throw TestSupportError("ingest-server did not start: '\(line)' \(logText)")
         }

@@ -61,9 +61,11 @@ enum DatabaseLibrary {
 enum PaymentsLibrary {
     static func charge(_ seq: Int) {
         let logger = Logger(label: "com.example.payments")
-        logger.error("payment failed", error: PaymentError(code: seq), metadata: [
-            "seq": "\(seq)", "order": ["id": "A-\(seq)", "items": ["1", "2"]],
-        ])
+        logger.error(
+            "payment failed", error: PaymentError(code: seq),
+            metadata: [
+                "seq": "\(seq)", "order": ["id": "A-\(seq)", "items": ["1", "2"]],
+            ])
     }
 }
 
@@ -84,8 +86,9 @@ case "log":
     } catch {
         fail("no writer: \(error)")
     }
-    LoggingSystem.bootstrap(IngestLogHandler.factory(writer),
-                            metadataProvider: .init { RequestContext.id.map { ["request_id": .string($0)] } ?? [:] })
+    LoggingSystem.bootstrap(
+        IngestLogHandler.factory(writer),
+        metadataProvider: .init { RequestContext.id.map { ["request_id": .string($0)] } ?? [:] })
     for seq in 0..<rounds {
         RequestContext.$id.withValue("req-\(seq)") {
             HTTPLibrary.served(seq)

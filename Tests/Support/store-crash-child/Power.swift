@@ -41,9 +41,11 @@ func powerUpload(_ store: SegmentStore, _ segment: PendingSegment, reject: Bool)
         case .commit:
             let id = current.first?.0 ?? -1
             let n = Int(id % 3 + 1)
-            let whole = current.count == n && current.enumerated().allSatisfy {
-                $0.element.0 == id && $0.element.1 == Int32($0.offset) && $0.element.2 == Int32(n)
-            }
+            let whole =
+                current.count == n
+                && current.enumerated().allSatisfy {
+                    $0.element.0 == id && $0.element.1 == Int32($0.offset) && $0.element.2 == Int32(n)
+                }
             if !whole { say("P \(segment.number) transaction \(id) has \(current.count) of \(n) records\n") }
             ids.append(id)
             current.removeAll()
@@ -70,9 +72,11 @@ func powerUpload(_ store: SegmentStore, _ segment: PendingSegment, reject: Bool)
 func parse(_ doc: [UInt8]) -> (Int64, Int32, Int32)? {
     guard doc.count == 30, doc[4] == 0x12, doc[5] == UInt8(ascii: "t"), doc[15] == 0x10, doc[22] == 0x10 else { return nil }
     return doc.withUnsafeBytes { raw in
-        (Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 7, as: Int64.self)),
-         Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 18, as: Int32.self)),
-         Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 25, as: Int32.self)))
+        (
+            Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 7, as: Int64.self)),
+            Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 18, as: Int32.self)),
+            Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 25, as: Int32.self))
+        )
     }
 }
 
@@ -98,9 +102,10 @@ func powerMode(_ arguments: [String]) -> Never {
     }
     if arguments.count > 6 {
         let digits = Array(arguments[6].utf8)
-        configuration.encryptionKey = Data(stride(from: 0, to: digits.count - 1, by: 2).compactMap {
-            UInt8(String(decoding: digits[$0...($0 + 1)], as: UTF8.self), radix: 16)
-        })
+        configuration.encryptionKey = Data(
+            stride(from: 0, to: digits.count - 1, by: 2).compactMap {
+                UInt8(String(decoding: digits[$0...($0 + 1)], as: UTF8.self), radix: 16)
+            })
     }
     let firstId = Int64(arguments[4]) ?? 0
     let commits = Int(arguments[5]) ?? 0

@@ -190,10 +190,12 @@ func runSoak(appId: String, firstSeq: Int, durability: String) async -> Int32 {
         do {
             try realm.write {
                 for k in 0..<count {
-                    realm.create(SoakReading.self, value: [
-                        "_id": ObjectId.generate(), "seq": tx + k, "tx": tx, "n": count,
-                        "payload": "soak reading \(tx + k) of transaction \(tx)",
-                    ])
+                    realm.create(
+                        SoakReading.self,
+                        value: [
+                            "_id": ObjectId.generate(), "seq": tx + k, "tx": tx, "n": count,
+                            "payload": "soak reading \(tx + k) of transaction \(tx)",
+                        ])
                 }
             }
             committed += count
