@@ -96,10 +96,6 @@ struct RealmBenchLoad {
         if let path = ProcessInfo.processInfo.environment["REALM_SYNC_TESTDATA_DIR"], !path.isEmpty {
             return URL(fileURLWithPath: path)
         }
-        for candidate in ["../shared/testdata/realm-sync", "/work/shared/testdata/realm-sync"]
-        where FileManager.default.fileExists(atPath: candidate + "/batch/transcript.jsonl") {
-            return URL(fileURLWithPath: candidate)
-        }
         return URL(fileURLWithPath: "../shared/testdata/realm-sync")
     }
 
