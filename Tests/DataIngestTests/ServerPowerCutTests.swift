@@ -138,20 +138,6 @@ import IngestTestSupport
         }
     }
 
-    static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 ? getsockname(fd, $0, &length) : -1 }
-        }
-        return UInt16(bigEndian: address.sin_port)
-    }
-
     /// Rows, distinct `seq` values, min and max `seq` of `SyncReading` in a copy of the sink.
     static func readSink(_ path: String) throws -> [Int64] {
         // Read-write: opening the copy recovers its WAL as the server would.
@@ -172,7 +158,7 @@ import IngestTestSupport
         let disk = dir.path("server.img")
         let (made, text) = PowerCutTests.run([script, "disk", disk, "ext4", "320"])
         try #require(made == 0, "making the disk failed: \(text)")
-        let guest = ServerGuest(script: script, guest: dir.path("guest"), disk: disk, port: Self.freePort())
+        let guest = ServerGuest(script: script, guest: dir.path("guest"), disk: disk, port: try freeLoopbackPort())
         defer { guest.cut() }
         func bootAndWait() async throws {
             // qemu exits at once when it cannot forward the port yet (the last

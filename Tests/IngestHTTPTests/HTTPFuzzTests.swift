@@ -58,7 +58,7 @@ import IngestTestSupport
     }
 
     /// Reads every response until the server closes; checks each is well-formed.
-    static func checkResponses(_ connection: HTTPTestConnection, seed: UInt64) {
+    static func checkResponses(_ connection: LoopbackConnection, seed: UInt64) {
         for _ in 0..<64 {
             do {
                 let response = try connection.readResponse(timeout: 3)

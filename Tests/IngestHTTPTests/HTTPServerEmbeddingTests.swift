@@ -61,7 +61,7 @@ import Logging
             while !finished.withLock({ $0 }) && monotonicNow() < deadline { usleep(10_000) }
         }
 
-        let connection = try HTTPTestConnection(port: UInt16(server.port))
+        let connection = try LoopbackConnection(port: UInt16(server.port))
         for expected in 1...3 {
             try connection.send("POST /count HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
             // The async handler needs a thread of the shared concurrency pool,
@@ -99,7 +99,7 @@ import Logging
         while !finished.withLock({ $0 }) && monotonicNow() < deadline { usleep(10_000) }
         #expect(finished.withLock { $0 })
         #expect(connection.waitForClose(timeout: 2))
-        #expect(throws: TestSupportError.self) { _ = try HTTPTestConnection(port: UInt16(server.port)) }
+        #expect(throws: TestSupportError.self) { _ = try LoopbackConnection(port: UInt16(server.port)) }
     }
 
     @Test func startFailsWithAClearErrorWhenThePortIsTaken() throws {

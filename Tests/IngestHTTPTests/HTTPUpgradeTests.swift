@@ -95,7 +95,7 @@ import IngestTestSupport
     func acceptedUpgradeCarriesTheSocketAndEarlyBytes() throws {
         let log = LockedBox(SessionLog())
         let running = try RunningServer(router: Self.shoutRouter(log))
-        let connection = try HTTPTestConnection(port: running.port)
+        let connection = try LoopbackConnection(port: running.port)
         // The new protocol's first bytes travel in the same packet as the request.
         try connection.send("GET /shout/lobby HTTP/1.1\r\nHost: t\r\nConnection: keep-alive, Upgrade\r\nUpgrade: shout\r\n\r\nhello")
         let switched = try connection.readResponse()
@@ -121,7 +121,7 @@ import IngestTestSupport
     func refusalsStayHTTP() throws {
         let log = LockedBox(SessionLog())
         let running = try RunningServer(router: Self.shoutRouter(log))
-        let connection = try HTTPTestConnection(port: running.port)
+        let connection = try LoopbackConnection(port: running.port)
         try connection.send("GET /shout/a HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
         let refused = try connection.readResponse()
         #expect(refused.status == 400)
@@ -145,7 +145,7 @@ import IngestTestSupport
         do {
             let log = LockedBox(SessionLog())
             let running = try RunningServer(router: Self.shoutRouter(log), grace: 10)
-            let connection = try HTTPTestConnection(port: running.port)
+            let connection = try LoopbackConnection(port: running.port)
             try connection.send("GET /shout/x HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\n")
             #expect(try connection.readResponse().status == 101)
             #expect(Self.waitUntil(timeout: 5) { log.withLock { $0.started } == 1 })
@@ -159,7 +159,7 @@ import IngestTestSupport
         do {
             let log = LockedBox(SessionLog())
             let running = try RunningServer(router: Self.shoutRouter(log), grace: 0.3)
-            let connection = try HTTPTestConnection(port: running.port)
+            let connection = try LoopbackConnection(port: running.port)
             try connection.send("GET /shout/y HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\nhold")
             #expect(try connection.readResponse().status == 101)
             #expect(Self.waitUntil(timeout: 5) { log.withLock { $0.started } == 1 })

@@ -71,7 +71,7 @@ struct ClickHouseClientTests {
 
     @Test("a closed port fails at once with connectionRefused's errno, the server named and what to check")
     func refusedPort() throws {
-        let port = try HAProxyProcess.freePort()
+        let port = try freeLoopbackPort()
         let client = try ClickHouseClient(url: "http://127.0.0.1:\(port)")
         client.timeoutSeconds = 5
         do {

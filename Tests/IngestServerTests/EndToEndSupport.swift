@@ -7,30 +7,6 @@ import IngestSupport
 @testable import IngestServer
 import IngestTestSupport
 
-/// An HTTP response as the end-to-end tests see it.
-struct EndToEndResponse {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.0.lowercased() == name.lowercased() }?.1
-    }
-
-    var text: String { String(decoding: body, as: UTF8.self) }
-
-    /// The body as a JSON object, if it is one.
-    var json: [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-    }
-
-    /// An integer member of the JSON body.
-    func int(_ key: String) -> Int? { (json?[key] as? NSNumber)?.intValue }
-
-    /// A string member of the JSON body.
-    func string(_ key: String) -> String? { json?[key] as? String }
-}
-
 /// A real `ingest-server` process on 127.0.0.1 and an ephemeral port, started
 /// from a config file (or as the development server), killed by PID on release.
 final class IngestTestServer {
@@ -73,7 +49,7 @@ final class IngestTestServer {
     func call(
         _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
         timeout: Double = 20
-    ) throws -> EndToEndResponse {
+    ) throws -> LoopbackResponse {
         try Self.call(port: port, method, path, headers: headers, body: body, timeout: timeout)
     }
 
@@ -81,62 +57,8 @@ final class IngestTestServer {
     static func call(
         port: UInt16, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [],
         timeout: Double = 20
-    ) throws -> EndToEndResponse {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        let request = Array((head + "\r\n").utf8) + body
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TestSupportError("connect failed: errno \(errno)") }
-        var sent = 0
-        while sent < request.count {
-            let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            // The server may answer (413) and close before reading the whole body.
-            if n <= 0 { break }
-            sent += n
-        }
-        var received: [UInt8] = []
-        let deadline = monotonicNow() + timeout
-        while true {
-            guard monotonicNow() < deadline else { throw TestSupportError("timed out reading the response to \(method) \(path)") }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 100) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            received += chunk[0..<n]
-        }
-        return try Self.parse(received)
-    }
-
-    static func parse(_ bytes: [UInt8]) throws -> EndToEndResponse {
-        guard
-            let end = (0..<max(0, bytes.count - 3)).first(where: {
-                bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
-            })
-        else { throw TestSupportError("no complete response head in \(bytes.count) bytes") }
-        var lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw TestSupportError("bad status line") }
-        let headers: [(String, String)] = lines.compactMap { line in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-        }
-        var body = Array(bytes[(end + 4)...])
-        if let length = headers.first(where: { $0.0.lowercased() == "content-length" }).flatMap({ Int($0.1) }) {
-            body = Array(body.prefix(length))
-        }
-        return EndToEndResponse(status: status, headers: headers, body: body)
+    ) throws -> LoopbackResponse {
+        try LoopbackConnection.request(port: port, method, path, headers: headers, body: body, timeout: timeout)
     }
 
     /// Logs in anonymously; returns the access and refresh tokens.
@@ -149,7 +71,7 @@ final class IngestTestServer {
     }
 
     /// Uploads a segment body with a bearer token.
-    func upload(app: String, token: String?, body: [UInt8]) throws -> EndToEndResponse {
+    func upload(app: String, token: String?, body: [UInt8]) throws -> LoopbackResponse {
         var headers = ["Content-Type": "application/gzip"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         return try call("POST", "/api/client/v2.0/app/\(app)/ingest", headers: headers, body: body)

@@ -227,7 +227,7 @@ struct EndToEndUploadTests {
         let server = try IngestTestServer(config: uploadTestConfig)
         defer { server.stop() }
         let body = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor())]])
-        func expect(_ response: EndToEndResponse, _ status: Int, _ code: String?, sourceLocation: SourceLocation = #_sourceLocation) {
+        func expect(_ response: LoopbackResponse, _ status: Int, _ code: String?, sourceLocation: SourceLocation = #_sourceLocation) {
             #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
             if let code { #expect(response.string("error_code") == code, "\(response.text)", sourceLocation: sourceLocation) }
         }

@@ -94,7 +94,7 @@ struct LoadBalancerTests {
         let seconds = Double(ProcessInfo.processInfo.environment["INGEST_LB_SECONDS"] ?? "") ?? 8
         let database = try PostgresTestDatabase()
         let config = database.serverConfig.sharingState(database.url)
-        let ports = try [HAProxyProcess.freePort(), HAProxyProcess.freePort()]
+        let ports = try [freeLoopbackPort(), freeLoopbackPort()]
         let directories = LockedBox(try [TemporaryDirectory("e2e"), TemporaryDirectory("e2e")])
         let servers = LockedBox<[IngestTestServer]>(
             try (0..<2).map { index in

@@ -110,7 +110,7 @@ final class HAProxyProcess {
             throw TestSupportError("INGEST_TEST_HAPROXY is not set")
         }
         directory = try TemporaryDirectory("e2e")
-        port = try Self.freePort()
+        port = try freeLoopbackPort()
         let config = try DeploymentHAProxyConfig.forTest(port: port, backends: backends)
         let path = directory.path + "/haproxy.cfg"
         try Data(config.utf8).write(to: URL(fileURLWithPath: path))
@@ -182,25 +182,5 @@ final class HAProxyProcess {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-    }
-
-    /// A port that was free a moment ago on 127.0.0.1.
-    static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(fd, pointer, length) == 0 else { return -1 }
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        guard bound == 0 else { throw TestSupportError("cannot find a free port") }
-        return UInt16(bigEndian: address.sin_port)
     }
 }

@@ -53,19 +53,8 @@ final class RealmTestServer {
     var sinkPath: String { dataPath + "/\(Self.appId).sqlite" }
 
     /// One HTTP request on a fresh connection.
-    func call(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") throws -> HTTPAnswer {
-        let socket = try TestSocket(port: port)
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        try socket.send(Array((head + "\r\n" + body).utf8))
-        var received: [UInt8] = []
-        let deadline = monotonicNow() + 20
-        while monotonicNow() < deadline {
-            let chunk = try socket.receive(timeout: 20)
-            if chunk.isEmpty { break }
-            received += chunk
-        }
-        return try HTTPAnswer(parsing: received)
+    func call(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") throws -> LoopbackResponse {
+        try LoopbackConnection.request(port: port, method, path, headers: headers, body: Array(body.utf8))
     }
 
     /// Logs in as a Realm SDK does (the recorded body); returns the answer's JSON.
@@ -101,93 +90,13 @@ final class RealmTestServer {
     }
 }
 
-/// An HTTP response.
-struct HTTPAnswer {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
-
-    init(parsing bytes: [UInt8]) throws {
-        guard
-            let end = (0..<max(0, bytes.count - 3)).first(where: {
-                bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
-            })
-        else { throw RealmTestError("no complete response head in \(bytes.count) bytes") }
-        var lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw RealmTestError("bad status line") }
-        self.status = status
-        headers = lines.compactMap { line in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-        }
-        body = Array(bytes[(end + 4)...])
-        if let length = headers.first(where: { $0.0.lowercased() == "content-length" }).flatMap({ Int($0.1) }) {
-            body = Array(body.prefix(length))
-        }
-    }
-
-    func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
-    var text: String { String(decoding: body, as: UTF8.self) }
-    var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] }
-}
-
-/// A blocking TCP connection to 127.0.0.1, closed on release.
-final class TestSocket {
-    let fd: Int32
-
-    init(port: UInt16) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw RealmTestError("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw RealmTestError("connect to port \(port) failed: errno \(errno)")
-        }
-    }
-
-    deinit { close(fd) }
-
-    func send(_ bytes: [UInt8]) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw RealmTestError("send failed: errno \(errno)") }
-            sent += n
-        }
-    }
-
-    /// What arrives within `timeout` seconds (at least one byte); empty at end of input.
-    func receive(timeout: Double) throws -> [UInt8] {
-        let deadline = monotonicNow() + timeout
-        while true {
-            guard monotonicNow() < deadline else { throw RealmTestError("nothing received within \(timeout) s") }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 100) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && errno == ECONNRESET { return [] }
-            guard n >= 0 else { throw RealmTestError("recv failed: errno \(errno)") }
-            return Array(chunk[0..<n])
-        }
-    }
-}
-
 /// A Realm client's WebSocket as the recordings show it: the upgrade with
 /// the recorded headers and a real token, then masked binary frames.
 final class RealmTestSocket {
-    let socket: TestSocket
+    let socket: LoopbackConnection
     private var reader = WebSocketMessageReader(configuration: .init(requireMasking: false))
     /// The upgrade's answer.
-    private(set) var upgrade: HTTPAnswer
+    private(set) var upgrade: LoopbackResponse
 
     /// Opens the WebSocket; `upgrade.status` is 101 on success (anything
     /// else: the server refused, the connection is done).
@@ -195,36 +104,16 @@ final class RealmTestSocket {
         port: UInt16, app: String = RealmTestServer.appId, token: String?,
         protocols: String = (2...14).reversed().map { "com.mongodb.realm-query-sync#\($0)" }.joined(separator: ", ")
     ) throws {
-        socket = try TestSocket(port: port)
+        socket = try LoopbackConnection(port: port)
         let query = token.map { "?baas_at=\($0)" } ?? ""
         let head =
             "GET /api/client/v2.0/app/\(app)/realm-sync\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: a4onaWwr6ZiatOphr73Qww==\r\nSec-WebSocket-Protocol: \(protocols)\r\n"
             + "Sec-WebSocket-Version: 13\r\nUpgrade: websocket\r\nUser-Agent: RealmSync/14.14.0 (test replay)\r\n\r\n"
         try socket.send(Array(head.utf8))
-        var received: [UInt8] = []
-        let deadline = monotonicNow() + 20
-        while monotonicNow() < deadline {
-            let chunk = try socket.receive(timeout: 20)
-            if chunk.isEmpty { break }
-            received += chunk
-            if let answer = try? HTTPAnswer(parsing: received), answer.status != 101 || received.count > 0 {
-                // The head is complete: a 101 has no body; a refusal has its Content-Length.
-                if answer.status == 101 {
-                    let end = (0..<received.count - 3).first {
-                        received[$0] == 13 && received[$0 + 1] == 10 && received[$0 + 2] == 13 && received[$0 + 3] == 10
-                    }!
-                    reader.append(Array(received[(end + 4)...]))
-                    upgrade = answer
-                    return
-                }
-                if answer.body.count >= Int(answer.header("content-length") ?? "0") ?? 0 {
-                    upgrade = answer
-                    return
-                }
-            }
-        }
-        upgrade = try HTTPAnswer(parsing: received)
+        // A 101 leaves the bytes after its head (the first frames) in the
+        // connection, for ``next(timeout:)``; a refusal has its body.
+        upgrade = try socket.readResponse(timeout: 20)
     }
 
     /// Sends one message as a masked binary frame.
