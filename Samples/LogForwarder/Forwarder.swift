@@ -1045,7 +1045,9 @@ final class Forwarder {
         text += "; files \(tails.count) open, \(known.count) known"
         let blocked = blockedSeconds + (blockedSince.map { Date().timeIntervalSince($0) } ?? 0)
         if blocked > 0 { text += String(format: "; paused %d times, %.1f s in all, by a full store", blockedTimes, blocked) }
-        if let reason = watcher.pollReason {
+        if sources.isEmpty || settings.once {
+            // standard input, or --once: nothing watched
+        } else if let reason = watcher.pollReason {
             text += "; polling (\(reason))"
         } else {
             text += "; inotify woke \(wakes) of \(waits) waits"

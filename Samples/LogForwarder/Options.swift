@@ -188,7 +188,11 @@ struct ForwardOptions: ParsableCommand {
 
     func validate() throws {
         guard !inputs.isEmpty || config != nil else {
-            throw ValidationError("no input: give a FILE, - for standard input (a FILE may be a quoted glob) or --config with sources")
+            throw ValidationError("no input: give a FILE or - for standard input (a FILE may be a quoted glob), or --config with sources")
+        }
+        // With --config the app id may be in the file (checked once it is read).
+        if config == nil && (appId ?? ProcessInfo.processInfo.environment["DATAINGEST_APP_ID"] ?? "").isEmpty {
+            throw ValidationError("no app id: pass --app-id (ingest-server prints it), set DATAINGEST_APP_ID or server.appId in --config")
         }
         if multilineStart != nil && multilineContinue != nil {
             throw ValidationError("give --multiline-start or --multiline-continue, not both")

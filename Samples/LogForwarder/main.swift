@@ -56,8 +56,10 @@ settings.multilineTimeout = options.multilineTimeout ?? settings.multilineTimeou
 /// FILE arguments replace the file's sources; without them the file's
 /// sources are followed, each flag for formats and multiline given
 /// overriding what every source says.
-var sources: [SourceRule]
-if !options.inputs.isEmpty {
+var sources: [SourceRule] = []
+if options.inputs == ["-"] {
+    // Standard input: no sources.
+} else if !options.inputs.isEmpty {
     sources = [
         SourceRule(
             patterns: options.inputs.map(PathPattern.init), format: settings.format, multiline: settings.multiline,

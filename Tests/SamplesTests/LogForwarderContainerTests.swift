@@ -42,6 +42,7 @@ extension LogForwarderTests {
         #expect(count(server) == 2)
         try append(log, [dockerLine(" end\n", second: 2), "not json at all", dockerLine("after\n", second: 3)])
         let joined = "begin " + long + long + " end"
+        #expect(waitFor(60) { count(server) == 5 })
         stopAndExpectExactlyOnce(process, server, ["hello from stdout", "an error", joined, "not json at all", "after"])
         #expect(
             try server.query("SELECT json_extract(fields, '$.stream') FROM ForwardedLine WHERE message = 'an error'") == ["stderr"])
