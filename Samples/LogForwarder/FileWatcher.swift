@@ -54,7 +54,11 @@ final class FileWatcher {
             paths[wd] = nil
         }
         for path in directories.sorted() where watches[path] == nil {
-            let wd = inotify_add_watch(fd, path, Self.mask | UInt32(IN_ONLYDIR))
+            let wd =
+                watches.count >= (Self.testWatchLimit ?? Int.max)
+                ? {
+                    errno = ENOSPC; return -1
+                }() : inotify_add_watch(fd, path, Self.mask | UInt32(IN_ONLYDIR))
             if wd >= 0 {
                 watches[path] = wd
                 paths[wd] = path
@@ -69,6 +73,11 @@ final class FileWatcher {
             return
         }
     }
+
+    /// `INGEST_FORWARD_TEST_MAX_WATCHES=N`: adding a watch beyond N fails
+    /// as at the kernel's limit (ENOSPC), a test seam. Unset: no limit but the kernel's.
+    private static let testWatchLimit: Int? =
+        ProcessInfo.processInfo.environment["INGEST_FORWARD_TEST_MAX_WATCHES"].flatMap { Int($0) }
 
     private func fallBack(_ reason: String) {
         close(fd)

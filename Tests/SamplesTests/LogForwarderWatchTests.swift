@@ -89,4 +89,48 @@ extension LogForwarderTests {
         let summary = (try? String(contentsOfFile: directory.path + "/forward.out", encoding: .utf8)) ?? ""
         #expect(summary.contains("; polling (--poll)"), "\(summary)")
     }
+
+    /// The watch limit reached (simulated: `INGEST_FORWARD_TEST_MAX_WATCHES=2`
+    /// makes the third watch fail with ENOSPC, as the kernel's
+    /// `fs.inotify.max_user_watches` would): the forwarder says so, polls,
+    /// and still forwards every line of the three directories once.
+    @Test func theWatchLimitFallsBackToPolling() throws {
+        let directory = try TemporaryDirectory("samples")
+        let server = try SampleServer(in: directory.path)
+        var lines: [String] = []
+        for name in ["a", "b", "c"] {
+            try FileManager.default.createDirectory(atPath: directory.path + "/logs/\(name)", withIntermediateDirectories: true)
+            let next = (0..<5).map { "\(name) line \($0)" }
+            lines += next
+            try append(directory.path + "/logs/\(name)/app.log", next)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-forward"))
+        process.arguments = [
+            "--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
+            directory.path + "/logs/*/*.log",
+        ]
+        process.environment = ProcessInfo.processInfo.environment.merging(["INGEST_FORWARD_TEST_MAX_WATCHES": "2"]) { _, new in new }
+        let output = directory.path + "/forward.out"
+        let errors = directory.path + "/forward.err"
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: output)
+        process.standardError = FileHandle(forWritingAtPath: errors)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        #expect(waitFor(60) { count(server) == lines.count })
+        for name in ["a", "b", "c"] {
+            let next = ["\(name) appended while polling"]
+            lines += next
+            try append(directory.path + "/logs/\(name)/app.log", next)
+        }
+        #expect(waitFor(60) { count(server) == lines.count })
+        stopAndExpectExactlyOnce(process, server, lines)
+        func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        #expect(
+            text(errors).contains("the inotify watch limit is reached (fs.inotify.max_user_watches); polling the files instead"),
+            "\(text(errors))")
+        #expect(text(output).contains("; polling (the inotify watch limit is reached"), "\(text(output))")
+    }
 }
