@@ -128,4 +128,32 @@ extension LogForwarderTests {
             try server.query(
                 "SELECT count(*) FROM ForwardedLine WHERE json_extract(fields, '$.partial') IS NOT NULL") == ["2"])
     }
+
+    /// Multiline rules apply to joined container messages: a stack trace a
+    /// container wrote, one frame split into two CRI parts, is one event.
+    @Test func multilineRulesApplyToJoinedContainerMessages() throws {
+        let directory = try TemporaryDirectory("samples")
+        let server = try SampleServer(in: directory.path)
+        let log = directory.path + "/pod.log"
+        try append(
+            log,
+            [
+                criLine("2026-12-02 10:00:00 ERROR request failed"), criLine("\tat Handler.run(Handler.java:10)"),
+                criLine("\tat Thread.r", partial: true), criLine("un(Thread.java:1583)"), criLine("2026-12-02 10:00:01 INFO next"),
+            ])
+        let result = try runProcess(
+            try builtExecutable("ingest-forward"),
+            [
+                "--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
+                "--format", "cri", "--multiline-continue", #"^\s"#, "--once", log,
+            ], in: directory.path)
+        #expect(result.status == 0, "\(result.errorOutput)")
+        expectExactlyOnce(
+            server,
+            [
+                "2026-12-02 10:00:00 ERROR request failed\n\tat Handler.run(Handler.java:10)\n\tat Thread.run(Thread.java:1583)",
+                "2026-12-02 10:00:01 INFO next",
+            ])
+        #expect(try server.query("SELECT DISTINCT format || ' ' || json_extract(fields, '$.stream') FROM ForwardedLine") == ["cri stdout"])
+    }
 }
