@@ -116,6 +116,7 @@ let package = Package(
             name: "ingest-forward",
             dependencies: [
                 "DataIngest", "IngestSupport", "IngestCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             path: "Samples/LogForwarder", exclude: ["README.md"]),
 

@@ -284,8 +284,9 @@ def jwt():
 
 
 def syslog():
-    # First byte: the forwarder's --format (0 plain, 1 json, 2 syslog; the
-    # order of LineFormat.allCases in Samples/LogForwarder/LineParser.swift).
+    # First byte: the forwarder's --format (0 plain, 1 json, 2 syslog, 3
+    # docker, 4 cri; the order of LineFormat.allCases in
+    # Samples/LogForwarder/LineParser.swift).
     lines = {
         "rfc5424": b'<34>1 2026-11-29T10:00:01.5Z host1 app 42 ID7 [ex@1 k="v"] hello 5424',
         "rfc5424-nil": b"<165>1 - - - - - -",
@@ -310,6 +311,11 @@ def syslog():
     write("syslog", "json-millis", b'\x01{"message":"m","time":1764410400123,"severity":"Info"}')
     write("syslog", "json-not-object", b"\x01[1,2,3]")
     write("syslog", "plain", b"\x00plain line with \xff invalid utf-8\r")
+    write("syslog", "docker", b'\x03{"log":"hello\\n","stream":"stderr","time":"2024-05-01T10:00:00.123456789Z"}')
+    write("syslog", "docker-partial", b'\x03{"log":"part","stream":"stdout","time":"2024-05-01T10:00:00+02:00"}')
+    write("syslog", "cri", b"\x042024-05-01T10:00:00.987654321Z stdout F message")
+    write("syslog", "cri-partial", b"\x042024-05-01T10:00:00Z stderr P:x part")
+    write("syslog", "cri-empty", b"\x042024-05-01T10:00:00.1Z stdout F")
 
 
 # --- Realm sync (Sources/RealmSync; the recorded traffic of realm-core 14.14.0) ---

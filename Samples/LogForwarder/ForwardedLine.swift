@@ -13,22 +13,27 @@ final class ForwardedLine: AsymmetricObject {
     @Persisted(primaryKey: true) var _id: String
     /// The file path, or `-` for standard input.
     @Persisted var source: String
-    /// Where the line starts in its file (0 for standard input lines' first byte).
+    /// Where the line starts in its file (0 for standard input lines' first
+    /// byte); of a multiline event or joined container message, where its
+    /// first line or part starts.
     @Persisted var offset: Int
     /// The host the forwarder runs on.
     @Persisted var host: String
     /// When the forwarder read the line.
     @Persisted var receivedAt: Date
-    /// `plain`, `json`, `rfc3164` or `rfc5424`.
+    /// `plain`, `json`, `rfc3164`, `rfc5424`, `docker` or `cri`.
     @Persisted var format: String
     /// The message: the whole line (plain), the `message`/`msg` field (JSON),
-    /// the MSG part (syslog).
+    /// the MSG part (syslog), the joined parts (docker, cri).
     @Persisted var message: String
-    /// The time the line itself carries (JSON `timestamp`/`time`/`ts`, syslog header), if any.
+    /// The time the line itself carries (JSON `timestamp`/`time`/`ts`, syslog
+    /// header, the container runtime's time of the first part), if any.
     @Persisted var timestamp: Date?
     /// The severity (JSON `level`/`severity`; syslog severity name), if any.
     @Persisted var level: String?
-    /// Parsed fields: the JSON object, or the syslog header fields
-    /// (facility, severity, hostname, appName, procId, msgId, structuredData).
+    /// Parsed fields: the JSON object, the syslog header fields (facility,
+    /// severity, hostname, appName, procId, msgId, structuredData), or of a
+    /// container line `stream` (`stdout`, `stderr`) and `partial` (true
+    /// only when the message was sent without all its parts).
     @Persisted var fields: AnyRealmValue
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CoreMetrics
 import DataIngest
 import Foundation
 import IngestSupport
@@ -23,8 +24,11 @@ struct ForwardSettings {
     var gzip: GzipMode = .read
     var once = false
     var quiet = false
-    /// Seconds between scans of the patterns for new, rotated and vanished files.
+    /// Seconds between scans of the patterns for new, rotated and vanished
+    /// files (with inotify also the safety net for lost events).
     var scanInterval = 1.0
+    /// Poll files for growth every 100 ms instead of waiting for inotify.
+    var poll = false
     /// The store's disk budget (for the messages).
     var maxPendingBytes = 1 << 30
     /// Multiline events: how lines are joined, at most how many bytes, and
@@ -32,6 +36,38 @@ struct ForwardSettings {
     var multiline: Multiline?
     var multilineMaxBytes = 65_536
     var multilineTimeout = 1.0
+}
+
+/// Which files one source names and how their lines are read: a FILE
+/// argument list with the command line's format and multiline options, or
+/// one entry of the configuration file's `sources`.
+struct SourceRule {
+    var patterns: [PathPattern]
+    var format: LineFormat = .plain
+    var multiline: Multiline?
+    var multilineMaxBytes = 65_536
+    var multilineTimeout = 1.0
+}
+
+/// A container message being joined from its parts (CRI `P` lines, Docker
+/// `log` values without their `\n`): not in the batch, so not in the
+/// cursor, until its last part came.
+struct ContainerJoin {
+    var start: Int
+    var end: Int
+    var text: String
+    var stream: String
+    var time: Date?
+    var at: Date
+    /// The message's first parts were already sent (it grew too long).
+    var split: Bool
+}
+
+/// What a container line's parts said of the message (see ``LineParser/container(_:format:stream:time:partial:)``).
+struct ContainerMeta {
+    var stream: String
+    var time: Date?
+    var partial: Bool
 }
 
 /// How lines form one event (one `ForwardedLine`, lines joined with `\n`).
@@ -75,9 +111,16 @@ final class Tail {
     /// The multiline event being gathered: where it starts and ends, its
     /// text, when its last line came. Not committed (nor in the cursor) until
     /// it is complete, so a restart reads it again from its first line.
-    var event: (start: Int, end: Int, text: String, at: Date)?
+    var event: (start: Int, end: Int, text: String, at: Date, meta: ContainerMeta?)?
+    /// The container message being joined from its parts (`docker`, `cri`).
+    var joining: ContainerJoin?
+    /// The format and multiline rules of the source that named the file.
+    var rule: SourceRule
+    /// Standard input: its lines carry no cursor.
+    var isStandardInput = false
 
-    init(cursor: FileCursor, isCommitted: Bool) {
+    init(cursor: FileCursor, isCommitted: Bool, rule: SourceRule) {
+        self.rule = rule
         self.cursor = cursor
         self.isCommitted = isCommitted
         readOffset = cursor.offset
@@ -104,6 +147,8 @@ final class Forwarder {
         var offset: Int
         var end: Int
         var text: String
+        var format: LineFormat
+        var meta: ContainerMeta?
     }
 
     private var batch: [Line] = []
@@ -115,6 +160,14 @@ final class Forwarder {
     private let acknowledgedAtStart: Int
 
     // Files.
+    private var sources: [SourceRule] = []
+    /// Wakes the loop on changes (inotify), or polls.
+    private let watcher: FileWatcher
+    /// The directories the last scan looked in (watched, with those of the tails).
+    private var scannedDirectories: Set<String> = []
+    /// Idle rounds and those an inotify event ended early.
+    private var waits = 0
+    private var wakes = 0
     private var tails: [Tail] = []
     /// Every generation the store has a cursor for, by source id.
     private var known: [String: FileCursor] = [:]
@@ -130,7 +183,21 @@ final class Forwarder {
     private var blockedTimes = 0
     private var lastFullMessage = Date.distantPast
 
-    init(realm: Realm, session: SyncSession, settings: ForwardSettings, shouldStop: @escaping () -> Bool) {
+    // Metrics (`--metrics-file`): the gauge says whether a full store pauses reading.
+    private let metricsFile: MetricsFile?
+    private let pausedGauge: (any RecorderHandler)?
+    private let filesGauge: (any RecorderHandler)?
+    private let linesCounter: (any CounterHandler)?
+    private var lastMetrics = Date.distantPast
+
+    init(
+        realm: Realm, session: SyncSession, settings: ForwardSettings, metricsFile: MetricsFile? = nil,
+        shouldStop: @escaping () -> Bool
+    ) {
+        self.metricsFile = metricsFile
+        pausedGauge = metricsFile?.makeRecorder(label: "ingest_forward_reading_paused", dimensions: [], aggregate: false)
+        filesGauge = metricsFile?.makeRecorder(label: "ingest_forward_files", dimensions: [], aggregate: false)
+        linesCounter = metricsFile?.makeCounter(label: "ingest_forward_lines_total", dimensions: [])
         self.realm = realm
         self.session = session
         self.settings = settings
@@ -140,6 +207,7 @@ final class Forwarder {
             gethostname(&name, 255) == 0
             ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
         showProgress = !settings.quiet && isatty(STDERR_FILENO) == 1
+        watcher = FileWatcher(poll: settings.poll)
         acknowledgedAtStart = session.storeCounters?.acknowledgedObjects ?? 0
     }
 
@@ -175,7 +243,10 @@ final class Forwarder {
             let received = Date()
             try writeBlockingWhenFull {
                 for line in chunk {
-                    let parsed = LineParser.parse(line.text, as: settings.format)
+                    let parsed =
+                        line.meta.map {
+                            LineParser.container(line.text, format: line.format, stream: $0.stream, time: $0.time, partial: $0.partial)
+                        } ?? LineParser.parse(line.text, as: line.format)
                     var value: [String: Any] = [
                         "_id": line.id, "source": line.source, "offset": line.offset, "host": host, "receivedAt": received,
                         "format": parsed.format, "message": parsed.message, "fields": parsed.fields,
@@ -195,6 +266,7 @@ final class Forwarder {
             if !changes.isEmpty { cursorChanges.removeAll() }
             if !chunk.isEmpty {
                 committedLines += chunk.count
+                linesCounter?.increment(by: Int64(chunk.count))
                 transactions += 1
                 // Test seam: die right after a commit (its cursor is in it).
                 if transactions == Self.killAfterCommit { kill(getpid(), SIGKILL) }
@@ -217,6 +289,7 @@ final class Forwarder {
                 if let since = blockedSince {
                     blockedSeconds += Date().timeIntervalSince(since)
                     blockedSince = nil
+                    reportMetrics(force: true)
                 }
                 return
             } catch let error as RealmError where (error.underlyingError as? SegmentStoreError)?.code == .storageFull {
@@ -233,6 +306,7 @@ final class Forwarder {
                     }
                 }
                 progress(force: true)
+                reportMetrics()
                 if shouldStop() { throw Stopped() }
             }
         }
@@ -255,6 +329,13 @@ final class Forwarder {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var partial: [UInt8] = []
         var partialStart = 0
+        // Container parts are joined as in files; multiline does not apply.
+        let input = Tail(
+            cursor: FileCursor(
+                sourceId: "stdin-\(run)", path: "-", device: 0, inode: 0, fingerprint: "", fingerprintBytes: 0, offset: 0, lines: 0,
+                finished: false),
+            isCommitted: false, rule: SourceRule(patterns: [], format: settings.format, multilineMaxBytes: settings.multilineMaxBytes))
+        input.isStandardInput = true
         while !shouldStop() {
             let n = Glibc.read(STDIN_FILENO, &buffer, buffer.count)
             if n < 0 {
@@ -263,17 +344,13 @@ final class Forwarder {
             }
             if n == 0 { break }
             Self.split(buffer[0..<n], at: offset, partial: &partial, partialStart: &partialStart) { start, end, text in
-                batch.append(Line(tail: nil, id: "stdin-\(run):\(start)", source: "-", offset: start, end: end, text: text))
+                emit(input, start: start, end: end, text: text)
             }
             offset += n
             if batch.count >= settings.batchLines { try commitBatch() }
         }
-        if !partial.isEmpty {
-            batch.append(
-                Line(
-                    tail: nil, id: "stdin-\(run):\(partialStart)", source: "-", offset: partialStart, end: offset, text: Self.text(partial))
-            )
-        }
+        if !partial.isEmpty { emit(input, start: partialStart, end: offset, text: Self.text(partial)) }
+        flushJoin(input)
         try commitBatch()
     }
 
@@ -312,18 +389,21 @@ final class Forwarder {
     /// Follows the files `patterns` name (paths and globs) until stopped, or
     /// until each is read to its end with `once`. Resumes every generation
     /// from its cursor in the store.
-    func follow(patterns: [String]) throws {
-        let matchers = patterns.map(PathPattern.init)
+    func follow(sources: [SourceRule]) throws {
+        self.sources = sources
+        let matchers = sources.flatMap(\.patterns)
         for (name, value) in try realm.cursors() where name.hasPrefix(FileCursor.namePrefix) {
             if let cursor = FileCursor.decode(value) { known[cursor.sourceId] = cursor }
         }
         scan(matchers)
         if settings.once && tails.isEmpty && !matchers.contains(where: \.hasWildcards) {
-            throw ForwardError("cannot open \(patterns.joined(separator: " ")): no such file")
+            throw ForwardError("cannot open \(matchers.map(\.pattern).joined(separator: " ")): no such file")
         }
         resumeOrphans()
         var lastScan = Date()
+        var scanSoon = false
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        if !settings.once { watchDirectories() }
         do {
             while !shouldStop() {
                 var readAny = false
@@ -335,13 +415,22 @@ final class Forwarder {
                 try commitBatch()
                 try checkEnds()
                 if settings.once && tails.allSatisfy({ $0.readOffset >= size(of: $0) }) { break }
-                if !settings.once && Date().timeIntervalSince(lastScan) >= settings.scanInterval {
+                let sinceScan = Date().timeIntervalSince(lastScan)
+                if !settings.once && (sinceScan >= settings.scanInterval || (scanSoon && sinceScan >= 0.05)) {
                     scan(matchers)
                     forgetVanished(matchers)
+                    watchDirectories()
                     lastScan = Date()
+                    scanSoon = false
+                    continue  // read what the scan found before waiting
                 }
                 progress()
-                usleep(100_000)
+                reportMetrics()
+                let wake = watcher.wait(idleWait(sinceLastScan: Date().timeIntervalSince(lastScan), scanSoon: scanSoon))
+                waits += 1
+                if wake.changed { wakes += 1 }
+                if wake.rescan { scanSoon = true }
+                for tail in tails where tail.fd < 0 && wake.modified.contains(tail.cursor.path) { tail.ready = true }
             }
             if settings.once { flushEvents(all: true) }
             try commitBatch()
@@ -352,6 +441,29 @@ final class Forwarder {
         } catch is Stopped {
             return
         }
+    }
+
+    /// How long an idle round waits. Polling: 100 ms, files are looked at
+    /// again after it. With inotify a change ends the wait at once, so it
+    /// lasts until the next scan, or 100 ms while something is timed: an
+    /// event or container message waiting for its timeout, a rotated file
+    /// waiting to be finished, a scan asked for by an event.
+    private func idleWait(sinceLastScan: Double, scanSoon: Bool) -> Double {
+        guard watcher.isWatching, !settings.once else { return 0.1 }
+        if scanSoon { return 0.05 }
+        let timed = tails.contains { $0.event != nil || $0.joining != nil || $0.rotatedAt != nil }
+        return max(0.01, min(timed ? 0.1 : settings.scanInterval, settings.scanInterval - sinceLastScan))
+    }
+
+    /// Watches the directories of the last scan and of every file read.
+    private func watchDirectories() {
+        guard watcher.isWatching else { return }
+        var directories = scannedDirectories
+        for tail in tails where tail.content == nil {
+            let directory = (tail.cursor.path as NSString).deletingLastPathComponent
+            directories.insert(directory.isEmpty ? "." : directory)
+        }
+        watcher.watch(directories)
     }
 
     /// Reads up to 1 MiB of `tail` into the batch (committing full batches);
@@ -389,21 +501,81 @@ final class Forwarder {
     }
 
     private func take(_ tail: Tail, _ bytes: ArraySlice<UInt8>) {
-        let sourceId = tail.cursor.sourceId
-        let path = tail.cursor.path
         Self.split(bytes, at: tail.readOffset, partial: &tail.partial, partialStart: &tail.partialStart) { start, end, text in
-            emit(tail, start: start, end: end, text: text, sourceId: sourceId, path: path)
+            emit(tail, start: start, end: end, text: text)
         }
         tail.readOffset += bytes.count
     }
 
-    /// A complete line of `tail`: into the batch, or into its multiline event.
-    private func emit(_ tail: Tail, start: Int, end: Int, text: String, sourceId: String, path: String) {
-        guard let multiline = settings.multiline else {
-            batch.append(Line(tail: tail, id: "\(sourceId):\(start)", source: path, offset: start, end: end, text: text))
+    /// A complete line of `tail`. In a container format its parts are joined
+    /// first: a partial part waits in `tail.joining` (bounded by the
+    /// multiline max bytes) until the part that ends the message. Parts are
+    /// joined in file order: a line of the other stream between two parts
+    /// sends the gathered ones as they are (`partial` in `fields`), so that
+    /// no committed line lies after an uncommitted one and the cursor stays
+    /// exact.
+    private func emit(_ tail: Tail, start: Int, end: Int, text: String) {
+        let format = tail.rule.format
+        guard format.isContainer else { return emitMessage(tail, start: start, end: end, text: text, meta: nil) }
+        guard let part = LineParser.containerPart(text, as: format) else {
+            flushJoin(tail)
+            return emitMessage(tail, start: start, end: end, text: text, meta: nil)
+        }
+        let maxBytes = tail.rule.multilineMaxBytes
+        var split = false
+        if var join = tail.joining {
+            if join.stream == part.stream && join.text.utf8.count + part.text.utf8.count <= maxBytes {
+                join.text += part.text
+                join.end = end
+                join.at = Date()
+                tail.joining = part.partial ? join : nil
+                if !part.partial {
+                    emitMessage(
+                        tail, start: join.start, end: end, text: join.text,
+                        meta: ContainerMeta(stream: join.stream, time: join.time, partial: join.split))
+                }
+                return
+            }
+            split = join.stream == part.stream  // too long: the rest is a part of the same message
+            flushJoin(tail)
+        }
+        if part.partial && part.text.utf8.count < maxBytes {
+            tail.joining = ContainerJoin(
+                start: start, end: end, text: part.text, stream: part.stream, time: part.time, at: Date(), split: split)
             return
         }
-        if var event = tail.event, multiline.continues(text), event.text.utf8.count + 1 + text.utf8.count <= settings.multilineMaxBytes {
+        emitMessage(
+            tail, start: start, end: end, text: part.text,
+            meta: ContainerMeta(stream: part.stream, time: part.time, partial: split || part.partial))
+        if part.partial {
+            // A part longer than the bound on its own: what follows of its message is marked too.
+            tail.joining = ContainerJoin(start: end, end: end, text: "", stream: part.stream, time: part.time, at: Date(), split: true)
+        }
+    }
+
+    /// Sends the parts of a container message gathered so far as one
+    /// message marked `partial` (its last part did not come in time, or
+    /// cannot be joined to it).
+    private func flushJoin(_ tail: Tail) {
+        guard let join = tail.joining else { return }
+        tail.joining = nil
+        guard !join.text.isEmpty else { return }  // only the mark of a split message: no bytes
+        emitMessage(
+            tail, start: join.start, end: join.end, text: join.text,
+            meta: ContainerMeta(stream: join.stream, time: join.time, partial: true))
+    }
+
+    /// A message of `tail` (a line, or a joined container message): into the
+    /// batch, or into its multiline event.
+    private func emitMessage(_ tail: Tail, start: Int, end: Int, text: String, meta: ContainerMeta?) {
+        guard let multiline = tail.rule.multiline, !tail.isStandardInput else {
+            batch.append(
+                Line(
+                    tail: tail.isStandardInput ? nil : tail, id: "\(tail.cursor.sourceId):\(start)", source: tail.cursor.path,
+                    offset: start, end: end, text: text, format: tail.rule.format, meta: meta))
+            return
+        }
+        if var event = tail.event, multiline.continues(text), event.text.utf8.count + 1 + text.utf8.count <= tail.rule.multilineMaxBytes {
             event.text += "\n" + text
             event.end = end
             event.at = Date()
@@ -411,7 +583,7 @@ final class Forwarder {
             return
         }
         flushEvent(tail)
-        tail.event = (start, end, text, Date())
+        tail.event = (start, end, text, Date(), meta)
     }
 
     /// Hands `tail`'s gathered event (if any) to the batch.
@@ -421,15 +593,16 @@ final class Forwarder {
         batch.append(
             Line(
                 tail: tail, id: "\(tail.cursor.sourceId):\(event.start)", source: tail.cursor.path,
-                offset: event.start, end: event.end, text: event.text))
+                offset: event.start, end: event.end, text: event.text, format: tail.rule.format, meta: event.meta))
     }
 
-    /// Events whose last line came `--multiline-timeout` ago (or all) are complete.
+    /// Container messages and events whose last part or line came their
+    /// timeout ago (or all) are complete.
     private func flushEvents(all: Bool) {
-        guard settings.multiline != nil else { return }
         let now = Date()
-        for tail in tails where tail.event.map({ all || now.timeIntervalSince($0.at) >= settings.multilineTimeout }) ?? false {
-            flushEvent(tail)
+        for tail in tails {
+            if let join = tail.joining, all || now.timeIntervalSince(join.at) >= tail.rule.multilineTimeout { flushJoin(tail) }
+            if let event = tail.event, all || now.timeIntervalSince(event.at) >= tail.rule.multilineTimeout { flushEvent(tail) }
         }
     }
 
@@ -524,6 +697,7 @@ final class Forwarder {
     /// lines stay, the old generation is forgotten, and the file is read
     /// again from its start as a new generation.
     private func restart(_ tail: Tail) throws {
+        flushJoin(tail)
         flushEvent(tail)
         try commitBatch()
         if tail.isCommitted { cursorChanges.append((tail.cursor.cursorName, [])) }
@@ -547,11 +721,10 @@ final class Forwarder {
     /// a newline in a finished file is forwarded too.)
     private func finish(_ tail: Tail) {
         if !tail.partial.isEmpty {
-            emit(
-                tail, start: tail.partialStart, end: tail.readOffset, text: Self.text(tail.partial),
-                sourceId: tail.cursor.sourceId, path: tail.cursor.path)
+            emit(tail, start: tail.partialStart, end: tail.readOffset, text: Self.text(tail.partial))
             tail.partial.removeAll()
         }
+        flushJoin(tail)
         flushEvent(tail)
         // The next commit sets the finished cursor: with the tail's last lines
         // if the batch holds some (it starts from `tail.cursor`), else alone.
@@ -580,7 +753,9 @@ final class Forwarder {
         let index = KnownIndex(known.values.filter { !reading.contains($0.sourceId) })
         var seenTails: Set<ObjectIdentifier> = []
         defer { settleUnseen(seenTails) }
-        for path in Set(matchers.flatMap { $0.expand() }).sorted() {
+        var directories: Set<String> = []
+        defer { scannedDirectories = directories }
+        for path in Set(matchers.flatMap { $0.expand(directories: &directories) }).sorted() {
             var info = stat()
             guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
             let device = UInt64(info.st_dev)
@@ -630,7 +805,7 @@ final class Forwarder {
             }
             cursor.path = path
             cursor.finished = false
-            let tail = Tail(cursor: cursor, isCommitted: match != nil)
+            let tail = Tail(cursor: cursor, isCommitted: match != nil, rule: rule(for: path))
             if openFiles < settings.maxOpenFiles {
                 tail.fd = fd
                 openFiles += 1
@@ -639,6 +814,12 @@ final class Forwarder {
             }
             tails.append(tail)
         }
+    }
+
+    /// The rule of the first source that names `path` (a rotated file: the
+    /// one that named it before), else of the first source.
+    private func rule(for path: String) -> SourceRule {
+        sources.first { $0.patterns.contains { $0.matches(path) } } ?? sources.first ?? SourceRule(patterns: [])
     }
 
     /// Whether the file at `path` begins with the bytes `cursor`'s fingerprint was taken of.
@@ -708,7 +889,7 @@ final class Forwarder {
         cursor.path = path
         cursor.device = device
         cursor.inode = inode
-        let tail = Tail(cursor: cursor, isCommitted: match != nil)
+        let tail = Tail(cursor: cursor, isCommitted: match != nil, rule: rule(for: match?.path ?? path))
         tail.content = content
         tails.append(tail)
     }
@@ -743,7 +924,7 @@ final class Forwarder {
                 guard UInt64(info.st_dev) == cursor.device, UInt64(info.st_ino) == cursor.inode else { continue }
                 var tailCursor = cursor
                 tailCursor.path = path
-                let tail = Tail(cursor: tailCursor, isCommitted: true)
+                let tail = Tail(cursor: tailCursor, isCommitted: true, rule: rule(for: cursor.path))
                 if reopen(tail), prefixMatches(tail), size(of: tail) >= cursor.offset {
                     tail.rotatedAt = Date.distantPast  // no longer at its path: finished at its end
                     tails.append(tail)
@@ -823,7 +1004,17 @@ final class Forwarder {
         }
     }
 
-    // MARK: - Progress and summary
+    // MARK: - Progress, metrics and summary
+
+    /// Updates the forwarder's gauges and writes the metrics file (once a
+    /// second at most unless `force`).
+    func reportMetrics(force: Bool = false) {
+        guard let metricsFile, force || Date().timeIntervalSince(lastMetrics) >= 1 else { return }
+        lastMetrics = Date()
+        pausedGauge?.record(Int64(blockedSince == nil ? 0 : 1))
+        filesGauge?.record(Int64(tails.count))
+        metricsFile.write()
+    }
 
     private func progress(force: Bool = false) {
         guard showProgress, force || Date().timeIntervalSince(lastProgress) >= 0.5 else { return }
@@ -854,6 +1045,13 @@ final class Forwarder {
         text += "; files \(tails.count) open, \(known.count) known"
         let blocked = blockedSeconds + (blockedSince.map { Date().timeIntervalSince($0) } ?? 0)
         if blocked > 0 { text += String(format: "; paused %d times, %.1f s in all, by a full store", blockedTimes, blocked) }
+        if sources.isEmpty || settings.once {
+            // standard input, or --once: nothing watched
+        } else if let reason = watcher.pollReason {
+            text += "; polling (\(reason))"
+        } else {
+            text += "; inotify woke \(wakes) of \(waits) waits"
+        }
         print(text)
     }
 }

@@ -5,6 +5,13 @@ import IngestSupport
 /// The formats `ingest-forward` understands.
 enum LineFormat: String, CaseIterable {
     case plain, json, syslog
+    /// Docker's json-file driver: `{"log":"…\n","stream":"stdout","time":"…"}`.
+    case docker
+    /// The CRI (Kubernetes) format: `TIME STREAM P|F MESSAGE`.
+    case cri
+
+    /// Container formats: a line is a part of a message, joined by the forwarder.
+    var isContainer: Bool { self == .docker || self == .cri }
 }
 
 /// A line turned into the fields of a ``ForwardedLine``.
@@ -22,6 +29,9 @@ enum LineParser {
         case .plain: return ParsedLine(format: "plain", message: line)
         case .json: return json(line) ?? ParsedLine(format: "plain", message: line)
         case .syslog: return rfc5424(line) ?? rfc3164(line) ?? ParsedLine(format: "plain", message: line)
+        case .docker, .cri:
+            guard let part = containerPart(line, as: format) else { return ParsedLine(format: "plain", message: line) }
+            return container(part.text, format: format, stream: part.stream, time: part.time, partial: part.partial)
         }
     }
 
@@ -220,5 +230,112 @@ enum LineParser {
             let year = formatters.calendar.component(.year, from: Date())
             return formatters.bsd.date(from: "\(year) \(normalized)")
         }
+    }
+
+    // MARK: Container logs
+
+    /// One line of a container log: a message, or a part of one (`partial`:
+    /// more parts follow, joined by the forwarder before the message is sent).
+    struct ContainerPart {
+        var stream: String
+        var time: Date?
+        var partial: Bool
+        var text: String
+    }
+
+    static func containerPart(_ line: String, as format: LineFormat) -> ContainerPart? {
+        format == .docker ? dockerPart(line) : criPart(line)
+    }
+
+    /// Docker's json-file line: `log` ends with `\n` unless the daemon split
+    /// a long line (16 KiB) into parts; the `\n` is not part of the message.
+    static func dockerPart(_ line: String) -> ContainerPart? {
+        guard let value = try? JSONValue(parsing: line, options: JSONParsingOptions()), case .object = value,
+            var text = value["log"]?.stringValue
+        else { return nil }
+        let partial = !text.hasSuffix("\n")
+        if !partial { text.removeLast() }
+        let stream = value["stream"]?.stringValue ?? "stdout"
+        return ContainerPart(stream: stream, time: value["time"]?.stringValue.flatMap(rfc3339), partial: partial, text: text)
+    }
+
+    /// CRI: `2024-01-01T00:00:00.123456789Z stdout F message`; the tag is
+    /// `P` (partial: the message continues on the next line of the stream)
+    /// or `F` (full), possibly with more tags after a `:`.
+    static func criPart(_ line: String) -> ContainerPart? {
+        let utf8 = line.utf8
+        guard let firstSpace = utf8.firstIndex(of: 32) else { return nil }
+        let afterTime = utf8.index(after: firstSpace)
+        guard let secondSpace = utf8[afterTime...].firstIndex(of: 32) else { return nil }
+        let stream = String(line[afterTime..<secondSpace])
+        guard stream == "stdout" || stream == "stderr", let time = rfc3339(String(line[..<firstSpace])) else { return nil }
+        let afterStream = utf8.index(after: secondSpace)
+        let tagEnd = utf8[afterStream...].firstIndex(of: 32) ?? utf8.endIndex
+        let tag = line[afterStream..<tagEnd].split(separator: ":", omittingEmptySubsequences: false).first ?? ""
+        guard tag == "P" || tag == "F" else { return nil }
+        let text = tagEnd == utf8.endIndex ? "" : String(line[utf8.index(after: tagEnd)...])
+        return ContainerPart(stream: stream, time: time, partial: tag == "P", text: text)
+    }
+
+    /// A joined container message: `stream` in `fields` (and `partial` when
+    /// it was sent before its last part: too long, or another stream's line
+    /// came between its parts), `time` as the timestamp.
+    static func container(_ message: String, format: LineFormat, stream: String, time: Date?, partial: Bool) -> ParsedLine {
+        var fields: [String: AnyRealmValue] = ["stream": .string(stream)]
+        if partial { fields["partial"] = .bool(true) }
+        return ParsedLine(format: format.rawValue, message: message, timestamp: time, fields: .dictionary(fields))
+    }
+
+    /// RFC 3339 (`2024-01-01T00:00:00.123456789Z`, `…+02:00`), with any
+    /// number of fraction digits (Docker and CRI write nine, which
+    /// Foundation's ISO 8601 formatter does not read).
+    static func rfc3339(_ text: String) -> Date? {
+        let b = Array(text.utf8)
+        func digits(_ at: Int, _ count: Int) -> Int? {
+            guard at + count <= b.count else { return nil }
+            var value = 0
+            for i in at..<(at + count) {
+                guard (48...57).contains(b[i]) else { return nil }
+                value = value * 10 + Int(b[i] - 48)
+            }
+            return value
+        }
+        guard b.count >= 20, let year = digits(0, 4), b[4] == 45, let month = digits(5, 2), b[7] == 45, let day = digits(8, 2),
+            b[10] == 84 || b[10] == 116 || b[10] == 32, let hour = digits(11, 2), b[13] == 58, let minute = digits(14, 2), b[16] == 58,
+            let second = digits(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60
+        else { return nil }
+        var i = 19
+        var fraction = 0.0
+        if i < b.count && b[i] == 46 {
+            i += 1
+            var scale = 0.1
+            let start = i
+            while i < b.count, (48...57).contains(b[i]) {
+                fraction += Double(b[i] - 48) * scale
+                scale /= 10
+                i += 1
+            }
+            guard i > start else { return nil }
+        }
+        var offset = 0
+        guard i < b.count else { return nil }
+        if b[i] == 90 || b[i] == 122 {
+            i += 1
+        } else if b[i] == 43 || b[i] == 45, let hours = digits(i + 1, 2), i + 3 < b.count, b[i + 3] == 58, let minutes = digits(i + 4, 2) {
+            offset = (hours * 60 + minutes) * 60 * (b[i] == 45 ? -1 : 1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        // Days from 1970-01-01 of the proleptic Gregorian date (Howard Hinnant's days_from_civil).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 }

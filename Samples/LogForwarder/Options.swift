@@ -25,19 +25,40 @@ struct ForwardOptions: ParsableCommand {
             error, 130 interrupted (SIGINT) after a clean stop.
             """)
 
-    /// `--app-id` (or `$DATAINGEST_APP_ID`) and `--base-url`.
-    @OptionGroup var server: ServerOptions
+    /// The configuration file: sources, server, store and limits; a flag
+    /// given wins over the file (``ForwardConfig``).
+    @Option(
+        help: ArgumentHelp(
+            "A JSON configuration file (sources, server, store directory, limits); flags override it.", valueName: "path"),
+        completion: .file(extensions: ["json"]))
+    var config: String?
+
+    /// The app id (else the file's, else `$DATAINGEST_APP_ID`). Not
+    /// `ServerOptions`: its check would refuse an app id given in the file.
+    @Option(
+        name: .customLong("app-id"),
+        help: ArgumentHelp("The app id (ingest-server prints it; default: the file's, else $DATAINGEST_APP_ID).", valueName: "id"))
+    var appId: String?
+
+    @Option(
+        name: .customLong("base-url"),
+        help: ArgumentHelp(
+            "The ingest server (default: the file's, else $DATAINGEST_BASE_URL or http://127.0.0.1:9090).", valueName: "url"),
+        transform: ArgumentParsing.httpURL("--base-url"))
+    var baseURL: URL?
 
     /// How lines are parsed. Default plain.
     @Option(
-        help: ArgumentHelp("plain (default), json (JSON lines) or syslog (RFC 5424 or 3164).", valueName: "format"),
+        help: ArgumentHelp(
+            "plain (default), json (JSON lines), syslog (RFC 5424 or 3164), docker (json-file) or cri (containerd, CRI-O).",
+            valueName: "format"),
         transform: { text in
             guard let format = LineFormat(rawValue: text) else {
-                throw ValidationError("--format must be plain, json or syslog, not '\(text)'")
+                throw ValidationError("--format must be plain, json, syslog, docker or cri, not '\(text)'")
             }
             return format
         })
-    var format: LineFormat = .plain
+    var format: LineFormat?
 
     /// Users and pending data (with each file's position). Default `./ingest-forward-data`.
     @Option(
@@ -54,7 +75,7 @@ struct ForwardOptions: ParsableCommand {
     @Option(
         name: .customLong("batch-lines"), help: ArgumentHelp("The most lines per transaction (default 1000).", valueName: "n"),
         transform: ArgumentParsing.positiveInteger("--batch-lines"))
-    var batchLines = 1_000
+    var batchLines: Int?
 
     /// Seconds to wait for the upload at exit. Default 60.
     @Option(
@@ -62,7 +83,7 @@ struct ForwardOptions: ParsableCommand {
         help: ArgumentHelp(
             "How long to wait for the upload at exit, in seconds (default 60).", valueName: "s"),
         transform: ArgumentParsing.positiveNumber("--upload-timeout"))
-    var uploadTimeout = 60.0
+    var uploadTimeout: Double?
 
     /// Bytes of a file's start that identify its content. Default 256.
     @Option(
@@ -70,7 +91,7 @@ struct ForwardOptions: ParsableCommand {
         help: ArgumentHelp(
             "Leading bytes that identify a file's content, with its device and inode (default 256).", valueName: "n"),
         transform: ArgumentParsing.positiveInteger("--fingerprint-bytes"))
-    var fingerprintBytes = 256
+    var fingerprintBytes: Int?
 
     /// The most files open at once. Default 256.
     @Option(
@@ -78,7 +99,7 @@ struct ForwardOptions: ParsableCommand {
         help: ArgumentHelp(
             "The most files held open at once; idle ones are closed and reopened when they grow (default 256).", valueName: "n"),
         transform: ArgumentParsing.positiveInteger("--max-open-files"))
-    var maxOpenFiles = 256
+    var maxOpenFiles: Int?
 
     /// Rotated `.gz` files: read or skip. Default read.
     @Option(
@@ -87,7 +108,7 @@ struct ForwardOptions: ParsableCommand {
             guard let mode = GzipMode(rawValue: text) else { throw ValidationError("--gzip must be read or skip, not '\(text)'") }
             return mode
         })
-    var gzip: GzipMode = .read
+    var gzip: GzipMode?
 
     /// The store's disk budget. Default 1 GiB.
     @Option(
@@ -95,7 +116,7 @@ struct ForwardOptions: ParsableCommand {
         help: ArgumentHelp(
             "The store's disk budget: when it is full, reading pauses until the server has acknowledged more (default 1073741824).",
             valueName: "bytes"), transform: ArgumentParsing.positiveInteger("--max-pending-bytes"))
-    var maxPendingBytes = 1 << 30
+    var maxPendingBytes: Int?
 
     /// A line matching this starts a multiline event.
     @Option(
@@ -117,7 +138,7 @@ struct ForwardOptions: ParsableCommand {
         help: ArgumentHelp(
             "The largest multiline event; a longer one is split (default 65536).", valueName: "n"),
         transform: ArgumentParsing.positiveInteger("--multiline-max-bytes"))
-    var multilineMaxBytes = 65_536
+    var multilineMaxBytes: Int?
 
     /// How long an event waits for its next line. Default 1 s.
     @Option(
@@ -125,7 +146,7 @@ struct ForwardOptions: ParsableCommand {
         help: ArgumentHelp(
             "Seconds an event waits for a continuation line before it is sent (default 1).", valueName: "s"),
         transform: ArgumentParsing.positiveNumber("--multiline-timeout"))
-    var multilineTimeout = 1.0
+    var multilineTimeout: Double?
 
     /// The longest wait between upload retries while the server is unreachable. Default 60.
     @Option(
@@ -133,7 +154,27 @@ struct ForwardOptions: ParsableCommand {
         help: ArgumentHelp(
             "The longest wait between upload retries while the server cannot be reached, in seconds (default 60).", valueName: "s"),
         transform: ArgumentParsing.positiveNumber("--max-retry-delay"))
-    var maxRetryDelay = 60.0
+    var maxRetryDelay: Double?
+
+    /// Poll instead of inotify.
+    @Flag(help: "Poll the files every 100 ms instead of waiting for inotify (network file systems).")
+    var poll = false
+
+    /// Seconds between scans of the patterns. Default 1.
+    @Option(
+        name: .customLong("scan-interval"),
+        help: ArgumentHelp(
+            "Seconds between scans of the patterns for new, rotated and removed files (default 1).", valueName: "s"),
+        transform: ArgumentParsing.positiveNumber("--scan-interval"))
+    var scanInterval: Double?
+
+    /// Where the metrics are written (Prometheus text), if anywhere.
+    @Option(
+        name: .customLong("metrics-file"),
+        help: ArgumentHelp(
+            "Write the metrics (Prometheus text format) to this file once a second, e.g. for node_exporter's textfile collector.",
+            valueName: "path"))
+    var metricsFile: String?
 
     /// No progress line and no summary.
     @Flag(help: "No progress line and no summary.")
@@ -145,10 +186,14 @@ struct ForwardOptions: ParsableCommand {
         completion: .file())
     var inputs: [String] = []
 
-    var dataDirectory: String { dataDirectoryOption ?? FileManager.default.currentDirectoryPath + "/ingest-forward-data" }
-
     func validate() throws {
-        guard !inputs.isEmpty else { throw ValidationError("no input: give a FILE or - for standard input (a FILE may be a quoted glob)") }
+        guard !inputs.isEmpty || config != nil else {
+            throw ValidationError("no input: give a FILE or - for standard input (a FILE may be a quoted glob), or --config with sources")
+        }
+        // With --config the app id may be in the file (checked once it is read).
+        if config == nil && (appId ?? ProcessInfo.processInfo.environment["DATAINGEST_APP_ID"] ?? "").isEmpty {
+            throw ValidationError("no app id: pass --app-id (ingest-server prints it), set DATAINGEST_APP_ID or server.appId in --config")
+        }
         if multilineStart != nil && multilineContinue != nil {
             throw ValidationError("give --multiline-start or --multiline-continue, not both")
         }

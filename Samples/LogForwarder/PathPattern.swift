@@ -71,20 +71,31 @@ struct PathPattern {
 
     /// The regular files the pattern names now, sorted.
     func expand() -> [String] {
-        guard hasWildcards else { return [pattern] }
+        var directories: Set<String> = []
+        return expand(directories: &directories)
+    }
+
+    /// The regular files the pattern names now, sorted; adds to
+    /// `directories` those a new file could appear in (for inotify watches).
+    func expand(directories: inout Set<String>) -> [String] {
+        guard hasWildcards else {
+            directories.insert(base.isEmpty ? "." : base)
+            return [pattern]
+        }
         var found: [String] = []
-        walk(base, remaining: depth, into: &found)
+        walk(base, remaining: depth, into: &found, directories: &directories)
         return found.sorted()
     }
 
-    private func walk(_ directory: String, remaining: Int, into found: inout [String]) {
+    private func walk(_ directory: String, remaining: Int, into found: inout [String], directories: inout Set<String>) {
         guard remaining > 0, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        directories.insert(directory)
         for name in names {
             let path = directory == "/" ? "/" + name : directory + "/" + name
             var info = stat()
             guard lstat(path, &info) == 0 else { continue }
             if info.st_mode & S_IFMT == S_IFDIR {
-                walk(path, remaining: remaining - 1, into: &found)
+                walk(path, remaining: remaining - 1, into: &found, directories: &directories)
             } else if info.st_mode & S_IFMT == S_IFREG, matches(path) {
                 found.append(path)
             }

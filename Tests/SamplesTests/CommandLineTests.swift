@@ -57,7 +57,7 @@ import IngestTestSupport
         ("WeatherStation", ["--app-id"], "Missing value for '--app-id <id>'"),
         ("WeatherStation", [], "no app id: pass --app-id (ingest-server prints it) or set DATAINGEST_APP_ID"),
         ("ingest-forward", ["--app-id", "x", "--bogus", "-"], "Unknown option '--bogus'"),
-        ("ingest-forward", ["--app-id", "x", "--format", "xml", "-"], "--format must be plain, json or syslog, not 'xml'"),
+        ("ingest-forward", ["--app-id", "x", "--format", "xml", "-"], "--format must be plain, json, syslog, docker or cri, not 'xml'"),
         ("ingest-forward", ["--app-id", "x", "--batch-lines", "0", "-"], "--batch-lines needs a positive whole number, not '0'"),
         ("ingest-forward", ["--app-id", "x", "--upload-timeout", "soon", "-"], "--upload-timeout needs a positive number, not 'soon'"),
         ("ingest-forward", ["--app-id", "x", "-", "b.log"], "- (standard input) cannot be combined with files"),

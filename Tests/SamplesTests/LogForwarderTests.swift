@@ -427,8 +427,9 @@ import IngestTestSupport
 
     /// A full store (its disk budget, while the server is down) stops the
     /// reading instead of dropping lines: the store stays within its budget,
-    /// the forwarder says so and stops cleanly; the next run, with the server
-    /// back, delivers every line once.
+    /// the forwarder says so (on standard error and as the gauge
+    /// `ingest_forward_reading_paused` in its metrics file) and stops
+    /// cleanly; the next run, with the server back, delivers every line once.
     @Test func aFullStoreBlocksReadingAndLosesNothing() throws {
         let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
@@ -445,18 +446,22 @@ import IngestTestSupport
         ]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-forward"))
-        process.arguments = common + ["--max-pending-bytes", "60000", "--upload-timeout", "1", log]
+        let metrics = directory.path + "/forward.prom"
+        process.arguments = common + ["--max-pending-bytes", "60000", "--upload-timeout", "1", "--metrics-file", metrics, log]
         process.standardOutput = FileHandle(forWritingAtPath: output)
         process.standardError = FileHandle(forWritingAtPath: errors)
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
         #expect(waitFor(60) { count(server) == 200 })
+        func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        #expect(waitFor(10) { text(metrics).contains("\ningest_forward_reading_paused 0\n") }, "\(text(metrics))")
         server.kill9()
         let outage = (0..<3_000).map { "during the outage \($0) with padding to fill the store faster" }
         lines += outage
         try append(log, outage)
-        func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
         #expect(waitFor(60) { text(errors).contains("the store is full") }, "\(text(errors))")
+        #expect(waitFor(10) { text(metrics).contains("\ningest_forward_reading_paused 1\n") }, "\(text(metrics))")
+        #expect(text(metrics).contains("# TYPE dataingest_store_pending_bytes gauge"), "\(text(metrics))")
         // The budget holds: sealed plus active bytes stay within it (plus one commit).
         let store = try FileManager.default.subpathsOfDirectory(atPath: directory.path + "/forward/dataingest")
             .first { $0.hasSuffix("/store") }.map { directory.path + "/forward/dataingest/" + $0 }
