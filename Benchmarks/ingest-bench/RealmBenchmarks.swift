@@ -20,8 +20,7 @@ import RealmSync
 //
 // Sizes: INGEST_BENCH_REALM_OBJECTS (default 100,000), rounded to whole
 // transactions of 100. REALM_SYNC_TESTDATA_DIR: where the recordings are
-// (default ../shared/testdata/realm-sync from the working directory, or
-// /work/shared/testdata/realm-sync).
+// (default ../shared/testdata/realm-sync, from the working directory).
 
 func realmBenchmarks() throws -> [Figure] {
     let environment = ProcessInfo.processInfo.environment

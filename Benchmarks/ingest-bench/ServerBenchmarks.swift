@@ -394,7 +394,10 @@ final class ServerBenchProcess {
         try process.run()
         var line: [UInt8] = []
         let fd = out.fileHandleForReading.fileDescriptor
-        let deadline = nowNanoseconds() + 30_000_000_000
+        // INGEST_BENCH_SERVER_START_SECONDS (default 30): more for a server
+        // under valgrind on a loaded machine.
+        let startSeconds = Double(ProcessInfo.processInfo.environment["INGEST_BENCH_SERVER_START_SECONDS"] ?? "") ?? 30
+        let deadline = nowNanoseconds() + UInt64(max(1, startSeconds) * 1e9)
         while !line.contains(10) && nowNanoseconds() < deadline {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, 100) > 0 else { continue }

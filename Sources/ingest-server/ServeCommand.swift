@@ -90,6 +90,11 @@ struct ServeOptions: ParsableArguments {
         transform: seconds)
     var shutdownGrace: Double?
 
+    @Option(
+        help: ArgumentHelp("Idle time before a Realm sync connection is closed (default 180).", valueName: "seconds"),
+        transform: seconds)
+    var syncIdleTimeout: Double?
+
     @Flag(help: "Serve the /_test/ diagnostic routes (never in production).")
     var enableTestRoutes = false
 
@@ -126,6 +131,11 @@ struct ServeOptions: ParsableArguments {
         if let port { configuration.port = port }
         if let maxInflatedBytes { configuration.limits.maxInflatedBytes = maxInflatedBytes }
         if let maxInflateRatio { configuration.limits.maxInflateRatio = maxInflateRatio }
+        // The Realm sync endpoint takes its limits from the configuration, as
+        // the service is made before the HTTP settings.
+        if let maxConnections { configuration.limits.maxConnections = maxConnections }
+        if let writeTimeout { configuration.limits.writeTimeoutSeconds = writeTimeout }
+        if let syncIdleTimeout { configuration.limits.syncIdleTimeoutSeconds = syncIdleTimeout }
     }
 
     /// The service options the flags set.

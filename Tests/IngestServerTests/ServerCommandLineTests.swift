@@ -19,7 +19,7 @@ struct ServerCommandLineTests {
             "--config", "--data-dir", "--host", "--port", "--workers", "--max-connections", "--max-header-bytes",
             "--max-body-bytes", "--max-inflated-bytes", "--max-inflate-ratio", "--max-concurrent-uploads",
             "--synchronous", "--sink-busy-timeout", "--header-timeout", "--body-timeout", "--keep-alive-timeout",
-            "--write-timeout", "--shutdown-grace", "--enable-test-routes", "--log-level", "apikey",
+            "--write-timeout", "--shutdown-grace", "--sync-idle-timeout", "--enable-test-routes", "--log-level", "apikey",
         ] {
             #expect(result.output.contains(flag), "\(flag) is missing from --help")
         }
@@ -34,7 +34,7 @@ struct ServerCommandLineTests {
         for arguments in [
             ["--bogus"], ["--port"], ["--port", "70000"], ["--port", "x"], ["--workers", "0"],
             ["--max-header-bytes", "100"], ["--synchronous", "SLOW"], ["--header-timeout", "0"],
-            ["--shutdown-grace", "-1"], ["--body-timeout", "inf"], ["--log-level", "loud"], ["extra"],
+            ["--shutdown-grace", "-1"], ["--sync-idle-timeout", "0"], ["--body-timeout", "inf"], ["--log-level", "loud"], ["extra"],
         ] {
             let result = try runIngestServer(arguments + ["--data-dir", directory.path + "/data"])
             #expect(result.status == 2, "\(arguments): \(result.errorOutput)")

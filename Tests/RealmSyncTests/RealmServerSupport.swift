@@ -28,14 +28,15 @@ final class RealmTestServer {
 
     /// - Parameter sharedState: also keep the server's state (users,
     ///   tokens, client files) in that PostgreSQL database, as several servers do.
-    init(postgres: String? = nil, sharedState: Bool = false) throws {
+    /// - Parameter limits: the configuration's `limits` object, as JSON.
+    init(postgres: String? = nil, sharedState: Bool = false, limits: String? = nil) throws {
         directory = try TemporaryDirectory("realm")
         dataPath = directory.path + "/data"
         let sink = postgres.map { #", "sink": { "kind": "postgres", "connection": "\#($0)" }"# } ?? ""
         let state = sharedState ? postgres.map { #""sharedState": { "kind": "postgres", "connection": "\#($0)" },"# } ?? "" : ""
         let config = """
             {
-              "stateDirectory": "\(dataPath)", \(state)
+              "stateDirectory": "\(dataPath)", \(state) \(limits.map { #""limits": \#($0),"# } ?? "")
               "apps": [
                 { "id": "\(Self.appId)", "developmentMode": true, "signingSecret": "\(Self.secret)",
                   "auth": { "anon-user": {}, "local-userpass": {} }\(sink) },

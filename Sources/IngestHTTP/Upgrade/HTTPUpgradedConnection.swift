@@ -81,15 +81,34 @@ public final class HTTPUpgradedConnection: @unchecked Sendable {
     /// - Throws: ``HTTPServerError`` `.timedOut`, `.connectionClosed` (after
     ///   ``close()``) or `.connectionIO` with the `errno`.
     public func read(maxBytes: Int = 64 * 1024, timeout: Double? = nil) throws(HTTPServerError) -> [UInt8] {
-        let buffered = try state.withLock { state throws(HTTPServerError) -> [UInt8] in
-            guard !state.closed else { throw HTTPServerError(.connectionClosed, "the connection is closed") }
-            guard !state.initialBytes.isEmpty else { return [] }
-            let count = min(maxBytes, state.initialBytes.count)
-            let taken = Array(state.initialBytes[..<count])
-            state.initialBytes.removeFirst(count)
-            return taken
+        var bytes = [UInt8](repeating: 0, count: max(1, maxBytes))
+        var failure: HTTPServerError?
+        let count: Int = bytes.withUnsafeMutableBytes { buffer -> Int in
+            do throws(HTTPServerError) { return try read(into: buffer, timeout: timeout) } catch {
+                failure = error
+                return 0
+            }
         }
-        if !buffered.isEmpty { return buffered }
+        if let failure { throw failure }
+        bytes.removeSubrange(count...)
+        return bytes
+    }
+
+    /// ``read(maxBytes:timeout:)`` into the caller's memory, which a session
+    /// reuses for every read (a fresh array per read is an allocation and
+    /// zero-filling of its whole size). Returns the number of bytes read,
+    /// 0 at end of input.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Double? = nil) throws(HTTPServerError) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        let buffered = try state.withLock { state throws(HTTPServerError) -> Int in
+            guard !state.closed else { throw HTTPServerError(.connectionClosed, "the connection is closed") }
+            guard !state.initialBytes.isEmpty else { return 0 }
+            let count = min(buffer.count, state.initialBytes.count)
+            state.initialBytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: count) }
+            state.initialBytes.removeFirst(count)
+            return count
+        }
+        if buffered > 0 { return buffered }
         if let timeout {
             var pfd = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
             let deadline = monotonicNanos() + nanos(timeout)
@@ -101,15 +120,11 @@ public final class HTTPUpgradedConnection: @unchecked Sendable {
                 if rc < 0 && errno != EINTR { throw HTTPServerError(.connectionIO, "poll failed", errno: errno) }
             }
         }
-        var bytes = [UInt8](repeating: 0, count: max(1, maxBytes))
         while true {
-            let n = bytes.withUnsafeMutableBytes { recv(fileDescriptor, $0.baseAddress, $0.count, 0) }
-            if n >= 0 {
-                bytes.removeSubrange(n...)
-                return bytes
-            }
+            let n = recv(fileDescriptor, base, buffer.count, 0)
+            if n >= 0 { return n }
             if errno == EINTR { continue }
-            if errno == ECONNRESET || errno == ENOTCONN || errno == EPIPE { return [] }
+            if errno == ECONNRESET || errno == ENOTCONN || errno == EPIPE { return 0 }
             throw HTTPServerError(.connectionIO, "recv failed", errno: errno)
         }
     }

@@ -209,5 +209,6 @@ extension ServerConfiguration.Limits {
         if let value = try reader.seconds("keepAliveTimeoutSeconds") { keepAliveTimeoutSeconds = value }
         if let value = try reader.seconds("writeTimeoutSeconds") { writeTimeoutSeconds = value }
         if let value = try reader.seconds("shutdownGraceSeconds") { shutdownGraceSeconds = value }
+        if let value = try reader.seconds("syncIdleTimeoutSeconds") { syncIdleTimeoutSeconds = value }
     }
 }

@@ -87,6 +87,9 @@ package struct ServerConfiguration: Sendable {
         package var writeTimeoutSeconds: Double = 30
         /// Seconds graceful shutdown waits for in-flight requests. Default 10.
         package var shutdownGraceSeconds: Double = 10
+        /// Seconds a Realm sync connection may stay silent before the server
+        /// closes it with 1001 (Realm clients ping every minute). Default 180.
+        package var syncIdleTimeoutSeconds: Double = 180
 
         /// Creates limits with the defaults above.
         package init() {}

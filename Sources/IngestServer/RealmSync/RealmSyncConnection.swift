@@ -276,7 +276,7 @@ package final class RealmSyncConnection {
         // A changeset with no objects (the schema) writes nothing.
         guard !result.objects.isEmpty || !result.rejected.isEmpty else { return .stored([]) }
         let key = SegmentKey.realm(fileIdent: fileIdent, clientVersion: changeset.clientVersion)
-        let objects = result.objects.map { (collection: $0.className, document: $0.document) }
+        let objects = result.objects.map { (collection: $0.className, bson: $0.bson) }
         let rejected = result.rejected.map { (collection: $0.className, id: $0.primaryKey.displayText, reason: $0.reason) }
         let all = result.objects.map(\.primaryKey) + result.rejected.map(\.primaryKey)
         let clientSchema = session.ingestor.schemaMode == .development ? session.ingestor.schema : nil

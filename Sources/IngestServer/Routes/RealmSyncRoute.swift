@@ -136,12 +136,25 @@ extension RealmSyncService {
 /// as binary frames (a write that stalls past the write timeout closes the
 /// connection), answers pings and the close handshake, and says goodbye
 /// (1001) when the server shuts down.
+///
+/// A shutdown never cuts a message off: one being handled (an upload whose
+/// sink transaction is running) is finished and answered first, then the
+/// goodbye follows; a message read after the goodbye is not handled. So an
+/// upload in flight at a shutdown is either acknowledged or not stored.
 struct WebSocketSession {
     let service: RealmSyncService
     let connection: HTTPUpgradedConnection
     let sync: RealmSyncConnection
     /// Writes come from the session thread and from the shutdown callback.
     private let writeLock = Lock()
+
+    /// Whether a message is being handled, and whether the server is stopping.
+    struct Phase {
+        var handling = false
+        var stopping = false
+    }
+    private let phase = LockedBox(Phase())
+    static let goodbye = "the server is restarting"
 
     init(service: RealmSyncService, connection: HTTPUpgradedConnection, sync: RealmSyncConnection) {
         self.service = service
@@ -154,33 +167,64 @@ struct WebSocketSession {
         _ = setsockopt(connection.fileDescriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connection = self.connection
         let writeLock = self.writeLock
+        let phase = self.phase
         connection.onShutdown = {
+            // While a message is handled, the session thread says goodbye after its answer.
+            let now = phase.withLock { phase -> Bool in
+                phase.stopping = true
+                return !phase.handling
+            }
+            guard now else { return }
             writeLock.withLock {
-                try? connection.write(WebSocketFrameEncoder.closeFrame(code: .goingAway, reason: "the server is restarting"))
+                try? connection.write(WebSocketFrameEncoder.closeFrame(code: .goingAway, reason: Self.goodbye))
             }
             connection.closeGracefully()
         }
         var reader = WebSocketMessageReader(configuration: .init(maxMessageBytes: service.configuration.maxMessageBytes))
+        // One buffer for every read of the connection.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let bytes: [UInt8]
+            let count: Int
             do {
-                bytes = try connection.read(maxBytes: 256 * 1024, timeout: service.configuration.idleTimeoutSeconds)
+                count = try connection.read(into: buffer, timeout: service.configuration.idleTimeoutSeconds)
             } catch {
-                if error.code == .timedOut { close(.goingAway, "idle for \(Int(service.configuration.idleTimeoutSeconds)) s") }
+                if error.code == .timedOut {
+                    let seconds = service.configuration.idleTimeoutSeconds
+                    close(.goingAway, "idle for \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s")
+                }
                 return
             }
-            if bytes.isEmpty { return }
-            reader.append(bytes)
+            if count == 0 { return }
+            reader.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             do {
                 while let event = try reader.next() {
                     switch event {
                     case .binary(let message):
+                        // After the goodbye nothing more is handled (its answer could not be sent).
+                        let stopping = phase.withLock { phase -> Bool in
+                            phase.handling = !phase.stopping
+                            return phase.stopping
+                        }
+                        if stopping {
+                            waitForClose()
+                            return
+                        }
                         let reply = sync.receive(message)
                         var out: [UInt8] = []
                         for answer in reply.messages { WebSocketFrameEncoder.append(.binary, payload: answer.encoded(), to: &out) }
-                        guard send(out) else { return }
+                        let sent = send(out)
+                        let stopped = phase.withLock { phase -> Bool in
+                            phase.handling = false
+                            return phase.stopping
+                        }
+                        guard sent else { return }
                         if reply.close {
                             close(.policyViolation, "sync protocol error")
+                            return
+                        }
+                        if stopped {
+                            close(.goingAway, Self.goodbye)
                             return
                         }
                     case .text:
@@ -217,6 +261,11 @@ struct WebSocketSession {
     private func close(_ code: WebSocketCloseCode, _ reason: String) {
         _ = send(WebSocketFrameEncoder.closeFrame(code: code, reason: reason))
         connection.closeGracefully()
+        waitForClose()
+    }
+
+    /// Reads until the client closes its side (bounded: 2 s per read, 64 reads).
+    private func waitForClose() {
         for _ in 0..<64 {
             guard let bytes = try? connection.read(maxBytes: 64 * 1024, timeout: 2), !bytes.isEmpty else { return }
         }

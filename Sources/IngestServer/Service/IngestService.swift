@@ -136,6 +136,7 @@ package final class IngestService: Sendable {
         let http = configuration.httpServerConfiguration
         realmConfiguration.maxConnections = http.maxConnections
         realmConfiguration.writeTimeoutSeconds = http.writeTimeout
+        realmConfiguration.idleTimeoutSeconds = configuration.limits.syncIdleTimeoutSeconds
         realmSync = RealmSyncService(uploads: uploads, auth: auth, configuration: realmConfiguration, logger: options.logger)
         startedAt = Date().timeIntervalSince1970
         for app in apps { metrics.register(app: app.id) }

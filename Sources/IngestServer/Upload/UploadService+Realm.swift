@@ -14,7 +14,7 @@ extension UploadService {
     /// ```swift
     /// let key = SegmentKey.realm(fileIdent: 7, clientVersion: 12)
     /// let result = try uploads.ingestRealmChangeset(appId: appId, claims: claims, key: key,
-    ///                                               objects: [("SensorReading", document)], clientSchema: learned,
+    ///                                               objects: [("SensorReading", bson)], clientSchema: learned,
     ///                                               createdAtMillis: now)
     /// let rejected = try result.answer().rejectedObjects   // index: the object's position in `objects`
     /// ```
@@ -33,7 +33,7 @@ extension UploadService {
     /// - Throws: ``UploadError`` as ``upload(appId:token:body:)`` (nothing was written).
     package func ingestRealmChangeset(
         appId: String, claims: AccessClaims, key: SegmentKey,
-        objects: [(collection: String, document: BSONDocument)],
+        objects: [(collection: String, bson: [UInt8])],
         rejected: [(collection: String, id: String, reason: String)] = [],
         clientSchema: Schema?, createdAtMillis: Int64
     ) throws(UploadError) -> UploadResult {
@@ -51,9 +51,8 @@ extension UploadService {
             records.reserveCapacity(objects.count)
             var bytes = 0
             for (index, object) in objects.enumerated() {
-                let encoded = object.document.bsonBytes()
-                bytes += encoded.count
-                records.append(SegmentRecord(index: index, collection: object.collection, document: encoded))
+                bytes += object.bson.count
+                records.append(SegmentRecord(index: index, collection: object.collection, document: object.bson))
             }
             metrics.uploadBytes.increment([appId, "inflated"], by: Double(bytes))
             var batch = IngestBatch(

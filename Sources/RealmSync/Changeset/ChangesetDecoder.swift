@@ -200,7 +200,8 @@ public struct ChangesetDecoder: Sendable {
                 message: "a path of \(count) elements; at most \(limits.maxPathLength) are accepted")
         }
         var path: [PathElement] = []
-        path.reserveCapacity(Int(count))
+        // Most paths are empty: reserving nothing would still allocate.
+        if count > 0 { path.reserveCapacity(Int(count)) }
         for _ in 0..<count {
             let elementOffset = offset
             let element = try int64("a path element")
@@ -262,14 +263,8 @@ public struct ChangesetDecoder: Sendable {
                     message: "timestamp nanoseconds \(nanoseconds) with seconds \(seconds)")
             }
             return .timestamp(seconds: seconds, nanoseconds: Int32(nanoseconds))
-        case .float:
-            let raw = try rawBytes(4, "a float")
-            return .float(Float(bitPattern: UInt32(raw[0]) | UInt32(raw[1]) << 8 | UInt32(raw[2]) << 16 | UInt32(raw[3]) << 24))
-        case .double:
-            let raw = try rawBytes(8, "a double")
-            var bits: UInt64 = 0
-            for index in (0..<8).reversed() { bits = bits << 8 | UInt64(raw[index]) }
-            return .double(Double(bitPattern: bits))
+        case .float: return .float(Float(bitPattern: UInt32(truncatingIfNeeded: try littleEndian(4, "a float"))))
+        case .double: return .double(Double(bitPattern: try littleEndian(8, "a double")))
         case .decimal: return .decimal(try decimal())
         case .link:
             let table = try interned("a link target")
@@ -327,6 +322,16 @@ public struct ChangesetDecoder: Sendable {
         for index in offset + 8..<offset + 12 { low = low << 8 | UInt32(bytes[index]) }
         offset += 12
         return ObjectId(high: high, low: low)
+    }
+
+    /// `count` raw bytes as a little-endian integer, read in place (an
+    /// array per float or double cost an allocation per value).
+    private mutating func littleEndian(_ count: Int, _ what: StaticString) throws(ChangesetError) -> UInt64 {
+        guard bytes.count - offset >= count else { throw truncated(offset, what) }
+        var bits: UInt64 = 0
+        for index in (offset..<offset + count).reversed() { bits = bits << 8 | UInt64(bytes[index]) }
+        offset += count
+        return bits
     }
 
     private mutating func uuid() throws(ChangesetError) -> UUID {

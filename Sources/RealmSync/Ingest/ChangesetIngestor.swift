@@ -97,7 +97,7 @@ public struct ChangesetIngestor: Sendable {
         var schemaChanged = false
         while let instruction = try next() {
             if try applySchema(instruction, changed: &schemaChanged) {
-                build.schema = schema
+                build.schemaChanged(schema)
                 continue
             }
             try build.apply(instruction)
@@ -129,10 +129,29 @@ struct ObjectBuild {
     private var objects: [Key: ObjectNode] = [:]
     private var order: [Key] = []
     private var problems: [Key: String] = [:]
+    /// The classes objects were made of, each laid out once per changeset
+    /// (and again after a schema change).
+    private var layouts: [String: ClassLayout] = [:]
+    /// The object the last instruction touched: a changeset sets one
+    /// object's fields one after another, so this saves a hash lookup per field.
+    private var last: (table: String, object: PrimaryKey, node: ObjectNode)?
 
     init(schema: Schema, limit: Int) {
         self.schema = schema
         counter = ValueCounter(limit: limit)
+    }
+
+    /// Replaces the schema (after a schema instruction); objects already made keep their class's old layout.
+    mutating func schemaChanged(_ schema: Schema) {
+        self.schema = schema
+        layouts = [:]
+    }
+
+    private mutating func layout(of objectSchema: ObjectSchema) -> ClassLayout {
+        if let layout = layouts[objectSchema.className] { return layout }
+        let layout = ClassLayout(objectSchema)
+        layouts[objectSchema.className] = layout
+        return layout
     }
 
     mutating func apply(_ instruction: Instruction) throws(RealmIngestError) {
@@ -145,6 +164,7 @@ struct ObjectBuild {
             let key = Key(table: table, object: object)
             if objects[key] != nil {
                 objects[key] = nil
+                last = nil
                 order.removeAll { $0 == key }
                 problems[key] = nil
                 return
@@ -196,45 +216,28 @@ struct ObjectBuild {
     func finish() throws(RealmIngestError) -> ChangesetIngestResult {
         var counter = self.counter
         var result = ChangesetIngestResult()
+        result.objects.reserveCapacity(order.count)
+        var capacity = 256
         for key in order {
             guard let node = objects[key] else { continue }
             if let reason = problems[key] {
                 result.rejected.append(RejectedObject(className: key.table, primaryKey: key.object, reason: reason))
                 continue
             }
-            let document = try node.document(counter: &counter)
-            if let path = Self.keyWithNul(in: document) {
+            // Sized like the one before it: objects of a changeset are mostly alike.
+            let (bytes, nulInKey) = try node.bsonBytes(counter: &counter, capacity: capacity)
+            if nulInKey {
+                let path = node.keyWithNul(path: "") ?? "a key"
                 result.rejected.append(
                     RejectedObject(
                         className: key.table, primaryKey: key.object,
                         reason: "\(path): a field name or map key with a NUL byte, which BSON cannot store"))
                 continue
             }
-            result.objects.append(IngestedObject(className: key.table, primaryKey: key.object, document: document))
+            capacity = bytes.count
+            result.objects.append(IngestedObject(className: key.table, primaryKey: key.object, bson: bytes))
         }
         return result
-    }
-
-    /// The path of the first key holding a NUL byte (BSON keys are C strings).
-    static func keyWithNul(in document: BSONDocument, path: String = "") -> String? {
-        for (key, value) in document {
-            let here = path.isEmpty ? key : "\(path).\(key)"
-            if key.utf8.contains(0) { return here.debugDescription }
-            if let found = keyWithNul(in: value, path: here) { return found }
-        }
-        return nil
-    }
-
-    static func keyWithNul(in value: BSON, path: String) -> String? {
-        switch value {
-        case .document(let document): return keyWithNul(in: document, path: path)
-        case .array(let elements):
-            for (index, element) in elements.enumerated() {
-                if let found = keyWithNul(in: element, path: "\(path)[\(index)]") { return found }
-            }
-            return nil
-        default: return nil
-        }
     }
 
     // MARK: Objects
@@ -267,21 +270,26 @@ struct ObjectBuild {
         let key = Key(table: table, object: object)
         guard objects[key] == nil else { return }  // CreateObject on an existing object changes nothing
         let objectSchema = try objectSchema(of: table, for: "create an object in")
-        let node = ObjectNode(schema: objectSchema)
-        let primaryKeyName = objectSchema.primaryKey ?? "_id"
+        let layout = layout(of: objectSchema)
+        let node = ObjectNode(layout: layout)
         switch object {
         case .globalKey:
             throw RealmIngestError(.invalidInstruction, table: table, message: "an object of \(table) has a GlobalKey, not a primary key")
         default:
-            node.set(primaryKeyName, .scalar(Self.bson(object)))
+            node.set(layout.primaryKeyName, .scalar(Self.bson(object)))
         }
         try counter.add(1)
         objects[key] = node
         order.append(key)
+        last = (table, object, node)
     }
 
-    private func root(_ path: ObjectPath) throws(RealmIngestError) -> ObjectNode {
-        if let node = objects[Key(table: path.table, object: path.object)] { return node }
+    private mutating func root(_ path: ObjectPath) throws(RealmIngestError) -> ObjectNode {
+        if let last, last.object == path.object, last.table == path.table { return last.node }
+        if let node = objects[Key(table: path.table, object: path.object)] {
+            last = (path.table, path.object, node)
+            return node
+        }
         let objectSchema = try objectSchema(of: path.table, for: "change an object of")
         throw RealmIngestError(
             .invalidInstruction, table: path.table, field: path.field,
@@ -293,7 +301,7 @@ struct ObjectBuild {
     // MARK: Paths
 
     private enum Location {
-        case field(ObjectNode, String)
+        case field(ObjectNode, FieldKey)
         case element(ListNode, Int)
         case entry(DictionaryNode, String)
     }
@@ -306,8 +314,9 @@ struct ObjectBuild {
     /// elements, and the property that describes the value there.
     private mutating func resolve(_ path: ObjectPath, count: Int) throws(RealmIngestError) -> (Location, Property?) {
         let node = try root(path)
-        var location = Location.field(node, path.field)
-        var context = node.schema?[property: path.field]
+        let key = node.key(path.field)
+        var location = Location.field(node, key)
+        var context = node.property(key)
         for element in path.path.prefix(count) {
             let value = try existingOrNew(location, context, path)
             switch (element, value) {
@@ -318,9 +327,10 @@ struct ObjectBuild {
                 location = .element(list, Int(index))
             case (.key(let key), .dictionary(let dictionary)):
                 location = .entry(dictionary, key)
-            case (.key(let key), .object(let object)):
+            case (.key(let name), .object(let object)):
+                let key = object.key(name)
                 location = .field(object, key)
-                context = object.schema?[property: key]
+                context = object.property(key)
             default:
                 throw invalid(path, "the path does not lead to a value")
             }
@@ -330,7 +340,7 @@ struct ObjectBuild {
 
     private func value(at location: Location) -> TreeValue? {
         switch location {
-        case .field(let node, let name): return node.fields[name]
+        case .field(let node, let key): return node[key]
         case .element(let list, let index): return list.items[index]
         case .entry(let dictionary, let key): return dictionary.entries[key]
         }
@@ -338,7 +348,7 @@ struct ObjectBuild {
 
     private func store(_ value: TreeValue, at location: Location) {
         switch location {
-        case .field(let node, let name): node.set(name, value)
+        case .field(let node, let key): node.set(key, value)
         case .element(let list, let index): list.items[index] = value
         case .entry(let dictionary, let key): dictionary.entries[key] = value
         }
@@ -384,11 +394,10 @@ struct ObjectBuild {
         let path = update.path
         let node = try root(path)
         if path.path.isEmpty {
-            if path.field == (node.schema?.primaryKey ?? "_id") {
-                throw invalid(path, "an Update of the primary key")
-            }
+            let key = node.key(path.field)
+            if node.isPrimaryKey(key) { throw invalid(path, "an Update of the primary key") }
             if case .erased = update.value { throw invalid(path, "Erased on a field") }
-            node.set(path.field, try convert(update.value, node.schema?[property: path.field], path))
+            node.set(key, try convert(update.value, node.property(key), path))
             return
         }
         let (parentLocation, parentContext) = try resolve(path, count: path.path.count - 1)
@@ -406,9 +415,10 @@ struct ObjectBuild {
             } else {
                 dictionary.entries[key] = try convert(update.value, parentContext, path)
             }
-        case (.key(let key), .object(let object)):
+        case (.key(let name), .object(let object)):
             if case .erased = update.value { throw invalid(path, "Erased on an embedded object's field") }
-            object.set(key, try convert(update.value, object.schema?[property: key], path))
+            let key = object.key(name)
+            object.set(key, try convert(update.value, object.property(key), path))
         default:
             throw invalid(path, "the path does not lead to a value")
         }
@@ -450,13 +460,13 @@ struct ObjectBuild {
         try counter.add(1)
         switch payload {
         case .objectValue:
-            guard let context else { return .object(ObjectNode(schema: nil)) }
+            guard let context else { return .object(ObjectNode(layout: nil)) }
             guard context.type == .object, let target = context.objectClassName, let targetSchema = schema[target],
                 targetSchema.kind == .embedded
             else {
                 throw invalid(path, "an embedded object where the schema has \(context.typeDescription)")
             }
-            return .object(ObjectNode(schema: targetSchema))
+            return .object(ObjectNode(layout: layout(of: targetSchema)))
         case .list: return .list(ListNode())
         case .set: return .set(ListNode())
         case .dictionary: return .dictionary(DictionaryNode())

@@ -11,14 +11,27 @@ public struct IngestedObject: Sendable, Hashable {
     public var className: String
     /// The object's primary key as the changeset named it.
     public var primaryKey: PrimaryKey
-    /// The document, fields in schema order (unknown fields after them).
-    public var document: BSONDocument
+    /// The document's BSON encoding, fields in schema order (unknown fields
+    /// after them): written straight from the changeset, so that the server
+    /// stores it without building a ``BSONDocument`` first.
+    public var bson: [UInt8]
 
-    /// An object.
-    public init(className: String, primaryKey: PrimaryKey, document: BSONDocument) {
+    /// The document (decoded from ``bson``).
+    public var document: BSONDocument {
+        // The ingestor's own encoding: it always decodes.
+        (try? BSONDocument(bson: bson)) ?? BSONDocument()
+    }
+
+    /// An object from its encoded document.
+    public init(className: String, primaryKey: PrimaryKey, bson: [UInt8]) {
         self.className = className
         self.primaryKey = primaryKey
-        self.document = document
+        self.bson = bson
+    }
+
+    /// An object from its document.
+    public init(className: String, primaryKey: PrimaryKey, document: BSONDocument) {
+        self.init(className: className, primaryKey: primaryKey, bson: document.bsonBytes())
     }
 }
 
