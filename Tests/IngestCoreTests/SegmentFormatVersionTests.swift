@@ -69,7 +69,7 @@ import IngestSupport
         #expect(header.segmentNumber == 7 && header.createdAtMillis == 1_764_000_000_123)
         let records = events.compactMap { if case .record(let r) = $0 { return r } else { return nil } }
         #expect(records.map(\.collection) == ["WeatherSensor", "WeatherSensor", "WeatherSensor"])
-        #expect(records.map { $0.document[10] } == [1, 2, 3])  // the int32 n
+        #expect(records.map { $0.document[7] } == [1, 2, 3])  // the int32 n
         let commits = events.compactMap { if case .commit(let c) = $0 { return c } else { return nil } }
         #expect(
             commits == [
