@@ -34,7 +34,8 @@ struct Options: ParsableCommand {
 let groups: [(name: String, run: () throws -> [Figure])] = [
     ("bson", bsonBenchmarks),
     ("create", createBenchmarks),
-    ("store", { try storeBenchmarks() }),
+    // INGEST_BENCH_STORE_SCALE (default 1) scales the object counts, for runs under valgrind.
+    ("store", { try storeBenchmarks(scale: ProcessInfo.processInfo.environment["INGEST_BENCH_STORE_SCALE"].flatMap(Double.init) ?? 1) }),
     ("sync", syncBenchmarks),
     ("server", serverBenchmarks),
     ("sinks", sinkBenchmarks),

@@ -10,7 +10,13 @@ development server, so it stays true.
 
     python3 Docs/examples/segment_client.py http://127.0.0.1:9090 dev-k3v9x0qa [MODE]
 
+It writes segment format version 1 (frame checksums with `zlib.crc32`),
+which servers keep accepting; MODE `version-2` writes the same segment as
+version 2 (CRC-32C, computed bit by bit below, since the standard library
+has none).
+
 MODE is `declared` (the default: one Station with the schema above),
+`version-2` (the same as format version 2),
 `out-of-range` (its temperature does not fit a float), `unreadable-schema`
 (a schema document of another shape), `empty` (a sealed segment with no
 transaction: header and end frame only) or `trailing-bytes` (bytes after the
@@ -77,23 +83,37 @@ def document(fields):
 MAGIC = b"DISEG\r\n\x1a"
 
 
-def frame(frame_type, payload):
+def crc32c(data):
+    """CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), bit by bit."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+# Format version 1 checks frames with CRC-32, version 2 with CRC-32C.
+CHECKSUMS = {1: zlib.crc32, 2: crc32c}
+
+
+def frame(frame_type, payload, version=1):
     head = bytes([frame_type]) + struct.pack("<I", len(payload)) + payload
-    return head + struct.pack("<I", zlib.crc32(head))
+    return head + struct.pack("<I", CHECKSUMS[version](head))
 
 
-def sealed_segment(store_id, number, schema, transactions):
+def sealed_segment(store_id, number, schema, transactions, version=1):
     """The gzip file of one sealed segment; `transactions` is a list of lists of (collection, object)."""
-    header = struct.pack("<HH", 1, 0) + store_id.bytes + struct.pack("<Qq", number, int(time.time() * 1000)) + schema
-    stream = MAGIC + frame(0x48, header)
+    header = struct.pack("<HH", version, 0) + store_id.bytes + struct.pack("<Qq", number, int(time.time() * 1000)) + schema
+    stream = MAGIC + frame(0x48, header, version)
     records = 0
     for index, objects in enumerate(transactions):
         for collection, fields in objects:
             name = collection.encode("utf-8")
-            stream += frame(0x52, struct.pack("<H", len(name)) + name + document(fields))
-        stream += frame(0x43, struct.pack("<QI", (number << 32) | index, len(objects)))
+            stream += frame(0x52, struct.pack("<H", len(name)) + name + document(fields), version)
+        stream += frame(0x43, struct.pack("<QI", (number << 32) | index, len(objects)), version)
         records += len(objects)
-    stream += frame(0x45, struct.pack("<QQ", records, len(transactions)))
+    stream += frame(0x45, struct.pack("<QQ", records, len(transactions)), version)
     return gzip.compress(stream)
 
 
@@ -156,7 +176,7 @@ def main():
         schema = document(SCHEMA)
     temperature = 1e300 if mode == "out-of-range" else 21.25
     transactions = [] if mode == "empty" else [[("Station", station(temperature))]]
-    segment = sealed_segment(uuid.uuid4(), 1, schema, transactions)
+    segment = sealed_segment(uuid.uuid4(), 1, schema, transactions, version=2 if mode == "version-2" else 1)
     if mode == "trailing-bytes":
         segment += b"not gzip"
     status, body = call(base_url, "POST", f"/api/client/v2.0/app/{app_id}/ingest", segment,

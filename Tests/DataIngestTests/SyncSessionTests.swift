@@ -11,7 +11,7 @@ import IngestTestSupport
 /// requests: network errors before sending, answers lost after the server
 /// stored the segment, and synthetic 503/500 answers.
 final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a LockedBox
-    enum Fault { case refuseConnection, loseAnswer, status503(retryAfter: Int), status500 }
+    enum Fault { case refuseConnection, loseAnswer, status503(retryAfter: Int), status500, olderServer }
     struct State {
         var faults: [Fault] = []
         var uploadTimes: [Double] = []
@@ -42,6 +42,11 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
                 body: Data(#"{"error":"injected","error_code":"sink_unavailable"}"#.utf8))
         case .status500:
             return TransportResponse(status: 500, body: Data(#"{"error":"injected","error_code":"sink_error"}"#.utf8))
+        case .olderServer:
+            // What a server that reads only segment format version 1 answers.
+            return TransportResponse(
+                status: 400,
+                body: Data(#"{"error":"segment format version 2 is not supported","error_code":"unsupported_segment_version"}"#.utf8))
         }
     }
 }
@@ -74,6 +79,31 @@ final class FaultyTransport: SyncTransport, @unchecked Sendable {  // state in a
         let times = state.uploadTimes
         #expect(times.count >= 6)
         if times.count >= 6 { #expect(times[5] - times[4] >= 1.0) }
+    }
+
+    /// A server older than the client's segment format (it answers `400
+    /// unsupported_segment_version`) does not cost the client its data: the
+    /// segment stays on disk, `serverTooOld` is reported, the upload is
+    /// retried with backoff, and nothing goes to quarantine.
+    @Test func aServerTooOldForTheSegmentFormatLeavesTheSegmentsOnDisk() async throws {
+        let directory = try TemporaryDirectory("sync")
+        let server = try SyncTestServer(in: directory.path)
+        let appId = server.developmentAppId
+        let transport = FaultyTransport([.olderServer, .olderServer])
+        let app = makeTestApp(id: appId, server: server, directory: directory.path, transport: transport) {
+            $0.sync.maxUploadsInFlight = 1
+        }
+        let errors = ErrorCollector()
+        errors.install(on: app)
+        let user = try await app.login(credentials: .anonymous)
+        let realm = try openSyncedRealm(user)
+        try writeReadings(realm, 0..<200, perTransaction: 20)
+        try await user.session.wait(for: .upload, timeout: 60)
+        try server.expectExactlyOnce(appId, table: "SyncReading", count: 200)
+        #expect(transport.state.withLock { $0.injected } == 2)
+        let tooOld = errors.errors.filter { $0.code == .serverTooOld }
+        #expect(tooOld.count == 2 && tooOld.allSatisfy { $0.serverCode == "unsupported_segment_version" })
+        #expect(try user.session.quarantine().count == 0)
     }
 
     @Test func aSchemaViolationIsQuarantinedAndReportedWhileLaterSegmentsFlow() async throws {

@@ -15,7 +15,7 @@ import IngestSupport
         var bytes: [UInt8] = []
         let start = SegmentFormat.beginFrame(type, to: &bytes)
         bytes += payload
-        SegmentFormat.endFrame(start: start, to: &bytes)
+        SegmentFormat.endFrame(start: start, version: SegmentFormat.version, to: &bytes)
         return bytes
     }
 

@@ -119,11 +119,11 @@ final class ByteSink: @unchecked Sendable {  // used by one test thread only
             let length = u32(offset + 1)
             let payload = offset + 5
             let crc = UInt32(u32(payload + length))
-            #expect(crc == CRC32.checksum(Array(plain[offset..<(payload + length)])))
+            #expect(crc == CRC32C.checksum(Array(plain[offset..<(payload + length)])))  // version 2: CRC-32C
             types.append(type)
             switch type {
             case 0x48:  // H
-                #expect(u16(payload) == 1)
+                #expect(u16(payload) == 2)
                 #expect(u16(payload + 2) == 0)
                 #expect(Array(plain[(payload + 4)..<(payload + 20)]) == Self.storeId.bytes)
                 #expect(u64(payload + 20) == 7)

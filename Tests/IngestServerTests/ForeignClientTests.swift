@@ -9,7 +9,9 @@ import IngestTestSupport
 /// list, embedded and optional embedded properties in the segment header;
 /// the development server learns them as declared, applies `float`'s range
 /// (`outOfRange`), and refuses a schema document it cannot read with
-/// `400 malformed_schema`, writing nothing.
+/// `400 malformed_schema`, writing nothing. The script writes segment
+/// format version 1 (CRC-32) and, in its `version-2` mode, version 2
+/// (CRC-32C): the server reads both.
 @Suite("A client in another language", .serialized)
 struct ForeignClientTests {
     var script: String {
@@ -84,6 +86,13 @@ struct ForeignClientTests {
         #expect(trailing.status == 400)
         #expect(trailing.body["error_code"] as? String == "malformed_gzip", "\(trailing.body)")
         #expect(try sqliteRows(sink, "SELECT count(*) FROM _dataingest_receipts") == [["3"]])
+
+        // Segment format version 2 (CRC-32C frames, computed by the script
+        // from Docs/SegmentFormat.md): accepted like version 1 above.
+        let versionTwo = try #require(try run(server, app: appId, "version-2"))
+        #expect(versionTwo.status == 200, "\(versionTwo.body)")
+        #expect((versionTwo.body["accepted"] as? NSNumber)?.intValue == 1, "\(versionTwo.body)")
+        #expect(try sqliteRows(sink, "SELECT count(*) FROM Station") == [["2"]])
     }
 
     /// The example of Docs/SegmentFormat.md ("The schema document"), read

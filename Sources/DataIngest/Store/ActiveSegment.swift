@@ -11,6 +11,10 @@ import Glibc
 final class ActiveSegment: @unchecked Sendable {
     let number: UInt64
     let path: String
+    /// The segment format version of its header: ``SegmentFormat/version``
+    /// for a segment this code created, possibly 1 for one recovered at open
+    /// (sealed as it is, with an end frame of its own version).
+    let formatVersion: UInt16
     /// Open for appending while active; -1 for a leftover found at open.
     let fd: Int32
     /// Bytes (in the file, encrypted or not) up to the end of the last committed transaction.
@@ -40,10 +44,11 @@ final class ActiveSegment: @unchecked Sendable {
 
     init(
         number: UInt64, path: String, fd: Int32, size: Int, recordCount: Int = 0, transactionCount: Int = 0,
-        cipher: SegmentCipher? = nil
+        cipher: SegmentCipher? = nil, formatVersion: UInt16 = SegmentFormat.version
     ) {
         self.number = number
         self.path = path
+        self.formatVersion = formatVersion
         self.fd = fd
         self.size = size
         self.cipher = cipher

@@ -188,6 +188,7 @@ extension SegmentStore {
         var records = 0
         var transactions = 0
         var headerRead = false
+        var formatVersion = SegmentFormat.version
         var cursors = CursorTable()
         var scanError: Error?
         var decrypting: DecryptingByteSource?
@@ -201,6 +202,7 @@ extension SegmentStore {
             }
             let reader = try SegmentReader(source: source, requiresEnd: false)
             headerRead = true
+            formatVersion = reader.header.formatVersion
             defer {
                 validLength =
                     decrypting.map { $0.fileOffset(forPlaintextOffset: reader.offsetAfterLastCommit) }
@@ -244,7 +246,8 @@ extension SegmentStore {
             guard rc == 0 else { throw SegmentStoreError.io("cutting a torn active segment", path: path, errno: -rc) }
         }
         let segment = ActiveSegment(
-            number: number, path: path, fd: -1, size: validLength, recordCount: records, transactionCount: transactions)
+            number: number, path: path, fd: -1, size: validLength, recordCount: records, transactionCount: transactions,
+            formatVersion: formatVersion)
         segment.cursors = cursors
         return segment
     }

@@ -116,7 +116,8 @@ extension SegmentStore {
                     path: segment.path)
             }
             var end: [UInt8] = []
-            SegmentFormat.appendEnd(recordCount: segment.recordCount, transactionCount: segment.transactionCount, to: &end)
+            SegmentFormat.appendEnd(
+                recordCount: segment.recordCount, transactionCount: segment.transactionCount, version: segment.formatVersion, to: &end)
             try deflater.compress(end, appendingTo: &output)
             try deflater.finish(appendingTo: &output)
             try drain(true)

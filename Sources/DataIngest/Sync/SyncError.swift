@@ -25,6 +25,10 @@ public struct SyncError: Error, Sendable, CustomStringConvertible, LocalizedErro
         /// The server refused the whole segment permanently (4xx other than
         /// 401/408/429); its objects are in quarantine.
         public static let segmentRejected = Code("segmentRejected")
+        /// The server does not read this client's segment format version
+        /// (`unsupported_segment_version`): the segments stay on disk and
+        /// are retried with backoff until the server is upgraded.
+        public static let serverTooOld = Code("serverTooOld")
         /// The refresh token is no longer valid: log the user in again. The
         /// data waits on disk.
         public static let invalidSession = Code("invalidSession")

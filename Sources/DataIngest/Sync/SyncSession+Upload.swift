@@ -114,6 +114,15 @@ extension SyncSession {
                 } catch {
                     await authFailed(error, backoff: &backoff)
                 }
+            case 400 where response.serverError?.code == "unsupported_segment_version":
+                // A server older than this client's segment format: the segment
+                // is fine and stays on disk until the server is upgraded.
+                report(
+                    SyncError(
+                        .serverTooOld,
+                        "the server does not read segment format version \(SegmentFormat.version) (segment \(segment.number)); upgrade the server, the data waits on disk",
+                        segmentNumber: segment.number, httpStatus: 400, serverCode: "unsupported_segment_version"))
+                await backOff(backoff.next())
             case 408, 429, 503:
                 await backOff(response.retryAfterSeconds.map { backoff.retryAfter($0) } ?? backoff.next())
             case 500...599:

@@ -2,8 +2,10 @@
 ///
 /// A segment stream is the 8 magic bytes followed by frames; a sealed segment
 /// is that stream gzip-compressed. Every frame is
-/// `type (u8) | payload length N (u32 LE) | payload (N bytes) | CRC-32 (u32 LE)`,
-/// the CRC covering type, length and payload.
+/// `type (u8) | payload length N (u32 LE) | payload (N bytes) | CRC (u32 LE)`,
+/// the CRC covering type, length and payload: CRC-32C in version 2 (what
+/// this code writes), CRC-32 in version 1 (still read, and written when a
+/// header asks for it).
 ///
 /// These encoders append to a reused buffer so a transaction is built without
 /// intermediate copies:
@@ -17,8 +19,11 @@ import IngestSupport
 package enum SegmentFormat {
     /// `"DISEG\r\n\u{1A}"`: identifies a segment stream and catches text-mode mangling.
     package static let magic: [UInt8] = [0x44, 0x49, 0x53, 0x45, 0x47, 0x0D, 0x0A, 0x1A]
-    /// The format version this code writes and reads.
-    package static let version: UInt16 = 1
+    /// The format version this code writes.
+    package static let version: UInt16 = 2
+    /// The format versions this code reads: 1 (frames checked with CRC-32)
+    /// and 2 (CRC-32C, otherwise the same bytes).
+    package static let readableVersions: ClosedRange<UInt16> = 1...2
     /// Bytes before a frame's payload (type + length).
     package static let frameHeaderSize = 5
     /// Bytes of framing around a payload (type + length + CRC).
@@ -49,7 +54,15 @@ package enum SegmentFormat {
         package static func isSkippable(_ type: UInt8) -> Bool { type >= 0x61 && type <= 0x7A }
     }
 
-    /// Appends the magic bytes and the header frame.
+    /// The checksum of a frame's type, length and payload in format `version`:
+    /// CRC-32C from version 2 on, CRC-32 (zlib's) in version 1.
+    @inline(__always)
+    package static func checksum(_ bytes: UnsafeRawBufferPointer, version: UInt16) -> UInt32 {
+        version >= 2 ? CRC32C.update(0, bytes) : CRC32.update(0, bytes)
+    }
+
+    /// Appends the magic bytes and the header frame; the frames after it
+    /// must be of the header's ``SegmentHeader/formatVersion``.
     package static func appendStart(_ header: SegmentHeader, to buffer: inout [UInt8]) {
         buffer.append(contentsOf: magic)
         let start = beginFrame(FrameType.header, to: &buffer)
@@ -59,27 +72,31 @@ package enum SegmentFormat {
         appendLE(header.segmentNumber, to: &buffer)
         appendLE(header.createdAtMillis, to: &buffer)
         buffer.append(contentsOf: header.schema)
-        endFrame(start: start, to: &buffer)
+        endFrame(start: start, version: header.formatVersion, to: &buffer)
     }
 
     /// Appends a record frame for one BSON document.
     /// - Throws: ``SegmentError/Code/invalidArgument`` for an empty or too long
     ///   name, or a document whose length prefix does not match its size or
     ///   which does not end with a zero byte. The buffer is left unchanged.
-    package static func appendRecord(collection: String, document: UnsafeRawBufferPointer, to buffer: inout [UInt8]) throws {
-        try appendRecord(collection: collection, to: &buffer) { $0.append(contentsOf: document) }
+    package static func appendRecord(
+        collection: String, document: UnsafeRawBufferPointer, version: UInt16 = SegmentFormat.version, to buffer: inout [UInt8]
+    ) throws {
+        try appendRecord(collection: collection, version: version, to: &buffer) { $0.append(contentsOf: document) }
     }
 
     /// Appends a record frame for one BSON document held in an array.
-    package static func appendRecord(collection: String, document: [UInt8], to buffer: inout [UInt8]) throws {
-        try appendRecord(collection: collection, to: &buffer) { $0.append(contentsOf: document) }
+    package static func appendRecord(
+        collection: String, document: [UInt8], version: UInt16 = SegmentFormat.version, to buffer: inout [UInt8]
+    ) throws {
+        try appendRecord(collection: collection, version: version, to: &buffer) { $0.append(contentsOf: document) }
     }
 
     /// Appends a record frame whose document `encode` appends directly to the
     /// buffer (no intermediate copy), e.g. `{ doc.appendBSON(to: &$0) }`.
     /// `encode` must append exactly one BSON document.
     package static func appendRecord(
-        collection: String, to buffer: inout [UInt8], encode: (inout [UInt8]) throws -> Void
+        collection: String, version: UInt16 = SegmentFormat.version, to buffer: inout [UInt8], encode: (inout [UInt8]) throws -> Void
     ) throws {
         var name = collection
         let nameCount = name.withUTF8 { $0.count }
@@ -87,8 +104,12 @@ package enum SegmentFormat {
             throw SegmentError(
                 code: .invalidArgument, message: "collection name must be 1...\(maxCollectionNameBytes) UTF-8 bytes, got \(nameCount)")
         }
-        let start = beginFrame(FrameType.record, to: &buffer)
-        appendLE(UInt16(nameCount), to: &buffer)
+        // The type, the length (filled in by endFrame) and the name's length
+        // in one append: each append of bytes costs about 80 instructions.
+        let start = buffer.count
+        withUnsafeBytes(of: (UInt64(FrameType.record) | UInt64(nameCount) << 40).littleEndian) {
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<(frameHeaderSize + 2)]))
+        }
         name.withUTF8 { buffer.append(contentsOf: $0) }
         let documentStart = buffer.count
         do {
@@ -107,27 +128,31 @@ package enum SegmentFormat {
                 code: .invalidArgument,
                 message: "the document for \(collection) is not one BSON document: \(documentCount) bytes, length prefix \(declared)")
         }
-        endFrame(start: start, to: &buffer)
+        endFrame(start: start, version: version, to: &buffer)
     }
 
     /// Appends a commit frame closing a transaction of `recordCount` records.
-    package static func appendCommit(transactionNumber: UInt64, recordCount: Int, to buffer: inout [UInt8]) {
+    package static func appendCommit(
+        transactionNumber: UInt64, recordCount: Int, version: UInt16 = SegmentFormat.version, to buffer: inout [UInt8]
+    ) {
         let start = beginFrame(FrameType.commit, to: &buffer)
         appendLE(transactionNumber, to: &buffer)
         appendLE(UInt32(truncatingIfNeeded: recordCount), to: &buffer)
-        endFrame(start: start, to: &buffer)
+        endFrame(start: start, version: version, to: &buffer)
     }
 
     /// Stores a commit frame (``commitFrameSize`` bytes) at `destination`: the
     /// same bytes as ``appendCommit(transactionNumber:recordCount:to:)``, for
     /// the client store, which copies transactions into a memory mapping of
     /// its active segment.
-    package static func storeCommit(transactionNumber: UInt64, recordCount: Int, at destination: UnsafeMutableRawPointer) {
+    package static func storeCommit(
+        transactionNumber: UInt64, recordCount: Int, version: UInt16 = SegmentFormat.version, at destination: UnsafeMutableRawPointer
+    ) {
         destination.storeBytes(of: FrameType.commit, as: UInt8.self)
         destination.storeBytes(of: UInt32(12).littleEndian, toByteOffset: 1, as: UInt32.self)
         destination.storeBytes(of: transactionNumber.littleEndian, toByteOffset: 5, as: UInt64.self)
         destination.storeBytes(of: UInt32(truncatingIfNeeded: recordCount).littleEndian, toByteOffset: 13, as: UInt32.self)
-        let crc = CRC32.update(0, UnsafeRawBufferPointer(start: destination, count: commitFrameSize - 4))
+        let crc = checksum(UnsafeRawBufferPointer(start: destination, count: commitFrameSize - 4), version: version)
         destination.storeBytes(of: crc.littleEndian, toByteOffset: commitFrameSize - 4, as: UInt32.self)
     }
 
@@ -139,7 +164,8 @@ package enum SegmentFormat {
     /// Appends a cursor frame (`c`): `name` is 1...255 UTF-8 bytes, `value`
     /// at most 64 KiB (empty: the cursor is removed).
     /// - Throws: ``SegmentError/Code/invalidArgument``; the buffer is unchanged.
-    package static func appendCursor(name: String, value: [UInt8], to buffer: inout [UInt8]) throws {
+    package static func appendCursor(name: String, value: [UInt8], version: UInt16 = SegmentFormat.version, to buffer: inout [UInt8]) throws
+    {
         let nameBytes = Array(name.utf8)
         guard !nameBytes.isEmpty && nameBytes.count <= maxCursorNameBytes else {
             throw SegmentError(
@@ -153,7 +179,7 @@ package enum SegmentFormat {
         appendLE(UInt16(nameBytes.count), to: &buffer)
         buffer.append(contentsOf: nameBytes)
         buffer.append(contentsOf: value)
-        endFrame(start: start, to: &buffer)
+        endFrame(start: start, version: version, to: &buffer)
     }
 
     /// The name and value of a cursor frame's payload; `nil` if it is malformed.
@@ -168,11 +194,13 @@ package enum SegmentFormat {
     }
 
     /// Appends the end frame that closes a sealed segment.
-    package static func appendEnd(recordCount: Int, transactionCount: Int, to buffer: inout [UInt8]) {
+    package static func appendEnd(
+        recordCount: Int, transactionCount: Int, version: UInt16 = SegmentFormat.version, to buffer: inout [UInt8]
+    ) {
         let start = beginFrame(FrameType.end, to: &buffer)
         appendLE(UInt64(recordCount), to: &buffer)
         appendLE(UInt64(transactionCount), to: &buffer)
-        endFrame(start: start, to: &buffer)
+        endFrame(start: start, version: version, to: &buffer)
     }
 
     // MARK: - Little-endian helpers
@@ -180,18 +208,19 @@ package enum SegmentFormat {
     @inline(__always)
     static func beginFrame(_ type: UInt8, to buffer: inout [UInt8]) -> Int {
         let start = buffer.count
-        buffer.append(type)
-        buffer.append(contentsOf: [0, 0, 0, 0] as [UInt8])
+        withUnsafeBytes(of: UInt64(type).littleEndian) {
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<frameHeaderSize]))
+        }
         return start
     }
 
     @inline(__always)
-    static func endFrame(start: Int, to buffer: inout [UInt8]) {
+    static func endFrame(start: Int, version: UInt16, to buffer: inout [UInt8]) {
         let payload = UInt32(buffer.count - start - frameHeaderSize)
         buffer.withUnsafeMutableBytes { raw in
             raw.storeBytes(of: payload.littleEndian, toByteOffset: start + 1, as: UInt32.self)
         }
-        let crc = buffer.withUnsafeBytes { CRC32.update(0, UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        let crc = buffer.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[start...]), version: version) }
         appendLE(crc, to: &buffer)
     }
 

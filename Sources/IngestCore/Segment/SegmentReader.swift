@@ -73,6 +73,8 @@ package final class SegmentReader {
     @exclusivity(unchecked) private var sourceDone = false
     @exclusivity(unchecked) private var lastNameBytes: [UInt8] = []
     @exclusivity(unchecked) private var lastName = ""
+    /// The header's format version decides the frame checksum: CRC-32C from 2 on.
+    private let usesCRC32C: Bool
 
     /// Reads the magic and the header from `source`.
     /// - Parameter requiresEnd: `true` for sealed segments (default).
@@ -88,6 +90,7 @@ package final class SegmentReader {
             buffer.deallocate()
             throw error
         }
+        usesCRC32C = header.formatVersion >= 2
         offset = start
         offsetAfterLastCommit = start
     }
@@ -223,7 +226,8 @@ package final class SegmentReader {
         }
         let frame = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[start..<(start + total)])
         let stored = SegmentFormat.readLE(UInt32.self, frame, total - 4)
-        let computed = CRC32.update(0, UnsafeRawBufferPointer(rebasing: frame[0..<(total - 4)]))
+        let covered = UnsafeRawBufferPointer(rebasing: frame[0..<(total - 4)])
+        let computed = usesCRC32C ? CRC32C.update(0, covered) : CRC32.update(0, covered)
         guard stored == computed else {
             throw SegmentError(
                 code: .checksumMismatch, message: "frame checksum mismatch (type 0x\(String(type, radix: 16)), \(length) bytes)",
@@ -310,20 +314,29 @@ package final class SegmentReader {
         }
         let frame = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[magicCount..<total])
         let stored = SegmentFormat.readLE(UInt32.self, frame, frame.count - 4)
-        guard stored == CRC32.update(0, UnsafeRawBufferPointer(rebasing: frame[0..<(frame.count - 4)])) else {
-            throw SegmentError(code: .checksumMismatch, message: "header checksum mismatch", offset: magicCount)
-        }
+        let covered = UnsafeRawBufferPointer(rebasing: frame[0..<(frame.count - 4)])
         let payload = UnsafeRawBufferPointer(rebasing: frame[SegmentFormat.frameHeaderSize..<(frame.count - 4)])
-        guard payload.count >= 41 else {
-            throw SegmentError(code: .malformedFrame, message: "the header frame is too short", offset: magicCount)
-        }
-        let version = SegmentFormat.readLE(UInt16.self, payload, 0)
-        guard version == SegmentFormat.version else {
+        // The version (the payload's first two bytes) names the checksum of
+        // every frame, the header's own included, so it is read first. A
+        // version this reader does not know is reported as such only when
+        // one of the known checksums vouches for the bytes; otherwise they
+        // are damaged.
+        let version = payload.count >= 2 ? SegmentFormat.readLE(UInt16.self, payload, 0) : 0
+        guard SegmentFormat.readableVersions.contains(version) else {
+            guard stored == CRC32C.update(0, covered) || stored == CRC32.update(0, covered) else {
+                throw SegmentError(code: .checksumMismatch, message: "header checksum mismatch", offset: magicCount)
+            }
             throw SegmentError(
                 code: .unsupportedVersion,
                 message:
-                    "segment format version \(version) is not supported (this reader knows \(SegmentFormat.version)); update the software",
+                    "segment format version \(version) is not supported (this reader knows 1 and 2); update the software",
                 offset: magicCount)
+        }
+        guard stored == SegmentFormat.checksum(covered, version: version) else {
+            throw SegmentError(code: .checksumMismatch, message: "header checksum mismatch", offset: magicCount)
+        }
+        guard payload.count >= 41 else {
+            throw SegmentError(code: .malformedFrame, message: "the header frame is too short", offset: magicCount)
         }
         let storeId = SegmentStoreID(bytes: Array(payload[4..<20]))!
         let number = SegmentFormat.readLE(UInt64.self, payload, 20)

@@ -16,6 +16,8 @@ package final class SegmentWriter {
     private var frames: [UInt8] = []
     private var compressed: [UInt8] = []
     private var finished = false
+    /// The header's format version: every frame's checksum follows it.
+    private let version: UInt16
 
     /// Records written so far.
     package private(set) var recordCount = 0
@@ -24,17 +26,20 @@ package final class SegmentWriter {
     /// Records since the last commit.
     package private(set) var uncommittedRecordCount = 0
 
-    /// Starts a segment with `header`, compressing at `level`.
+    /// Starts a segment with `header`, compressing at `level`. The frames are
+    /// of `header.formatVersion` (``SegmentFormat/version`` unless the caller
+    /// asks for version 1, as a test of old segments does).
     package init(header: SegmentHeader, level: Int = Gzip.defaultLevel, output: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
         self.deflater = try GzipDeflater(level: level)
         self.output = output
+        self.version = header.formatVersion
         frames.reserveCapacity(128 << 10)
         SegmentFormat.appendStart(header, to: &frames)
     }
 
     /// Appends a record to the current transaction.
     package func append(collection: String, document: [UInt8]) throws {
-        try SegmentFormat.appendRecord(collection: collection, document: document, to: &frames)
+        try SegmentFormat.appendRecord(collection: collection, document: document, version: version, to: &frames)
         recordCount += 1
         uncommittedRecordCount += 1
         try flushIfLarge()
@@ -42,7 +47,7 @@ package final class SegmentWriter {
 
     /// Closes the current transaction.
     package func commit(transactionNumber: UInt64) throws {
-        SegmentFormat.appendCommit(transactionNumber: transactionNumber, recordCount: uncommittedRecordCount, to: &frames)
+        SegmentFormat.appendCommit(transactionNumber: transactionNumber, recordCount: uncommittedRecordCount, version: version, to: &frames)
         uncommittedRecordCount = 0
         transactionCount += 1
         try flushIfLarge()
@@ -56,7 +61,7 @@ package final class SegmentWriter {
             throw SegmentError(
                 code: .invalidArgument, message: "\(uncommittedRecordCount) records are not committed; call commit before finish")
         }
-        SegmentFormat.appendEnd(recordCount: recordCount, transactionCount: transactionCount, to: &frames)
+        SegmentFormat.appendEnd(recordCount: recordCount, transactionCount: transactionCount, version: version, to: &frames)
         try deflater.compress(frames, appendingTo: &compressed)
         frames.removeAll(keepingCapacity: true)
         try deflater.finish(appendingTo: &compressed)
