@@ -107,6 +107,8 @@ final class Forwarder {
     }
 
     private var batch: [Line] = []
+    /// The object each line is copied into `create` from (never added itself).
+    private let reusableLine = ForwardedLine()
     private var committedLines = 0
     private var transactions = 0
     private let start = Date()
@@ -155,13 +157,19 @@ final class Forwarder {
             let end = min(batch.count, start + settings.batchLines)
             let chunk = batch[start..<end]
             var advanced: [ObjectIdentifier: (Tail, FileCursor)] = [:]
+            // Runs of lines of one tail advance one cursor: a hashed lookup
+            // per run, not per line.
+            var run: (tail: Tail, cursor: FileCursor)?
             for line in chunk {
                 guard let tail = line.tail else { continue }
-                var cursor = advanced[ObjectIdentifier(tail)]?.1 ?? tail.cursor
-                cursor.offset = line.end
-                cursor.lines += 1
-                advanced[ObjectIdentifier(tail)] = (tail, cursor)
+                if run?.tail !== tail {
+                    if let run { advanced[ObjectIdentifier(run.tail)] = run }
+                    run = (tail, advanced[ObjectIdentifier(tail)]?.1 ?? tail.cursor)
+                }
+                run!.cursor.offset = line.end
+                run!.cursor.lines += 1
             }
+            if let run { advanced[ObjectIdentifier(run.tail)] = run }
             for (key, entry) in advanced {
                 var cursor = entry.1
                 if cursor.fingerprintBytes < settings.fingerprintBytes, let prefix = self.prefix(of: entry.0) {
@@ -173,16 +181,23 @@ final class Forwarder {
             let changes = end == batch.count ? cursorChanges : []
             guard !chunk.isEmpty || !changes.isEmpty else { break }
             let received = Date()
+            // One unmanaged object, filled per line and copied into the
+            // transaction by `create`: no dictionary and no `Any` per value.
+            let object = reusableLine
+            object.host = host
+            object.receivedAt = received
             try writeBlockingWhenFull {
                 for line in chunk {
                     let parsed = LineParser.parse(line.text, as: settings.format)
-                    var value: [String: Any] = [
-                        "_id": line.id, "source": line.source, "offset": line.offset, "host": host, "receivedAt": received,
-                        "format": parsed.format, "message": parsed.message, "fields": parsed.fields,
-                    ]
-                    if let timestamp = parsed.timestamp { value["timestamp"] = timestamp }
-                    if let level = parsed.level { value["level"] = level }
-                    realm.create(ForwardedLine.self, value: value)
+                    object._id = line.id
+                    object.source = line.source
+                    object.offset = line.offset
+                    object.format = parsed.format
+                    object.message = parsed.message
+                    object.timestamp = parsed.timestamp
+                    object.level = parsed.level
+                    object.fields = parsed.fields
+                    realm.create(ForwardedLine.self, value: object)
                 }
                 for (_, (_, cursor)) in advanced { realm.setCursor(cursor.encoded(), named: cursor.cursorName) }
                 for change in changes { realm.setCursor(change.value, named: change.name) }
@@ -283,28 +298,40 @@ final class Forwarder {
         _ chunk: ArraySlice<UInt8>, at offset: Int, partial: inout [UInt8], partialStart: inout Int,
         _ emit: (Int, Int, String) -> Void
     ) {
-        var lineStart = chunk.startIndex
-        for index in chunk.indices where chunk[index] == 10 {
-            let end = offset + (index + 1 - chunk.startIndex)
-            if partial.isEmpty {
-                emit(offset + (lineStart - chunk.startIndex), end, text(chunk[lineStart..<index]))
-            } else {
-                partial.append(contentsOf: chunk[lineStart..<index])
-                emit(partialStart, end, text(partial[...]))
-                partial.removeAll(keepingCapacity: true)
+        chunk.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            // memchr finds the newlines: a byte loop over the slice cost a
+            // bounds check per byte, most of the plain path's splitting.
+            var lineStart = 0
+            while lineStart < bytes.count,
+                let found = memchr(base + lineStart, 10, bytes.count - lineStart)
+            {
+                let index = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+                let end = offset + index + 1
+                if partial.isEmpty {
+                    emit(offset + lineStart, end, text(UnsafeBufferPointer(rebasing: bytes[lineStart..<index])))
+                } else {
+                    partial.append(contentsOf: bytes[lineStart..<index])
+                    emit(partialStart, end, partial.withUnsafeBufferPointer { text($0) })
+                    partial.removeAll(keepingCapacity: true)
+                }
+                lineStart = index + 1
             }
-            lineStart = index + 1
-        }
-        if lineStart < chunk.endIndex {
-            if partial.isEmpty { partialStart = offset + (lineStart - chunk.startIndex) }
-            partial.append(contentsOf: chunk[lineStart...])
+            if lineStart < bytes.count {
+                if partial.isEmpty { partialStart = offset + lineStart }
+                partial.append(contentsOf: bytes[lineStart...])
+            }
         }
     }
 
-    private static func text(_ bytes: some Collection<UInt8>) -> String {
-        var text = String(decoding: bytes, as: UTF8.self)
-        if text.hasSuffix("\r") { text.removeLast() }
-        return text
+    /// The line as a String, without a trailing `\r` (looked at as a byte:
+    /// a `\r` is always a Character of its own before the line's end).
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(decoding: bytes.last == 13 ? UnsafeBufferPointer(rebasing: bytes.dropLast()) : bytes, as: UTF8.self)
+    }
+
+    private static func text(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBufferPointer { text($0) }
     }
 
     // MARK: - Following files
