@@ -27,41 +27,76 @@ enum LineParser {
 
     // MARK: JSON lines
 
+    /// JSON lines are read with the project's own parser (`JSONValue`) and
+    /// mapped straight to the fields: no Foundation objects or `Any` per line.
+    /// Members keep duplicates; the last one wins, as it did in a dictionary.
+    static let jsonOptions = JSONParsingOptions(maxDepth: 200, duplicateKeys: .keep)
+
     static func json(_ line: String) -> ParsedLine? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+        guard case .object(let members)? = try? JSONValue(parsing: line, options: jsonOptions),
+            let fields = mixed(members)
+        else { return nil }
         var parsed = ParsedLine(format: "json", message: line)
-        for key in ["message", "msg"] {
-            if let text = object[key] as? String { parsed.message = text; break }
-        }
-        for key in ["level", "severity", "lvl"] {
-            if let text = object[key] as? String { parsed.level = text.lowercased(); break }
+        if let text = lastString(members, "message") ?? lastString(members, "msg") { parsed.message = text }
+        if let text = lastString(members, "level") ?? lastString(members, "severity") ?? lastString(members, "lvl") {
+            parsed.level = text.lowercased()
         }
         for key in ["timestamp", "time", "ts", "@timestamp"] {
-            if let text = object[key] as? String, let date = iso8601(text) { parsed.timestamp = date; break }
-            if let seconds = object[key] as? Double, !(object[key] is Bool) {
+            guard let value = members.last(where: { $0.key == key })?.value else { continue }
+            if case .string(let text) = value, let date = iso8601(text) {
+                parsed.timestamp = date
+                break
+            }
+            if case .number(let text) = value, let seconds = Double(text) {
                 // Seconds, or milliseconds when the number is that large.
                 parsed.timestamp = Date(timeIntervalSince1970: seconds > 1e11 ? seconds / 1000 : seconds)
                 break
             }
         }
-        parsed.fields = mixed(object)
+        parsed.fields = .dictionary(fields)
         return parsed
     }
 
-    static func mixed(_ value: Any) -> AnyRealmValue {
+    /// The last member `key` of an object, if it is a string.
+    private static func lastString(_ members: [JSONValue.Member], _ key: String) -> String? {
+        guard case .string(let text)? = members.last(where: { $0.key == key })?.value else { return nil }
+        return text
+    }
+
+    /// An object's members as a document (keys made field names, the last
+    /// of equal keys kept); `nil` if a number in it is out of `Double`'s range.
+    static func mixed(_ members: [JSONValue.Member]) -> [String: AnyRealmValue]? {
+        var result: [String: AnyRealmValue] = [:]
+        result.reserveCapacity(members.count)
+        for member in members {
+            guard let value = mixed(member.value) else { return nil }
+            result[fieldName(member.key)] = value
+        }
+        return result
+    }
+
+    /// A number without fraction or exponent that fits `Int` is an `int`,
+    /// any other a `double`; `null` is none.
+    static func mixed(_ value: JSONValue) -> AnyRealmValue? {
         switch value {
-        case let dictionary as [String: Any]:
-            var result: [String: AnyRealmValue] = [:]
-            for (key, value) in dictionary { result[fieldName(key)] = mixed(value) }
-            return .dictionary(result)
-        case let array as [Any]: return .list(array.map(mixed))
-        case let text as String: return .string(text)
-        case let flag as Bool where type(of: value) == Bool.self: return .bool(flag)
-        case let number as NSNumber:
-            if String(cString: number.objCType) == "c" { return .bool(number.boolValue) }
-            if let exact = Int(exactly: number.doubleValue), !String(describing: number).contains(".") { return .int(exact) }
-            return .double(number.doubleValue)
-        default: return .none
+        case .object(let members): return mixed(members).map { .dictionary($0) }
+        case .array(let values):
+            var list: [AnyRealmValue] = []
+            list.reserveCapacity(values.count)
+            for value in values {
+                guard let item = mixed(value) else { return nil }
+                list.append(item)
+            }
+            return .list(list)
+        case .string(let text): return .string(text)
+        case .bool(let flag): return .bool(flag)
+        case .null: return AnyRealmValue.none
+        case .number(let text):
+            if !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }), let exact = Int(text) {
+                return .int(exact)
+            }
+            guard let double = Double(text), double.isFinite else { return nil }
+            return .double(double)
         }
     }
 
