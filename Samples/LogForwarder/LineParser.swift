@@ -111,11 +111,76 @@ enum LineParser {
     }
 
     static func iso8601(_ text: String) -> Date? {
+        if let date = fastISO8601(text) { return date }
         // Timestamps are ASCII; Foundation's formatters trap on some non-ASCII
         // text (a combining mark: "Incorrect range CFRange"), found by fuzzing.
         guard isASCII(text) else { return nil }
         return formatters.withLock { formatters in
             formatters.iso8601WithFraction.date(from: text) ?? formatters.iso8601.date(from: text)
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS`, optionally `.sss` (exactly three digits), then
+    /// `Z` or `±HH:MM` (at most 14 hours), every field in range: the usual shape, read
+    /// without the formatter (whose parse and lock were most of a JSON or
+    /// RFC 5424 line's cost). The date is made as Foundation's formatter
+    /// makes it (milliseconds, then seconds since 2001), so both give the
+    /// same `Date` (compared on 400,000 random times of 1900-2100; before
+    /// 1583 the formatter counts Julian days). `nil` for any other text,
+    /// which goes to the formatter.
+    static func fastISO8601(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            let count = bytes.count
+            guard count == 20 || count == 24 || count == 25 || count == 29 else { return nil }
+            func digits(_ at: Int, _ length: Int) -> Int? {
+                var value = 0
+                for index in at..<at + length {
+                    let digit = Int(bytes[index]) &- 48
+                    guard digit >= 0 && digit <= 9 else { return nil }
+                    value = value * 10 + digit
+                }
+                return value
+            }
+            guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+                bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+                let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2),
+                let hour = digits(11, 2), let minute = digits(14, 2), let second = digits(17, 2),
+                (1900...2199).contains(year), (1...12).contains(month), hour <= 23, minute <= 59, second <= 59
+            else { return nil }
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+            let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+            guard day >= 1 && day <= monthDays[month - 1] else { return nil }
+            var position = 19
+            var millis = 0
+            if bytes[position] == UInt8(ascii: ".") {
+                guard count == 24 || count == 29, let fraction = digits(position + 1, 3) else { return nil }
+                millis = fraction
+                position += 4
+            }
+            var offsetSeconds = 0
+            switch bytes[position] {
+            case UInt8(ascii: "Z"):
+                guard position + 1 == count else { return nil }
+            case UInt8(ascii: "+"), UInt8(ascii: "-"):
+                guard position + 6 == count, bytes[position + 3] == UInt8(ascii: ":"),
+                    let offsetHours = digits(position + 1, 2), let offsetMinutes = digits(position + 4, 2),
+                    offsetHours <= 14, offsetMinutes <= 59
+                else { return nil }
+                offsetSeconds = (offsetHours * 3600 + offsetMinutes * 60) * (bytes[position] == UInt8(ascii: "-") ? -1 : 1)
+            default:
+                return nil
+            }
+            // Days since 1970-01-01 (Howard Hinnant's days_from_civil).
+            let y = month <= 2 ? year - 1 : year
+            let era = (y >= 0 ? y : y - 399) / 400
+            let yearOfEra = y - era * 400
+            let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+            let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+            let days = era * 146_097 + dayOfEra - 719_468
+            let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+            let udate = Double(seconds * 1000 + millis)
+            return Date(timeIntervalSinceReferenceDate: udate / 1000.0 - 978_307_200.0)
         }
     }
 
