@@ -341,7 +341,7 @@ private func forwardPostgresConfig(directory: String, connection: String) throws
                   "kind": "asymmetric",
                   "properties": {
                     "_id": "string", "source": "string", "offset": "int", "host": "string", "receivedAt": "date",
-                    "format": "string", "message": "string", "timestamp": "date?", "level": "string?", "fields": "mixed"
+                    "format": "string", "message": "string", "timestamp": "date?", "level": "string?", "fields": "mixed?"
                   }
                 }
               }
