@@ -122,8 +122,8 @@ enum LineParser {
 
     /// `YYYY-MM-DDTHH:MM:SS`, optionally `.sss` (exactly three digits), then
     /// `Z` or `±HH:MM` (at most 14 hours), every field in range: the usual shape, read
-    /// without the formatter (whose parse and lock were most of a JSON or
-    /// RFC 5424 line's cost). The date is made as Foundation's formatter
+    /// without the formatter and its lock (a formatter's parse goes through
+    /// ICU, per line). The date is made as Foundation's formatter
     /// makes it (milliseconds, then seconds since 2001), so both give the
     /// same `Date` (compared on 400,000 random times of 1900-2100; before
     /// 1583 the formatter counts Julian days). `nil` for any other text,
