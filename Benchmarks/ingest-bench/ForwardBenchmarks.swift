@@ -2,23 +2,47 @@
 import Glibc
 #endif
 import Foundation
+import IngestServer
 import IngestSupport
 
 // `ingest-forward` (Samples/LogForwarder, the release binary built next to
-// this one) forwarding a file of INGEST_BENCH_FORWARD_LINES lines (default
-// 1,000,000, plain format) with `--once` into a real `ingest-server` on
-// 127.0.0.1 (development mode, SQLite sink at synchronous=FULL), timed from
-// its start until it exits, which it does once every line is acknowledged
-// by the server; then the lines are counted in the server's SQLite. In the
-// same run: reading the file line by line into Strings (what any forwarder
-// must at least do), and inserting the same lines directly into a SQLite
-// table of the sink's ForwardedLine shape with a prepared statement in
-// transactions of 1,000 (the forwarder's default batch), synchronous=FULL.
+// this one) forwarding with `--once` into a real `ingest-server` on
+// 127.0.0.1, each case timed from the forwarder's start until it exits,
+// which it does once every line is acknowledged by the server; then the rows
+// are counted in the sink. The cases (INGEST_BENCH_FORWARD_CASES, a comma
+// list, default all):
+//
+//   plain      one file of INGEST_BENCH_FORWARD_LINES lines (default
+//              1,000,000), development server, SQLite at synchronous=FULL.
+//              Baselines in the same run: reading the file line by line into
+//              Strings (what any forwarder must at least do), and inserting
+//              the same lines directly into a SQLite table of the sink's
+//              ForwardedLine shape with a prepared statement in transactions
+//              of 1,000 (the forwarder's default batch), synchronous=FULL.
+//   files      the same number of lines in INGEST_BENCH_FORWARD_FILES files
+//              (default 1,000) matched by one glob; against the same baseline.
+//   multiline  about as many lines as Java-style events (a timestamped line
+//              and 0 to 4 continuation lines: an exception and `at` frames)
+//              joined by `--multiline-start`; every event one row.
+//   rsyslog    INGEST_BENCH_FORWARD_PG_LINES lines (default 200,000) into
+//              PostgreSQL (INGEST_BENCH_POSTGRES_URL or INGEST_TEST_POSTGRES_URL):
+//              `ingest-forward` → `ingest-server` (PostgreSQL sink), and, when
+//              `rsyslogd` with its imfile and ompgsql modules is installed,
+//              rsyslog run as its own process (imfile → ompgsql), once with
+//              its defaults and once with a queue that hands ompgsql batches
+//              of 1,000 lines (one transaction each); each checked for
+//              exactly that many rows. Skipped, and said so, without them.
 
 func forwardBenchmarks() throws -> [Figure] {
     let environment = ProcessInfo.processInfo.environment
     let lineCount = max(1_000, Int(environment["INGEST_BENCH_FORWARD_LINES"] ?? "") ?? 1_000_000)
+    let fileCount = max(1, Int(environment["INGEST_BENCH_FORWARD_FILES"] ?? "") ?? 1_000)
+    let postgresLines = max(1_000, Int(environment["INGEST_BENCH_FORWARD_PG_LINES"] ?? "") ?? 200_000)
     let timeoutSeconds = Double(environment["INGEST_BENCH_FORWARD_TIMEOUT"] ?? "") ?? 1_200
+    let cases = Set(
+        (environment["INGEST_BENCH_FORWARD_CASES"] ?? "plain,files,multiline,rsyslog").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        })
 
     let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     let forwardPath = exe.deletingLastPathComponent().appendingPathComponent("ingest-forward").path
@@ -30,18 +54,11 @@ func forwardBenchmarks() throws -> [Figure] {
     try? FileManager.default.removeItem(atPath: directory)
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
+    let forwarder = ForwardRunner(executable: forwardPath, directory: directory, timeoutSeconds: timeoutSeconds)
 
     // The input, written before anything is timed: lines of 80-90 bytes.
     let logPath = directory + "/app.log"
-    do {
-        guard let file = fopen(logPath, "w") else { throw ServerBenchError("cannot create \(logPath)") }
-        defer { fclose(file) }
-        for i in 0..<lineCount {
-            fputs(
-                "2026-11-29T16:\(10 + i / 60_000 % 50):\(10 + i / 1_000 % 50).\(100 + i % 900)Z INFO api request \(i) handled in \(i % 97) ms status=200\n",
-                file)
-        }
-    }
+    try writeLines(to: logPath, 0..<lineCount)
 
     // Baseline 1: the file read line by line into Strings.
     let readRate = try readLinesPerSecond(logPath, expected: lineCount)
@@ -50,55 +67,346 @@ func forwardBenchmarks() throws -> [Figure] {
     let sqliteRate = try directForwardedLineInserts(
         logPath, expected: lineCount, batch: 1_000,
         database: directory + "/baseline.sqlite")
+    let baselineName = "direct SQLite inserts of the lines, ForwardedLine shape, txn of 1,000, synchronous=FULL"
 
-    // The forwarder into the server.
-    let server = try ServerBenchProcess(directory: directory)
-    defer { server.stop() }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: forwardPath)
-    process.arguments = [
-        "--app-id", server.appId, "--base-url", "http://127.0.0.1:\(server.port)",
-        "--data-dir", directory + "/forward", "--once", "--upload-timeout", "\(Int(timeoutSeconds))", logPath,
-    ]
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    let outputPath = directory + "/forward.out"
-    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-    process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-    process.standardError = FileHandle(forWritingAtPath: outputPath)
-    let start = nowNanoseconds()
-    try process.run()
-    let deadline = start + UInt64(timeoutSeconds * 1e9)
-    while process.isRunning && nowNanoseconds() < deadline { usleep(10_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw ServerBenchError("ingest-forward did not finish within \(Int(timeoutSeconds)) s (pid \(process.processIdentifier) killed)")
+    var figures: [Figure] = []
+    if cases.contains("plain") {
+        let server = try ServerBenchProcess(directory: subdirectory(directory, "plain"))
+        defer { server.stop() }
+        let seconds = try forwarder.run(server: server, name: "plain", arguments: [logPath])
+        try expectRows(server, lines: lineCount, rows: lineCount, sources: 1)
+        let rate = Double(lineCount) / seconds
+        figures += [
+            Figure(
+                group: "forward", name: "ingest-forward --once, \(lineCount)-line file into ingest-server, until all in its SQLite",
+                value: rate, unit: "lines/s", baseline: (baselineName, sqliteRate), target: .ratioAtLeast(0.8)),
+            Figure(
+                group: "forward", name: "  same run", value: rate, unit: "lines/s",
+                baseline: ("reading the file line by line into Strings", readRate), target: nil),
+        ]
     }
-    process.waitUntilExit()
-    let seconds = Double(nowNanoseconds() - start) / 1e9
-    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    guard process.terminationStatus == 0 else {
-        throw ServerBenchError("ingest-forward exited with \(process.terminationStatus): \(output)")
-    }
-    let stored = server.query("SELECT count(*) FROM ForwardedLine").first ?? -1
-    let distinct = server.query("SELECT count(DISTINCT \"offset\") FROM ForwardedLine").first ?? -1
-    guard stored == Int64(lineCount), distinct == Int64(lineCount) else {
-        throw ServerBenchError("the server's SQLite holds \(stored) ForwardedLine rows (\(distinct) distinct offsets) of \(lineCount)")
-    }
-    let forwardRate = Double(lineCount) / seconds
 
-    return [
-        Figure(
-            group: "forward", name: "ingest-forward --once, \(lineCount)-line file into ingest-server, until all in its SQLite",
-            value: forwardRate, unit: "lines/s",
-            baseline: ("direct SQLite inserts of the lines, ForwardedLine shape, txn of 1,000, synchronous=FULL", sqliteRate),
-            target: nil),
-        Figure(
-            group: "forward", name: "  same run", value: forwardRate, unit: "lines/s",
-            baseline: ("reading the file line by line into Strings", readRate), target: nil),
-    ]
+    if cases.contains("files") {
+        // The same lines spread over `fileCount` files, one glob.
+        let manyDirectory = directory + "/many"
+        try FileManager.default.createDirectory(atPath: manyDirectory, withIntermediateDirectories: true)
+        let perFile = lineCount / fileCount
+        let total = perFile * fileCount
+        for file in 0..<fileCount {
+            try writeLines(to: manyDirectory + "/app-\(file).log", file * perFile..<(file + 1) * perFile)
+        }
+        let server = try ServerBenchProcess(directory: subdirectory(directory, "files"))
+        defer { server.stop() }
+        let seconds = try forwarder.run(server: server, name: "files", arguments: [manyDirectory + "/*.log"])
+        try expectRows(server, lines: total, rows: total, sources: fileCount)
+        figures.append(
+            Figure(
+                group: "forward",
+                name: "ingest-forward --once, \(fileCount) files × \(perFile) lines (one glob) into ingest-server",
+                value: Double(total) / seconds, unit: "lines/s", baseline: (baselineName, sqliteRate), target: nil))
+    }
+
+    if cases.contains("multiline") {
+        let path = directory + "/java.log"
+        let (lines, events) = try writeJavaEvents(to: path, lines: lineCount)
+        let server = try ServerBenchProcess(directory: subdirectory(directory, "multiline"))
+        defer { server.stop() }
+        let seconds = try forwarder.run(
+            server: server, name: "multiline", arguments: ["--multiline-start", #"^\d{4}-\d{2}-\d{2}T"#, path])
+        try expectRows(server, lines: lines, rows: events, sources: 1)
+        figures += [
+            Figure(
+                group: "forward",
+                name: "ingest-forward --once --multiline-start, \(lines) lines as \(events) Java-style events into ingest-server",
+                value: Double(lines) / seconds, unit: "lines/s", baseline: (baselineName, sqliteRate), target: nil),
+            Figure(
+                group: "forward", name: "  the same, events (one row each)", value: Double(events) / seconds, unit: "events/s",
+                baseline: nil, target: nil),
+        ]
+    }
+
+    if cases.contains("rsyslog") {
+        figures += try postgresForwardFigures(
+            environment: environment, lines: postgresLines, directory: directory + "/postgres", forwarder: forwarder)
+    }
+    return figures
 }
 
+/// `directory/name`, created.
+private func subdirectory(_ directory: String, _ name: String) throws -> String {
+    let path = directory + "/" + name
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Runs `ingest-forward --once` against a server and waits for it to exit.
+private struct ForwardRunner {
+    var executable: String
+    var directory: String
+    var timeoutSeconds: Double
+
+    /// Seconds from the start until it exited with 0 (every line acknowledged).
+    func run(server: ServerBenchProcess, name: String, arguments: [String]) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments =
+            [
+                "--app-id", server.appId, "--base-url", "http://127.0.0.1:\(server.port)",
+                "--data-dir", directory + "/forward-\(name)", "--once", "--upload-timeout", "\(Int(timeoutSeconds))",
+            ] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let outputPath = directory + "/forward-\(name).out"
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
+        process.standardError = FileHandle(forWritingAtPath: outputPath)
+        let start = nowNanoseconds()
+        try process.run()
+        let deadline = start + UInt64(timeoutSeconds * 1e9)
+        while process.isRunning && nowNanoseconds() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw ServerBenchError(
+                "ingest-forward did not finish within \(Int(timeoutSeconds)) s (pid \(process.processIdentifier) killed)")
+        }
+        process.waitUntilExit()
+        let seconds = Double(nowNanoseconds() - start) / 1e9
+        guard process.terminationStatus == 0 else {
+            let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw ServerBenchError("ingest-forward exited with \(process.terminationStatus): \(output)")
+        }
+        return seconds
+    }
+}
+
+/// Lines `range` of the bench's plain log (80-90 bytes each).
+private func writeLines(to path: String, _ range: Range<Int>) throws {
+    guard let file = fopen(path, "w") else { throw ServerBenchError("cannot create \(path)") }
+    defer { fclose(file) }
+    for i in range {
+        fputs(
+            "2026-11-29T16:\(10 + i / 60_000 % 50):\(10 + i / 1_000 % 50).\(100 + i % 900)Z INFO api request \(i) handled in \(i % 97) ms status=200\n",
+            file)
+    }
+}
+
+/// At least `lines` lines of events: a timestamped line followed by 0 to 4
+/// continuation lines (an exception, then `at` frames). (lines, events).
+private func writeJavaEvents(to path: String, lines: Int) throws -> (Int, Int) {
+    guard let file = fopen(path, "w") else { throw ServerBenchError("cannot create \(path)") }
+    defer { fclose(file) }
+    var written = 0
+    var events = 0
+    while written < lines {
+        let i = events
+        let continuation = i % 5
+        fputs(
+            "2026-11-29T16:\(10 + i / 60_000 % 50):\(10 + i / 1_000 % 50).\(100 + i % 900)Z \(continuation == 0 ? "INFO" : "ERROR") request \(i) \(continuation == 0 ? "handled" : "failed")\n",
+            file)
+        if continuation > 0 {
+            fputs("java.lang.IllegalStateException: order \(i) has no lines\n", file)
+            for frame in 1..<continuation {
+                fputs("\tat com.example.shop.OrderService.check(OrderService.java:\(100 + frame))\n", file)
+            }
+        }
+        written += 1 + continuation
+        events += 1
+    }
+    return (written, events)
+}
+
+/// The server's SQLite holds `rows` ForwardedLine rows, each once (by
+/// source and offset), from `sources` files, whose messages hold
+/// `lines - rows` joined line breaks in all.
+private func expectRows(_ server: ServerBenchProcess, lines: Int, rows: Int, sources: Int) throws {
+    let stored = server.query("SELECT count(*) FROM ForwardedLine").first ?? -1
+    let distinct = server.query("SELECT count(*) FROM (SELECT DISTINCT source, \"offset\" FROM ForwardedLine)").first ?? -1
+    let files = server.query("SELECT count(DISTINCT source) FROM ForwardedLine").first ?? -1
+    let breaks =
+        server.query("SELECT sum(length(message) - length(replace(message, char(10), ''))) FROM ForwardedLine").first ?? -1
+    guard stored == Int64(rows), distinct == Int64(rows), files == Int64(sources), breaks == Int64(lines - rows) else {
+        throw ServerBenchError(
+            "the server's SQLite holds \(stored) ForwardedLine rows (\(distinct) distinct positions, \(files) files, \(breaks) joined lines) of \(rows) (\(sources) files, \(lines - rows) joined lines)"
+        )
+    }
+}
+
+// MARK: - PostgreSQL: ingest-forward and rsyslog
+
+private func postgresForwardFigures(
+    environment: [String: String], lines: Int, directory: String, forwarder: ForwardRunner
+) throws -> [Figure] {
+    guard let url = environment["INGEST_BENCH_POSTGRES_URL"] ?? environment["INGEST_TEST_POSTGRES_URL"] else {
+        FileHandle.standardError.write(
+            Data(
+                ("ingest-bench: skipped the forwarder's PostgreSQL and rsyslog figures: INGEST_BENCH_POSTGRES_URL (or INGEST_TEST_POSTGRES_URL) "
+                    + "is not set; start one with `Scripts/services/postgres.sh start DIR` and `source DIR/postgres.env`\n").utf8))
+        return []
+    }
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let logPath = directory + "/app.log"
+    try writeLines(to: logPath, 0..<lines)
+    let database = "ingest_bench_forward_\(getpid())"
+    let admin = try PostgresConnection(url)
+    defer { admin.close() }
+    _ = try admin.execute("DROP DATABASE IF EXISTS \(database)")
+    _ = try admin.execute("CREATE DATABASE \(database)")
+    defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)") }
+    let databaseURL = replacingDatabase(in: url, with: database)
+    let db = try PostgresConnection(databaseURL)
+    defer { db.close() }
+    func count(_ table: String) -> Int {
+        Int((try? db.queryText("SELECT count(*) FROM \"\(table)\"").first?.first ?? nil) ?? "") ?? -1
+    }
+
+    // ingest-forward → ingest-server (PostgreSQL sink) → PostgreSQL.
+    let config = try forwardPostgresConfig(directory: directory, connection: databaseURL)
+    let server = try ServerBenchProcess(directory: directory, config: config)
+    defer { server.stop() }
+    let seconds = try forwarder.run(server: server, name: "postgres", arguments: [logPath])
+    let stored = count("ForwardedLine")
+    let distinct = Int((try? db.queryText(#"SELECT count(DISTINCT "offset") FROM "ForwardedLine""#).first?.first ?? nil) ?? "") ?? -1
+    guard stored == lines, distinct == lines else {
+        throw ServerBenchError("PostgreSQL holds \(stored) ForwardedLine rows (\(distinct) distinct offsets) of \(lines)")
+    }
+    let forwardRate = Double(lines) / seconds
+    let forwardName = "ingest-forward --once, \(lines)-line file into ingest-server's PostgreSQL sink"
+
+    guard let rsyslogd = ["/usr/sbin/rsyslogd", "/usr/bin/rsyslogd"].first(where: FileManager.default.isExecutableFile(atPath:)),
+        let modules = rsyslogModuleDirectory()
+    else {
+        FileHandle.standardError.write(
+            Data(
+                "ingest-bench: skipped the rsyslog peer: rsyslogd with its imfile and ompgsql modules is not installed (apt-get install rsyslog rsyslog-pgsql)\n"
+                    .utf8))
+        return [Figure(group: "forward", name: forwardName, value: forwardRate, unit: "lines/s", baseline: nil, target: nil)]
+    }
+    var figures: [Figure] = []
+    for (variant, batched) in [("defaults", false), ("a queue handing ompgsql batches of 1,000 lines", true)] {
+        let table = batched ? "rsyslog_batched" : "rsyslog_defaults"
+        _ = try db.execute("CREATE TABLE \(table) (id bigserial PRIMARY KEY, host text, received timestamptz, message text)")
+        let run = try RsyslogRun(
+            rsyslogd: rsyslogd, modules: modules, directory: directory + "/\(table)", logPath: logPath,
+            connection: databaseURL, table: table, batched: batched)
+        defer { run.stop() }
+        let deadline = run.start + UInt64(1_200 * 1e9)
+        var rows = 0
+        while nowNanoseconds() < deadline && run.isRunning {
+            rows = count(table)
+            if rows >= lines { break }
+            usleep(20_000)
+        }
+        let rsyslogSeconds = Double(nowNanoseconds() - run.start) / 1e9
+        usleep(500_000)  // anything beyond the lines would show now
+        rows = count(table)
+        guard rows == lines else {
+            FileHandle.standardError.write(
+                Data("ingest-bench: rsyslog (\(variant)) left \(rows) of \(lines) rows in PostgreSQL; no figure\n".utf8))
+            continue
+        }
+        figures.append(
+            Figure(
+                group: "forward", name: figures.isEmpty ? forwardName : "  same run", value: forwardRate, unit: "lines/s",
+                baseline: ("rsyslog \(variant), imfile → ompgsql, same file and PostgreSQL", Double(lines) / rsyslogSeconds),
+                target: .ratioAtLeast(batched ? 1.5 : 10)))
+    }
+    if figures.isEmpty {
+        figures.append(Figure(group: "forward", name: forwardName, value: forwardRate, unit: "lines/s", baseline: nil, target: nil))
+    }
+    return figures
+}
+
+/// The directory holding rsyslog's imfile and ompgsql modules, if both are installed.
+private func rsyslogModuleDirectory() -> String? {
+    let candidates = ["/usr/lib/x86_64-linux-gnu/rsyslog", "/usr/lib/aarch64-linux-gnu/rsyslog", "/usr/lib/rsyslog", "/usr/lib64/rsyslog"]
+    return candidates.first { directory in
+        FileManager.default.fileExists(atPath: directory + "/imfile.so")
+            && FileManager.default.fileExists(atPath: directory + "/ompgsql.so")
+    }
+}
+
+/// An ingest-server configuration with one app, `bench`, whose sink is the
+/// PostgreSQL database at `connection` and whose schema is ForwardedLine's.
+private func forwardPostgresConfig(directory: String, connection: String) throws -> (path: String, appId: String) {
+    let text = """
+        {
+          "stateDirectory": "\(directory)/server",
+          "apps": [
+            {
+              "id": "bench",
+              "auth": { "anon-user": {} },
+              "sink": { "kind": "postgres", "connection": "\(connection)" },
+              "schema": {
+                "ForwardedLine": {
+                  "kind": "asymmetric",
+                  "properties": {
+                    "_id": "string", "source": "string", "offset": "int", "host": "string", "receivedAt": "date",
+                    "format": "string", "message": "string", "timestamp": "date?", "level": "string?", "fields": "mixed?"
+                  }
+                }
+              }
+            }
+          ]
+        }
+        """
+    let path = directory + "/ingest.json"
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    return (path, "bench")
+}
+
+/// `rsyslogd -n -f CONF -i PIDFILE` with its own work directory: imfile
+/// reads `logPath` from its start, ompgsql inserts each line into `table`
+/// (`option.stdsql` quoting). Stopped by PID.
+private final class RsyslogRun {
+    let process = Process()
+    let start: UInt64
+
+    init(rsyslogd: String, modules: String, directory: String, logPath: String, connection: String, table: String, batched: Bool)
+        throws
+    {
+        let work = directory + "/work"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        // ompgsql wraps each batch its queue hands it in BEGIN … COMMIT.
+        let queue =
+            batched
+            ? #" queue.type="LinkedList" queue.size="100000" queue.dequeueBatchSize="1000" queue.minDequeueBatchSize="1000" queue.minDequeueBatchSize.timeout="100""#
+            : ""
+        let conf = """
+            global(workDirectory="\(work)")
+            module(load="\(modules)/imfile.so" mode="inotify")
+            module(load="\(modules)/ompgsql.so")
+            template(name="line" type="string" option.stdsql="on"
+                string="INSERT INTO \(table) (host, received, message) VALUES ('%hostname%', '%timegenerated:::date-pgsql%', '%msg%')")
+            ruleset(name="pg"\(queue)) {
+                action(type="ompgsql" conninfo="\(connection)" template="line")
+            }
+            input(type="imfile" file="\(logPath)" tag="app" ruleset="pg" freshStartTail="off")
+            """
+        let confPath = directory + "/rsyslog.conf"
+        try Data(conf.utf8).write(to: URL(fileURLWithPath: confPath))
+        process.executableURL = URL(fileURLWithPath: rsyslogd)
+        process.arguments = ["-n", "-f", confPath, "-i", directory + "/rsyslogd.pid"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let outputPath = directory + "/rsyslogd.out"
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
+        process.standardError = FileHandle(forWritingAtPath: outputPath)
+        start = nowNanoseconds()
+        try process.run()
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// SIGTERM, then SIGKILL if it has not exited after 15 s.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = nowNanoseconds() + 15_000_000_000
+        while process.isRunning && nowNanoseconds() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
 /// Lines/s of reading `path` in 64 KiB chunks and making a String of each line.
 private func readLinesPerSecond(_ path: String, expected: Int) throws -> Double {
     let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -222,7 +222,7 @@ private func postgresCopyText(_ objects: ArraySlice<ServerBenchSegments.Object>)
 }
 
 /// `postgresql://user@host:port/db?query` with `db` replaced.
-private func replacingDatabase(in uri: String, with database: String) -> String {
+func replacingDatabase(in uri: String, with database: String) -> String {
     guard let scheme = uri.range(of: "://") else { return uri + " dbname=\(database)" }
     let rest = uri[scheme.upperBound...]
     let query = rest.firstIndex(of: "?")
