@@ -677,24 +677,30 @@ final class Forwarder {
     /// Opens a closed tail's file again: at its path if that still names it,
     /// else wherever it was renamed to in the same directory.
     private func reopen(_ tail: Tail) -> Bool {
-        var candidates = [tail.cursor.path]
+        if openIfSame(tail, at: tail.cursor.path) { return true }
+        // The directory is listed only when the path names another file:
+        // with thousands of files, listing it for every reopen dominated.
         let directory = (tail.cursor.path as NSString).deletingLastPathComponent
-        candidates += ((try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? [])
-            .map { (directory.isEmpty ? "" : directory + "/") + $0 }
-        for path in candidates {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            var info = stat()
-            if fstat(fd, &info) == 0, UInt64(info.st_dev) == tail.cursor.device, UInt64(info.st_ino) == tail.cursor.inode {
-                tail.fd = fd
-                if prefixMatches(tail) {  // not another file on a reused inode
-                    openFiles += 1
-                    return true
-                }
-                tail.fd = -1
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
+        for name in names where openIfSame(tail, at: (directory.isEmpty ? "" : directory + "/") + name) { return true }
+        return false
+    }
+
+    /// Opens `path` as `tail`'s file if it is that file: its device and
+    /// inode, and its leading bytes (not another file on a reused inode).
+    private func openIfSame(_ tail: Tail, at path: String) -> Bool {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        var info = stat()
+        if fstat(fd, &info) == 0, UInt64(info.st_dev) == tail.cursor.device, UInt64(info.st_ino) == tail.cursor.inode {
+            tail.fd = fd
+            if prefixMatches(tail) {
+                openFiles += 1
+                return true
             }
-            close(fd)
+            tail.fd = -1
         }
+        close(fd)
         return false
     }
 
