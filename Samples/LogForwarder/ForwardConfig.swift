@@ -44,27 +44,27 @@ struct ForwardConfig {
     /// Reads and checks the file; the error names the file and the key path
     /// (`sources[1].multiline.start`), or the line and column of a JSON
     /// syntax error.
-    init(contentsOfFile file: String) throws(ForwardConfigError) {
+    init(contentsOfFile file: String) throws(ConfigError) {
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw ForwardConfigError(file: file, path: "", "cannot be read (\(String(cString: strerror(errno))))")
+            throw ConfigError(.unreadable, path: "", "cannot be read (\(String(cString: strerror(errno))))", file: file)
         }
         let value: JSONValue
         do {
             value = try JSONValue(parsing: [UInt8](data), options: .strict())
         } catch {
-            throw ForwardConfigError(file: file, path: "", "\(error)")
+            throw ConfigError(.syntax, path: "", "\(error)", file: file)
         }
         let directory = (file as NSString).deletingLastPathComponent
         func resolve(_ path: String) -> String {
             path.hasPrefix("/") || directory.isEmpty ? path : directory + "/" + path
         }
-        do throws(ForwardConfigError) {
-            var root = try Reader(value, path: "")
+        do throws(ConfigError) {
+            var root = try ConfigReader(value, path: "")
             if var server = try root.object("server") {
                 appId = try server.string("appId")
                 if let text = try server.string("url") {
                     guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                        throw ForwardConfigError(path: server.path("url"), "needs an http(s) URL, not \"\(text)\"")
+                        throw ConfigError(.invalidValue, path: server.path("url"), "needs an http(s) URL, not \"\(text)\"")
                     }
                     baseURL = url
                 }
@@ -78,7 +78,7 @@ struct ForwardConfig {
             metricsFile = try root.string("metricsFile").map(resolve)
             if let text = try root.string("gzip") {
                 guard let mode = GzipMode(rawValue: text) else {
-                    throw ForwardConfigError(path: root.path("gzip"), "must be \"read\" or \"skip\", not \"\(text)\"")
+                    throw ConfigError(.invalidValue, path: root.path("gzip"), "must be \"read\" or \"skip\", not \"\(text)\"")
                 }
                 gzip = mode
             }
@@ -87,14 +87,14 @@ struct ForwardConfig {
             maxRetryDelay = try root.seconds("maxRetryDelay")
             uploadTimeout = try root.seconds("uploadTimeout")
             if var limits = try root.object("limits") {
-                maxPendingBytes = try limits.integer("maxPendingBytes", in: 4_096...(1 << 50))
-                maxOpenFiles = try limits.integer("maxOpenFiles", in: 1...1_000_000)
-                batchLines = try limits.integer("batchLines", in: 1...1_000_000)
-                fingerprintBytes = try limits.integer("fingerprintBytes", in: 1...1_048_576)
+                maxPendingBytes = try limits.integer("maxPendingBytes", in: 4_096...(1 << 50)).map { Int($0) }
+                maxOpenFiles = try limits.integer("maxOpenFiles", in: 1...1_000_000).map { Int($0) }
+                batchLines = try limits.integer("batchLines", in: 1...1_000_000).map { Int($0) }
+                fingerprintBytes = try limits.integer("fingerprintBytes", in: 1...1_048_576).map { Int($0) }
                 try limits.finish()
             }
             for (index, item) in (try root.array("sources") ?? []).enumerated() {
-                var source = try Reader(item, path: root.path("sources") + "[\(index)]")
+                var source = try ConfigReader(item, path: root.path("sources") + "[\(index)]")
                 sources.append(try Self.source(&source, resolve: resolve))
                 try source.finish()
             }
@@ -105,7 +105,7 @@ struct ForwardConfig {
         }
     }
 
-    private static func credentials(_ reader: inout Reader) throws(ForwardConfigError) -> Credentials {
+    private static func credentials(_ reader: inout ConfigReader) throws(ConfigError) -> Credentials {
         let apiKey = try reader.string("apiKey")
         let email = try reader.string("email")
         let password = try reader.string("password")
@@ -116,19 +116,19 @@ struct ForwardConfig {
         case (nil, nil, nil, let token?): return .jwt(token: token)
         case (nil, nil, nil, nil): return .anonymous
         default:
-            throw ForwardConfigError(
-                path: reader.path, "give one of \"apiKey\", \"email\" with \"password\", or \"jwt\" (none: anonymous)")
+            throw ConfigError(
+                .invalidValue, path: reader.path, "give one of \"apiKey\", \"email\" with \"password\", or \"jwt\" (none: anonymous)")
         }
     }
 
-    private static func source(_ reader: inout Reader, resolve: (String) -> String) throws(ForwardConfigError) -> SourceRule {
+    private static func source(_ reader: inout ConfigReader, resolve: (String) -> String) throws(ConfigError) -> SourceRule {
         guard let paths = try reader.array("paths"), !paths.isEmpty else {
-            throw ForwardConfigError(path: reader.path("paths"), "required: a non-empty array of paths or globs")
+            throw ConfigError(.missingField, path: reader.path("paths"), "required: a non-empty array of paths or globs")
         }
         var patterns: [PathPattern] = []
         for (index, item) in paths.enumerated() {
             guard let text = item.stringValue, !text.isEmpty else {
-                throw ForwardConfigError(path: reader.path("paths") + "[\(index)]", "expected a path or glob (a string)")
+                throw ConfigError(.invalidValue, path: reader.path("paths") + "[\(index)]", "expected a path or glob (a string)")
             }
             patterns.append(PathPattern(resolve(text)))
         }
@@ -136,7 +136,7 @@ struct ForwardConfig {
         if let text = try reader.string("format") {
             guard let format = LineFormat(rawValue: text) else {
                 let names = LineFormat.allCases.map(\.rawValue).joined(separator: ", ")
-                throw ForwardConfigError(path: reader.path("format"), "must be one of \(names), not \"\(text)\"")
+                throw ConfigError(.invalidValue, path: reader.path("format"), "must be one of \(names), not \"\(text)\"")
             }
             rule.format = format
         }
@@ -144,115 +144,19 @@ struct ForwardConfig {
             let start = try multiline.string("start")
             let continuation = try multiline.string("continue")
             if start != nil && continuation != nil {
-                throw ForwardConfigError(path: multiline.path, "give \"start\" or \"continue\", not both")
+                throw ConfigError(.invalidValue, path: multiline.path, "give \"start\" or \"continue\", not both")
             }
             for (key, pattern) in [("start", start), ("continue", continuation)] {
                 guard let pattern else { continue }
                 guard let regex = try? NSRegularExpression(pattern: pattern) else {
-                    throw ForwardConfigError(path: multiline.path(key), "\"\(pattern)\" is not a valid regular expression")
+                    throw ConfigError(.invalidValue, path: multiline.path(key), "\"\(pattern)\" is not a valid regular expression")
                 }
                 rule.multiline = key == "start" ? .start(regex) : .continuation(regex)
             }
-            if let bytes = try multiline.integer("maxBytes", in: 1...(64 << 20)) { rule.multilineMaxBytes = bytes }
+            if let bytes = try multiline.integer("maxBytes", in: 1...(64 << 20)) { rule.multilineMaxBytes = Int(bytes) }
             if let timeout = try multiline.seconds("timeout") { rule.multilineTimeout = timeout }
             try multiline.finish()
         }
         return rule
     }
-
-    /// One JSON object of the file, read strictly: each key must be asked
-    /// for (others are unknown keys), each error carries the key's path.
-    struct Reader {
-        let path: String
-        private let members: [JSONValue.Member]
-        private var consumed: Set<String> = []
-
-        init(_ value: JSONValue, path: String) throws(ForwardConfigError) {
-            guard case .object(let members) = value else {
-                throw ForwardConfigError(path: path, "expected an object, found \(value.kindDescription)")
-            }
-            self.path = path
-            self.members = members
-        }
-
-        func path(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-        private mutating func value(_ key: String) -> JSONValue? {
-            consumed.insert(key)
-            guard let found = members.first(where: { $0.key == key })?.value else { return nil }
-            if case .null = found { return nil }
-            return found
-        }
-
-        mutating func string(_ key: String) throws(ForwardConfigError) -> String? {
-            guard let found = value(key) else { return nil }
-            guard let text = found.stringValue else {
-                throw ForwardConfigError(path: path(key), "expected a string, found \(found.kindDescription)")
-            }
-            return text
-        }
-
-        mutating func bool(_ key: String) throws(ForwardConfigError) -> Bool? {
-            guard let found = value(key) else { return nil }
-            guard let flag = found.boolValue else {
-                throw ForwardConfigError(path: path(key), "expected true or false, found \(found.kindDescription)")
-            }
-            return flag
-        }
-
-        mutating func integer(_ key: String, in range: ClosedRange<Int>) throws(ForwardConfigError) -> Int? {
-            guard let found = value(key) else { return nil }
-            guard let number = found.integerValue, let exact = Int(exactly: number) else {
-                throw ForwardConfigError(path: path(key), "expected a whole number, found \(found.kindDescription)")
-            }
-            guard range.contains(exact) else {
-                throw ForwardConfigError(path: path(key), "\(exact) is out of range; use \(range.lowerBound)...\(range.upperBound)")
-            }
-            return exact
-        }
-
-        mutating func seconds(_ key: String) throws(ForwardConfigError) -> Double? {
-            guard let found = value(key) else { return nil }
-            guard let number = found.doubleValue, number.isFinite, number > 0, number <= 86_400 else {
-                throw ForwardConfigError(path: path(key), "expected seconds, more than 0 and at most 86400, found \(found.jsonText)")
-            }
-            return number
-        }
-
-        mutating func array(_ key: String) throws(ForwardConfigError) -> [JSONValue]? {
-            guard let found = value(key) else { return nil }
-            guard case .array(let items) = found else {
-                throw ForwardConfigError(path: path(key), "expected an array, found \(found.kindDescription)")
-            }
-            return items
-        }
-
-        mutating func object(_ key: String) throws(ForwardConfigError) -> Reader? {
-            guard let found = value(key) else { return nil }
-            return try Reader(found, path: path(key))
-        }
-
-        /// Fails on the first key nothing asked for.
-        func finish() throws(ForwardConfigError) {
-            for member in members where !consumed.contains(member.key) {
-                throw ForwardConfigError(
-                    path: path(member.key), "unknown key; the keys accepted here are: \(consumed.sorted().joined(separator: ", "))")
-            }
-        }
-    }
-}
-
-/// An error in the configuration file: the file, the key path and what is wrong.
-struct ForwardConfigError: Error, CustomStringConvertible {
-    var file: String?
-    var path: String
-    var message: String
-
-    init(file: String? = nil, path: String, _ message: String) {
-        self.file = file
-        self.path = path
-        self.message = message
-    }
-
-    var description: String { [file, path.isEmpty ? nil : path, message].compactMap { $0 }.joined(separator: ": ") }
 }

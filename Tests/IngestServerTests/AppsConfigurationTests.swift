@@ -1,4 +1,5 @@
 import Foundation
+import IngestSupport
 import Testing
 @testable import IngestServer
 import IngestTestSupport

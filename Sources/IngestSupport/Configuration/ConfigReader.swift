@@ -1,15 +1,13 @@
-import IngestSupport
-
 /// Reads one JSON object of the configuration strictly: every key must be
 /// consumed (unknown keys are errors), required fields are named when
 /// missing, and every error carries the field path.
-struct ConfigReader {
-    let path: String
+package struct ConfigReader {
+    package let path: String
     private let members: [(key: String, value: JSONValue)]
     private var consumed = Set<String>()
 
     /// Wraps `value`, which must be an object.
-    init(_ value: JSONValue, path: String) throws(ConfigError) {
+    package init(_ value: JSONValue, path: String) throws(ConfigError) {
         guard case .object(let members) = value else {
             throw ConfigError(.wrongType, path: path, "expected an object, found \(value.kindDescription)")
         }
@@ -18,20 +16,20 @@ struct ConfigReader {
     }
 
     /// The path of a member, for nested readers and errors.
-    func path(_ key: String) -> String {
+    package func path(_ key: String) -> String {
         let simple = key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
         if path.isEmpty { return simple ? key : "[\"\(key)\"]" }
         return simple ? "\(path).\(key)" : "\(path)[\"\(key)\"]"
     }
 
     /// All keys of the object, in document order (marks them consumed).
-    mutating func allMembers() -> [(key: String, value: JSONValue)] {
+    package mutating func allMembers() -> [(key: String, value: JSONValue)] {
         for member in members { consumed.insert(member.key) }
         return members
     }
 
     /// The raw value of `key`, or `nil` if absent (JSON null counts as absent).
-    mutating func value(_ key: String) -> JSONValue? {
+    package mutating func value(_ key: String) -> JSONValue? {
         consumed.insert(key)
         guard let found = members.first(where: { $0.key == key })?.value else { return nil }
         if case .null = found { return nil }
@@ -39,14 +37,14 @@ struct ConfigReader {
     }
 
     /// The raw value of `key`; a missing field is an error.
-    mutating func required(_ key: String) throws(ConfigError) -> JSONValue {
+    package mutating func required(_ key: String) throws(ConfigError) -> JSONValue {
         guard let found = value(key) else {
             throw ConfigError(.missingField, path: path(key), "required field is missing")
         }
         return found
     }
 
-    mutating func string(_ key: String) throws(ConfigError) -> String? {
+    package mutating func string(_ key: String) throws(ConfigError) -> String? {
         guard let found = value(key) else { return nil }
         guard let text = found.stringValue else {
             throw ConfigError(.wrongType, path: path(key), "expected a string, found \(found.kindDescription)")
@@ -54,14 +52,14 @@ struct ConfigReader {
         return text
     }
 
-    mutating func requiredString(_ key: String) throws(ConfigError) -> String {
+    package mutating func requiredString(_ key: String) throws(ConfigError) -> String {
         guard let text = try string(key) else {
             throw ConfigError(.missingField, path: path(key), "required field is missing")
         }
         return text
     }
 
-    mutating func bool(_ key: String) throws(ConfigError) -> Bool? {
+    package mutating func bool(_ key: String) throws(ConfigError) -> Bool? {
         guard let found = value(key) else { return nil }
         guard let flag = found.boolValue else {
             throw ConfigError(.wrongType, path: path(key), "expected true or false, found \(found.kindDescription)")
@@ -70,7 +68,7 @@ struct ConfigReader {
     }
 
     /// An integer in `range`.
-    mutating func integer(_ key: String, in range: ClosedRange<Int64>) throws(ConfigError) -> Int64? {
+    package mutating func integer(_ key: String, in range: ClosedRange<Int64>) throws(ConfigError) -> Int64? {
         guard let found = value(key) else { return nil }
         guard let number = found.integerValue else {
             throw ConfigError(.wrongType, path: path(key), "expected an integer, found \(found.kindDescription)")
@@ -84,7 +82,7 @@ struct ConfigReader {
     }
 
     /// A positive, finite number of seconds (at most a day).
-    mutating func seconds(_ key: String) throws(ConfigError) -> Double? {
+    package mutating func seconds(_ key: String) throws(ConfigError) -> Double? {
         guard let found = value(key) else { return nil }
         guard let number = found.doubleValue else {
             throw ConfigError(.wrongType, path: path(key), "expected a number of seconds, found \(found.kindDescription)")
@@ -95,7 +93,7 @@ struct ConfigReader {
         return number
     }
 
-    mutating func array(_ key: String) throws(ConfigError) -> [JSONValue]? {
+    package mutating func array(_ key: String) throws(ConfigError) -> [JSONValue]? {
         guard let found = value(key) else { return nil }
         guard case .array(let items) = found else {
             throw ConfigError(.wrongType, path: path(key), "expected an array, found \(found.kindDescription)")
@@ -104,13 +102,13 @@ struct ConfigReader {
     }
 
     /// A nested object reader for `key`, or `nil` if absent.
-    mutating func object(_ key: String) throws(ConfigError) -> ConfigReader? {
+    package mutating func object(_ key: String) throws(ConfigError) -> ConfigReader? {
         guard let found = value(key) else { return nil }
         return try ConfigReader(found, path: path(key))
     }
 
     /// Fails on the first key that no accessor asked for.
-    func finish() throws(ConfigError) {
+    package func finish() throws(ConfigError) {
         for member in members where !consumed.contains(member.key) {
             let accepted =
                 consumed.isEmpty

@@ -1,4 +1,4 @@
-/// An error in the server configuration file, naming the field path
+/// An error in a configuration file (the server's, the forwarder's), naming the field path
 /// (`apps[0].auth.custom-token.keys[1].algorithm`) and what to do.
 ///
 /// ```swift
