@@ -1,6 +1,6 @@
 import CoreMetrics
 import Foundation
-import Synchronization
+import IngestSupport
 
 /// A swift-metrics backend that writes every metric, in the Prometheus text
 /// format, to a file (`--metrics-file`): replaced atomically (written
@@ -11,7 +11,7 @@ import Synchronization
 /// own (`ingest_forward_*`) are in it.
 final class MetricsFile: MetricsFactory, Sendable {
     let path: String
-    private let values = Mutex<[Key: Double]>([:])
+    private let values = LockedBox<[Key: Double]>([:])
 
     struct Key: Hashable, Comparable {
         var name: String
