@@ -73,8 +73,6 @@ package final class SegmentReader {
     @exclusivity(unchecked) private var sourceDone = false
     @exclusivity(unchecked) private var lastNameBytes: [UInt8] = []
     @exclusivity(unchecked) private var lastName = ""
-    /// The header's format version decides the frame checksum: CRC-32C from 2 on.
-    private let usesCRC32C: Bool
 
     /// Reads the magic and the header from `source`.
     /// - Parameter requiresEnd: `true` for sealed segments (default).
@@ -90,7 +88,6 @@ package final class SegmentReader {
             buffer.deallocate()
             throw error
         }
-        usesCRC32C = header.formatVersion >= 2
         offset = start
         offsetAfterLastCommit = start
     }
@@ -227,7 +224,7 @@ package final class SegmentReader {
         let frame = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[start..<(start + total)])
         let stored = SegmentFormat.readLE(UInt32.self, frame, total - 4)
         let covered = UnsafeRawBufferPointer(rebasing: frame[0..<(total - 4)])
-        let computed = usesCRC32C ? CRC32C.update(0, covered) : CRC32.update(0, covered)
+        let computed = SegmentFormat.checksum(covered, version: header.formatVersion)
         guard stored == computed else {
             throw SegmentError(
                 code: .checksumMismatch, message: "frame checksum mismatch (type 0x\(String(type, radix: 16)), \(length) bytes)",
