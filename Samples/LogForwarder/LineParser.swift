@@ -69,8 +69,7 @@ enum LineParser {
 
     /// The last member `key` of an object, if it is a string.
     private static func lastString(_ members: [JSONValue.Member], _ key: String) -> String? {
-        guard case .string(let text)? = members.last(where: { $0.key == key })?.value else { return nil }
-        return text
+        members.last(where: { $0.key == key })?.value.stringValue
     }
 
     /// An object's members as a document (keys made field names, the last
@@ -102,9 +101,8 @@ enum LineParser {
         case .bool(let flag): return .bool(flag)
         case .null: return AnyRealmValue.none
         case .number(let text):
-            if !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }), let exact = Int(text) {
-                return .int(exact)
-            }
+            // Int(_:) reads only a sign and digits: a fraction or exponent is a double.
+            if let exact = Int(text) { return .int(exact) }
             guard let double = Double(text), double.isFinite else { return nil }
             return .double(double)
         }
