@@ -72,7 +72,7 @@ import IngestTestSupport
         keyProcess.standardError = FileHandle.nullDevice
         try keyProcess.run()
         let key = try readLine(keyOut.fileHandleForReading.fileDescriptor, timeout: 20)
-        keyProcess.waitUntilExit()
+        #expect(reap(keyProcess, within: 60), "ingest-server apikey create did not exit within 60 s")
         #expect(keyProcess.terminationStatus == 0)
         let station = try await app.login(credentials: .userAPIKey(key))
         #expect(station.provider == "api-key")

@@ -24,7 +24,7 @@ struct DocsAgreementTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let help = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        #expect(reap(process, within: 60), "ingest-server --help did not exit within 60 s")
         let line = try #require(help.split(separator: "\n").first { $0.contains("--synchronous") }, "\(help)")
         let documented = try #require(try text("Docs/Server.md").split(separator: "\n").first { $0.hasPrefix("| `--synchronous MODE`") })
         for mode in ["FULL", "NORMAL", "EXTRA"] {

@@ -77,7 +77,7 @@ import IngestTestSupport
         json.standardInput = FileHandle(forReadingAtPath: stdinFile)
         json.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         try json.run()
-        json.waitUntilExit()
+        #expect(reap(json, within: 60), "ingest-forward --format json - did not exit within 60 s")
         #expect(json.terminationStatus == 0)
         #expect(
             try server.query(
@@ -89,7 +89,7 @@ import IngestTestSupport
         syslog.standardInput = FileHandle(forReadingAtPath: stdinFile)
         syslog.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         try syslog.run()
-        syslog.waitUntilExit()
+        #expect(reap(syslog, within: 60), "ingest-forward --format syslog - did not exit within 60 s")
         #expect(syslog.terminationStatus == 0)
         #expect(
             try server.query(
@@ -137,8 +137,7 @@ import IngestTestSupport
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
-        #expect(waitFor(60) { !process.isRunning })
-        process.waitUntilExit()
+        #expect(reap(process, within: 60), "ingest-forward - did not exit within 60 s")
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         #expect(
             try server.query("SELECT format || ' ' || message FROM ForwardedLine ORDER BY offset") == [
@@ -167,7 +166,7 @@ import IngestTestSupport
         try handle.close()
         #expect(waitFor(60) { count(server) == 550 })
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        #expect(reap(process, within: 60), "ingest-forward did not stop within 60 s of SIGTERM")
         #expect(process.terminationStatus == 0)
         #expect(count(server, "SELECT count(*) FROM ForwardedLine WHERE message LIKE 'first %'") == 300)
         #expect(count(server, "SELECT count(*) FROM ForwardedLine WHERE message LIKE 'second file line %'") == 200)
@@ -196,7 +195,7 @@ import IngestTestSupport
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        #expect(reap(process, within: 60), "ingest-forward did not stop within 60 s of SIGTERM", sourceLocation: sourceLocation)
         #expect(process.terminationStatus == 0, sourceLocation: sourceLocation)
         expectExactlyOnce(server, lines, sourceLocation: sourceLocation)
     }
@@ -467,7 +466,7 @@ import IngestTestSupport
             .first { $0.hasSuffix("/store") }.map { directory.path + "/forward/dataingest/" + $0 }
         usleep(1_500_000)
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        #expect(reap(process, within: 60), "ingest-forward did not stop within 60 s of SIGTERM")
         #expect(process.terminationReason == .exit)  // stopped cleanly
         #expect(text(output).contains("by a full store"), "\(text(output))")
         if let store {

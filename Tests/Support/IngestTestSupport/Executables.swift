@@ -64,6 +64,17 @@ package func waitForExit(_ process: Process, timeout: Double) -> Int32? {
     return process.terminationStatus
 }
 
+/// Waits at most `timeout` seconds for `process` to exit by itself; if it
+/// has not, kills it by PID (SIGKILL) and reaps it. True when it exited by
+/// itself, so a test expects that instead of waiting on a hung child forever.
+@discardableResult
+package func reap(_ process: Process, within timeout: Double) -> Bool {
+    if waitForExit(process, timeout: timeout) != nil { return true }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    return false
+}
+
 /// Polls `condition` every 20 ms for at most `timeout` seconds (blocking:
 /// for synchronous tests); its last answer.
 package func eventually(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
