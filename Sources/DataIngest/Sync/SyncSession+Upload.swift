@@ -96,11 +96,14 @@ extension SyncSession {
                     $0.connection = .disconnected
                     $0.transportFailures += 1
                 }
-                await backOff(backoff.next())
+                await backOff(backoff.next(), after: error)
                 continue
             }
             store.metrics?.uploadAnswered(status: response.status, nanoseconds: StoreMonitor.now() &- sentAt)
-            box.withLock { $0.connection = .connected }
+            box.withLock {
+                $0.connection = .connected
+                $0.heardFromServer &+= 1
+            }
             switch response.status {
             case 200:
                 if handleAccepted(segment, response: response, store: store) { return }
@@ -153,7 +156,7 @@ extension SyncSession {
                 $0.connection = .disconnected
                 $0.transportFailures += 1
             }
-            await backOff(backoff.next())
+            await backOff(backoff.next(), after: error)
         }
     }
 
