@@ -32,7 +32,7 @@ import IngestSupport
 //              its defaults and once set up for throughput: the action on a
 //              queue of 16 worker threads, each with its own connection,
 //              inserting batches of up to 1,000 lines in one transaction
-//              (the fastest of the set-ups measured, Benchmarks/README.md);
+//              (with 8 workers the fastest set-up measured, Benchmarks/README.md);
 //              each checked for exactly that many rows. Skipped, and said
 //              so, without them.
 

@@ -38,7 +38,8 @@ public final class URLSessionTransport: SyncTransport {
         } catch {
             // Nothing listening is told apart: the session probes for the server's return (SyncSession+Reconnect).
             let refused = (error as? URLError)?.code == .cannotConnectToHost
-            throw TransportError(refused ? .connectionRefused : .other, "\(request.method) \(request.url.path): \(error.localizedDescription)")
+            throw TransportError(
+                refused ? .connectionRefused : .other, "\(request.method) \(request.url.path): \(error.localizedDescription)")
         }
         guard let http = response as? HTTPURLResponse else {
             throw TransportError("\(request.method) \(request.url.path): not an HTTP response")
