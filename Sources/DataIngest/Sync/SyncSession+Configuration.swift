@@ -11,7 +11,8 @@ extension SyncSession {
     public struct Configuration: Sendable {
         /// Segments uploaded at once (oldest first). Default 4.
         public var maxUploadsInFlight: Int = 4
-        /// Seconds between looks for newly sealed segments while idle. The
+        /// Seconds between looks for newly sealed segments while fewer than
+        /// ``maxUploadsInFlight`` uploads run (idle included). The
         /// store seals the active segment about a second after its first
         /// commit (``SegmentStore/Configuration/maxSegmentAgeMilliseconds``),
         /// so commit-to-upload stays near one second. Default 0.05.
