@@ -200,11 +200,33 @@ private let ref = ObjectId(high: 0x65A1_F0C2_E4B0_A1B2, low: 0xC3D4_E5F6)
             }
             #expect(intError?.message.contains("primary key \(duplicate);") == true)
         }
+        // String keys as Swift compares them: bytes for ASCII (keys of every
+        // length around the hashed 8-byte words), canonical equivalence beyond it.
+        for length in [1, 7, 8, 9, 16, 40] {
+            let key = String(repeating: "k", count: length)
+            try realm.write {
+                realm.create(KeyedReading.self, value: ["_id": key, "count": 0])
+                realm.create(KeyedReading.self, value: ["_id": key + "x", "count": 1])
+                realm.create(KeyedReading.self, value: ["_id": "x" + key, "count": 2])
+            }
+            expectRealmError(.duplicatePrimaryKey) {
+                try realm.write {
+                    realm.create(KeyedReading.self, value: ["_id": key, "count": 0])
+                    realm.create(KeyedReading.self, value: ["_id": String(key), "count": 1])
+                }
+            }
+        }
+        expectRealmError(.duplicatePrimaryKey) {
+            try realm.write {
+                realm.create(KeyedReading.self, value: ["_id": "caf\u{E9}", "count": 0])
+                realm.create(KeyedReading.self, value: ["_id": "cafe\u{301}", "count": 1])
+            }
+        }
         // The same keys in a later transaction are accepted: the set is emptied.
         try realm.write {
             for id in 0..<1_500 { realm.create(ScalarReading.self, value: [id, true, 1, 0.5, 2.25, "n", ref, when] as [Any]) }
             for _ in 0..<1_500 { realm.create(BaseSensor.self, value: ["level": 1.0]) }
         }
-        #expect(sink.transactions.map(\.records.count) == [3_000])
+        #expect(sink.transactions.map(\.records.count) == [3, 3, 3, 3, 3, 3, 3_000])
     }
 }

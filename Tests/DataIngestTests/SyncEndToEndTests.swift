@@ -162,6 +162,60 @@ import IngestTestSupport
         try server.expectExactlyOnce(appId, table: "SyncReading", count: 10_000)
     }
 
+    /// An upload refused while the server is down waits out a retry delay
+    /// (here 15 to 30 s); a server restarted meanwhile on the same port is
+    /// found by the session's probe and used within about
+    /// `reconnectProbeInterval`, not at the end of the delay.
+    @Test func aServerRestartedDuringALongRetryDelayIsUsedAgainAtOnce() async throws {
+        let directory = try TemporaryDirectory("sync")
+        let server = try SyncTestServer(in: directory.path)
+        let appId = server.developmentAppId
+        let app = makeTestApp(id: appId, server: server, directory: directory.path) {
+            $0.sync.initialBackoff = 30
+            $0.sync.maximumBackoff = 30
+            $0.sync.reconnectProbeInterval = 0.5
+        }
+        let user = try await app.login(credentials: .anonymous)
+        server.kill9()
+        let realm = try openSyncedRealm(user)
+        try writeReadings(realm, 0..<100, perTransaction: 100)
+        try user.session.openStore().flush()
+        #expect(await eventuallyAsync(timeout: 20) { user.session.transportFailures >= 1 })  // refused: waiting
+        await pauseAsync(1)
+        try server.restart()
+        let restarted = monotonicNow()
+        try await user.session.wait(for: .upload, timeout: 12)
+        #expect(monotonicNow() - restarted < 8, "uploaded \(monotonicNow() - restarted) s after the restart")
+        try server.expectExactlyOnce(appId, table: "SyncReading", count: 100)
+        _ = try await user.logOut()
+    }
+
+    /// The same with probing off: the restarted server waits for the delay
+    /// (the test above is not vacuous); `reconnect()` ends the wait.
+    @Test func withoutProbingARestartedServerWaitsForTheRetryDelay() async throws {
+        let directory = try TemporaryDirectory("sync")
+        let server = try SyncTestServer(in: directory.path)
+        let appId = server.developmentAppId
+        let app = makeTestApp(id: appId, server: server, directory: directory.path) {
+            $0.sync.initialBackoff = 30
+            $0.sync.maximumBackoff = 30
+            $0.sync.reconnectProbeInterval = 0
+        }
+        let user = try await app.login(credentials: .anonymous)
+        server.kill9()
+        let realm = try openSyncedRealm(user)
+        try writeReadings(realm, 0..<100, perTransaction: 100)
+        try user.session.openStore().flush()
+        #expect(await eventuallyAsync(timeout: 20) { user.session.transportFailures >= 1 })
+        try server.restart()
+        await pauseAsync(3)
+        #expect(server.count(appId, "SyncReading") == 0)  // still in its 15 to 30 s delay
+        user.session.reconnect()
+        try await user.session.wait(for: .upload, timeout: 20)
+        try server.expectExactlyOnce(appId, table: "SyncReading", count: 100)
+        _ = try await user.logOut()
+    }
+
     @Test func memoryStaysFlatWhileABacklogWaitsForTheServer() throws {
         let directory = try TemporaryDirectory("sync")
         let server = try SyncTestServer(in: directory.path)

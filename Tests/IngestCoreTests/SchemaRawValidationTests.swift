@@ -81,6 +81,12 @@ import Testing
         var mixed = base()
         mixed["extra"] = .int32(1)
         list.append(("a mixed value (full check only)", mixed, false))
+        var nullMixed = base()
+        nullMixed["extra"] = .null
+        list.append(("null for an optional mixed", nullMixed, true))
+        var nullList = base()
+        nullList["tags"] = .null
+        list.append(("null for a list (full check only)", nullList, false))
         return list
     }
 

@@ -20,6 +20,11 @@ public struct BSONRecordEncoder {
     /// The number of encoded bytes so far.
     var count: Int { buffer.count }
 
+    /// Calls `body` with the encoded bytes so far, without copying them.
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try buffer.withUnsafeBytes(body)
+    }
+
     // MARK: Documents
 
     /// Starts a document; returns where its length goes.

@@ -82,4 +82,10 @@ final class RecordBuffer {
     var array: [UInt8] {
         Array(UnsafeRawBufferPointer(start: state.pointee.base, count: state.pointee.count))
     }
+
+    /// Calls `body` with the bytes written, without copying them; they must
+    /// not be used after `body` returns.
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: state.pointee.base, count: state.pointee.count))
+    }
 }

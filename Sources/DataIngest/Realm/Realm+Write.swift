@@ -68,9 +68,16 @@ extension Realm {
         }
         guard !transaction.records.isEmpty || !transaction.cursors.isEmpty else { return }
         let count = transaction.records.count
-        let encoded = EncodedTransaction(bytes: encoder.bytes, records: transaction.records, cursors: transaction.cursors)
         do {
-            try sink.commit(encoded)
+            if let session = sink as? SessionTransactionSink {
+                // The user's own store reads the encoder's buffer in place:
+                // copying it into an EncodedTransaction cost about 250
+                // instructions per object (ingest-forward's callgrind profile).
+                let (records, cursors) = (transaction.records, transaction.cursors)
+                try encoder.withUnsafeBytes { try session.commit(bytes: $0, records: records, cursors: cursors) }
+            } else {
+                try sink.commit(EncodedTransaction(bytes: encoder.bytes, records: transaction.records, cursors: transaction.cursors))
+            }
         } catch {
             throw RealmError(
                 .commitFailed, fileURL: fileURL,

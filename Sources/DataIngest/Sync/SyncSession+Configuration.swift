@@ -11,7 +11,8 @@ extension SyncSession {
     public struct Configuration: Sendable {
         /// Segments uploaded at once (oldest first). Default 4.
         public var maxUploadsInFlight: Int = 4
-        /// Seconds between looks for newly sealed segments while idle. The
+        /// Seconds between looks for newly sealed segments while fewer than
+        /// ``maxUploadsInFlight`` uploads run (idle included). The
         /// store seals the active segment about a second after its first
         /// commit (``SegmentStore/Configuration/maxSegmentAgeMilliseconds``),
         /// so commit-to-upload stays near one second. Default 0.05.
@@ -21,6 +22,16 @@ extension SyncSession {
         public var initialBackoff: TimeInterval = 0.5
         /// Longest retry delay, in seconds. Default 60.
         public var maximumBackoff: TimeInterval = 60
+        /// While a request waits out a retry delay because nothing listened
+        /// at the server's address (connection refused: a server stopped or
+        /// restarting), the session tries a bare TCP connection to that
+        /// address about this often (seconds, half to all of it, at random)
+        /// and retries at once when one is accepted, so a restarted server
+        /// is used again within about this long, not after the rest of a
+        /// delay that grew while it was down (up to ``maximumBackoff``).
+        /// Other failures (5xx, 429, timeouts, resets) wait their whole
+        /// delay. 0 turns probing off. Default 1.
+        public var reconnectProbeInterval: TimeInterval = 1
         /// Seconds an upload request may take. Default 120.
         public var uploadTimeout: TimeInterval = 120
         /// Seconds ``User/logOut()`` waits for pending data to upload before

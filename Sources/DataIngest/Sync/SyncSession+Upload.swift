@@ -7,6 +7,10 @@ extension SyncSession {
     func run() async {
         await withTaskGroup(of: UInt64.self) { group in
             var inFlight = Set<UInt64>()
+            // A child that only sleeps `pollInterval` and returns `Self.pollTick`:
+            // while fewer uploads than allowed run, a segment sealed meanwhile
+            // is sent within that time, not only once a running upload ends.
+            var tickRunning = false
             while isRunning {
                 let suspended = box.withLock { $0.suspended }
                 guard !suspended, let store = try? openStore() else {
@@ -29,7 +33,20 @@ extension SyncSession {
                     await pause(configuration.pollInterval)
                     continue
                 }
-                if let done = await group.next() { inFlight.remove(done) }
+                if inFlight.count < max(1, configuration.maxUploadsInFlight) && !tickRunning {
+                    tickRunning = true
+                    group.addTask { [self] in
+                        await pause(configuration.pollInterval)
+                        return Self.pollTick
+                    }
+                }
+                if let done = await group.next() {
+                    if done == Self.pollTick {
+                        tickRunning = false
+                    } else {
+                        inFlight.remove(done)
+                    }
+                }
             }
             // Stopping: in-flight uploads see `running == false` and return;
             // an interrupted one is simply sent again next time (idempotent).
@@ -37,6 +54,10 @@ extension SyncSession {
         }
         box.withLock { $0.connection = .disconnected }
     }
+
+    /// What the upload loop's poll child returns: no segment has this number
+    /// (numbers count up from 1 within blocks of 1,024 per process start).
+    static let pollTick = UInt64.max
 
     /// Uploads one segment until the server has answered for it for good
     /// (acknowledged, or rejected into quarantine) or the session stops.
@@ -96,11 +117,14 @@ extension SyncSession {
                     $0.connection = .disconnected
                     $0.transportFailures += 1
                 }
-                await backOff(backoff.next())
+                await backOff(backoff.next(), after: error)
                 continue
             }
             store.metrics?.uploadAnswered(status: response.status, nanoseconds: StoreMonitor.now() &- sentAt)
-            box.withLock { $0.connection = .connected }
+            box.withLock {
+                $0.connection = .connected
+                $0.heardFromServer &+= 1
+            }
             switch response.status {
             case 200:
                 if handleAccepted(segment, response: response, store: store) { return }
@@ -153,7 +177,7 @@ extension SyncSession {
                 $0.connection = .disconnected
                 $0.transportFailures += 1
             }
-            await backOff(backoff.next())
+            await backOff(backoff.next(), after: error)
         }
     }
 

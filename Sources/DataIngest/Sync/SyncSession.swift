@@ -44,6 +44,11 @@ public final class SyncSession: @unchecked Sendable {
         /// Requests (uploads, token refreshes, logins) that got no answer;
         /// the exit grace period stops waiting when it grows.
         var transportFailures = 0
+        /// Grows whenever the server was heard from again (an answer, or an
+        /// accepted probe): ends every wait for a refused connection.
+        var heardFromServer = 0
+        /// When the last probe of the server's address started (the session's clock).
+        var lastProbe = -Double.infinity
     }
 
     /// The user's segment store directory.
@@ -249,7 +254,7 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     /// Whether the session stopped or was told to retry at once since now.
-    private func interruption() -> @Sendable () -> Bool {
+    func interruption() -> @Sendable () -> Bool {
         let start = box.withLock { $0.generation }
         return { [box] in box.withLock { !$0.running || $0.generation != start } }
     }

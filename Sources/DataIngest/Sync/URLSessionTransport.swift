@@ -36,7 +36,10 @@ public final class URLSessionTransport: SyncTransport {
         do {
             (data, response) = try await session.data(for: urlRequest)
         } catch {
-            throw TransportError("\(request.method) \(request.url.path): \(error.localizedDescription)")
+            // Nothing listening is told apart: the session probes for the server's return (SyncSession+Reconnect).
+            let refused = (error as? URLError)?.code == .cannotConnectToHost
+            throw TransportError(
+                refused ? .connectionRefused : .other, "\(request.method) \(request.url.path): \(error.localizedDescription)")
         }
         guard let http = response as? HTTPURLResponse else {
             throw TransportError("\(request.method) \(request.url.path): not an HTTP response")

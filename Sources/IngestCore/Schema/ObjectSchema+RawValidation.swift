@@ -6,7 +6,8 @@ extension ObjectSchema {
     /// True means two things: the bytes are one valid BSON document (checked
     /// exactly as `BSONDocument(bson:)` checks them), and every field is a
     /// distinct property of this class holding a single scalar value of its
-    /// type (or null where optional) with every required property present, so
+    /// type, or null where a single property (of any type, mixed and embedded
+    /// objects included) is optional, with every required property present, so
     /// that ``validate(_:in:)`` would report no violations. False means only
     /// "not proven": decode the document and validate it fully to learn
     /// whether it is valid and why not. The answer never depends on the path.
@@ -39,7 +40,8 @@ extension ObjectSchema {
             var type: PropertyType
             /// A single scalar (not an object, not mixed): the quick pass can judge it.
             var judged: Bool
-            var isOptional: Bool
+            /// A single optional property of any type: null is valid for it.
+            var nullable: Bool
         }
 
         private let keys: BSONKeyTable
@@ -56,7 +58,7 @@ extension ObjectSchema {
             slots = properties.map {
                 Slot(
                     type: $0.type, judged: $0.collection == .single && $0.type != .object && $0.type != .mixed,
-                    isOptional: $0.isOptional)
+                    nullable: $0.collection == .single && $0.isOptional)
             }
             tooMany = properties.count > 64
             var required: UInt64 = 0
@@ -83,16 +85,18 @@ extension ObjectSchema {
                     }
                     let bit: UInt64 = 1 << UInt64(index)
                     let slot = slots[index]
-                    guard seen & bit == 0, slot.judged else {
+                    guard seen & bit == 0 else {
                         valid = false
                         return
                     }
                     seen |= bit
+                    // Null is judged by optionality alone, whatever the type
+                    // (a plain forwarded line's mixed `fields` is null).
                     if element.type == .null {
-                        if !slot.isOptional { valid = false }
+                        if !slot.nullable { valid = false }
                         return
                     }
-                    if !Self.matches(element, slot.type) { valid = false }
+                    if !slot.judged || !Self.matches(element, slot.type) { valid = false }
                 }
             } catch {
                 return false

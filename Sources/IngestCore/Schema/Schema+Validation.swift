@@ -78,7 +78,8 @@ struct DocumentValidator {
 
     /// The quick pass in front of ``check(_:as:path:)``: true when every
     /// field is a distinct property of `object` holding a single scalar value
-    /// of its type (or null where optional) and every required property is
+    /// of its type, or null where a single property of any type is optional,
+    /// and every required property is
     /// present. It allocates nothing (a bit set instead of a set of keys, no
     /// paths); on false the full check runs and words the violations, so the
     /// outcome is the same either way.
@@ -100,11 +101,13 @@ struct DocumentValidator {
             guard seen & bit == 0 else { return false }
             seen |= bit
             let property = properties[index]
-            guard property.collection == .single, property.type != .object, property.type != .mixed else { return false }
+            guard property.collection == .single else { return false }
+            // Null is judged by optionality alone, whatever the type (as checkProperty does).
             if case .null = field.value {
                 guard property.isOptional else { return false }
                 continue
             }
+            guard property.type != .object, property.type != .mixed else { return false }
             guard matches(field.value, property.type) else { return false }
             if property.type == .float, case .double(let number) = field.value, number.isFinite,
                 abs(number) > Double(Float.greatestFiniteMagnitude)
