@@ -61,10 +61,12 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
 
     /// Settings of the ClickHouse sink, each with a documented default.
     package struct Configuration: Sendable {
-        /// How long a batch waits for uploads that are still encoding their
-        /// rows to join it (ClickHouse prefers few large inserts). A batch
-        /// never waits when no upload is encoding; uploads that arrive while
-        /// a batch is being inserted form the next one. Default 20 ms.
+        /// How long a batch waits at most for uploads to join it (ClickHouse
+        /// prefers few large inserts): for uploads that are still encoding
+        /// their rows, and until it holds as many uploads as the batch
+        /// before it (clients whose last upload was just answered are
+        /// sending their next). Uploads that arrive while a batch is being
+        /// inserted form the next one. Default 20 ms.
         package var lingerMilliseconds = 20
         /// A batch is sent at once when it holds this many objects. Default 100 000.
         package var maxBatchObjects = 100_000
@@ -178,6 +180,11 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     /// Uploads encoding their rows: a batch waits for them (up to the linger time) before it is sent.
     private var encoding = 0
     private var lingerTimerArmed = false
+    /// Uploads in the last batch sent: the next one waits (up to the linger
+    /// time) until it holds as many.
+    private var expectedJobs = 1
+    /// Batches sent so far: a linger timer armed for an earlier batch does not end a later one's wait.
+    private var batchNumber = 0
     private let flushQueue = DispatchQueue(label: "dataingest.clickhouse.flush")
     private let shardClients: [ClickHouseClient]
 
@@ -413,21 +420,24 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     }
 
     /// Whether a batch is to be sent now (the caller then queues ``flush()``):
-    /// nothing is being inserted, and either no upload is still encoding,
-    /// the batch is full or the linger time has passed. Otherwise a linger
-    /// timer is armed that sends whatever is pending when it fires.
+    /// nothing is being inserted, and either no upload is still encoding and
+    /// the batch holds as many uploads as the one before it, or the batch
+    /// is full, or the linger time has passed. Otherwise a linger timer is
+    /// armed that sends whatever is pending when it fires.
     private func startFlushIfDueLocked(lingerOver: Bool = false) -> Bool {
         guard !flushing, !pending.isEmpty else { return false }
-        if encoding == 0 || lingerOver || pendingObjects >= configuration.maxBatchObjects {
+        let gathered = encoding == 0 && pending.count >= expectedJobs
+        if gathered || lingerOver || pendingObjects >= configuration.maxBatchObjects {
             flushing = true
             return true
         }
         if !lingerTimerArmed {
             lingerTimerArmed = true
+            let armedFor = batchNumber
             flushQueue.asyncAfter(deadline: .now() + .milliseconds(configuration.lingerMilliseconds)) {
                 let start = self.lock.withLock {
                     self.lingerTimerArmed = false
-                    return self.startFlushIfDueLocked(lingerOver: true)
+                    return self.startFlushIfDueLocked(lingerOver: self.batchNumber == armedFor)
                 }
                 if start { self.flush() }
             }
@@ -441,6 +451,10 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     private func flush() {
         let jobs: [Job] = lock.withLock {
             defer { pending.removeAll(); pendingObjects = 0 }
+            if !pending.isEmpty {
+                expectedJobs = pending.count
+                batchNumber += 1
+            }
             return pending
         }
         if !jobs.isEmpty { send(jobs) }
