@@ -102,4 +102,83 @@ struct PostgresSinkCopyTests {
         }
         #expect(try database.rows("SELECT count(*) FROM \"Event\"") == [["2"]])
     }
+
+    @Test("the binary COPY format stores every value as the text format does, and refuses what it refuses")
+    func binaryAndTextFormatsAgree() throws {
+        let database = try PostgresTestDatabase()
+        let sink = try PostgresSink(connection: database.url)
+        defer { sink.close() }
+        let common = [
+            Property(name: "_id", type: .objectId, isPrimaryKey: true),
+            Property(name: "name", type: .string, isOptional: true),
+            Property(name: "flag", type: .bool, isOptional: true),
+            Property(name: "n", type: .int, isOptional: true),
+            Property(name: "d", type: .double, isOptional: true),
+            Property(name: "blob", type: .data, isOptional: true),
+            Property(name: "at", type: .date, isOptional: true),
+            Property(name: "ref", type: .objectId, isOptional: true),
+            Property(name: "u", type: .uuid, isOptional: true),
+            Property(name: "any", type: .mixed, isOptional: true),
+            Property(name: "tags", type: .string, collection: .list),
+            Property(name: "attrs", type: .int, collection: .map),
+        ]
+        // A numeric column makes a table use the text format.
+        let binaryColumns = common.map { (name: $0.name, form: PostgresColumnForm($0)) }
+        #expect(PostgresCopyBinary.canEncode(binaryColumns))
+        #expect(!PostgresCopyBinary.canEncode(binaryColumns + [("amount", .numeric)]))
+        #expect(!PostgresCopyBinary.canEncode(binaryColumns + [("f", .real)]))
+        try sink.migrate(
+            to: try Schema([
+                ObjectSchema(className: "Bin", kind: .asymmetric, properties: common),
+                ObjectSchema(
+                    className: "Txt", kind: .asymmetric,
+                    properties: common + [Property(name: "amount", type: .decimal128, isOptional: true)]),
+            ]))
+        let uuid: [UInt8] = Array(0..<16)
+        let documents: [BSONDocument] = [
+            [
+                "name": .string("ünïcode ☃\t\\"), "flag": .bool(true), "n": .int32(-7), "d": .double(-0.0),
+                "blob": .binary(BSONBinary(subtype: 2, bytes: [0, 0xFF])), "at": .datetime(-62_135_596_800_000),
+                "ref": .objectId(.generate()), "u": .binary(BSONBinary(subtype: 4, bytes: uuid)),
+                "any": .document(["x": .int64(1)]), "tags": .array([.string("a"), .null]), "attrs": .document(["k": .int32(1)]),
+            ],
+            [
+                "name": .string(""), "flag": .bool(false), "n": .int64(.max), "d": .double(.nan), "blob": .binary(BSONBinary(bytes: [])),
+                "at": .datetime(1_700_000_000_123), "any": .null, "tags": .array([]), "attrs": .document([:]),
+            ],
+            ["name": .null, "d": .int64(9_007_199_254_740_993), "at": .datetime(253_402_300_799_999), "any": .double(.infinity)],
+            ["d": .int32(3), "n": .null, "flag": .null, "any": .string("x")],
+        ]
+        var objects: [SinkObject] = []
+        for document in documents {
+            let id = ObjectId.generate()
+            for collection in ["Bin", "Txt"] {
+                var copy = document
+                copy["_id"] = .objectId(id)
+                objects.append(SinkObject(collection: collection, document: copy))
+            }
+        }
+        _ = try sink.write(objects, receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
+        let columns = common.map { "\"\($0.name)\"::text" }.joined(separator: ", ")
+        let binary = try database.rows("SELECT \(columns) FROM \"Bin\" ORDER BY \"_id\"")
+        let text = try database.rows("SELECT \(columns) FROM \"Txt\" ORDER BY \"_id\"")
+        #expect(binary.count == documents.count)
+        #expect(binary == text)
+        #expect(binary.first?[4] == "-0")
+
+        // Values the text format refuses are refused in binary too, and nothing is stored.
+        for (bad, number) in [(["name": .string("a\u{0}b")] as BSONDocument, 2), (["at": .datetime(-62_135_596_800_001)], 3)] {
+            var document = bad
+            document["_id"] = .objectId(.generate())
+            for collection in ["Bin", "Txt"] {
+                #expect(throws: SinkError.self) {
+                    try sink.write(
+                        [SinkObject(collection: collection, document: document)],
+                        receipt: SegmentKey(storeId: .random(), segmentNumber: UInt64(number))
+                    ) { _ in [] }
+                }
+            }
+        }
+        #expect(try database.rows("SELECT count(*) FROM \"Bin\"") == [[String(documents.count)]])
+    }
 }
