@@ -396,8 +396,15 @@ enum PostgresCopyBinary {
         out.append(contentsOf: bytes)
     }
 
-    private static func appendBigEndian<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
+    // Byte by byte: `append(contentsOf:)` of a value's bytes costs far more
+    // per call than the few bytes it copies.
+    @inline(__always)
+    private static func appendBigEndian<T: FixedWidthInteger & UnsignedInteger>(_ value: T, to out: inout [UInt8]) {
+        var shift = T.bitWidth - 8
+        while shift >= 0 {
+            out.append(UInt8(truncatingIfNeeded: value >> shift))
+            shift -= 8
+        }
     }
 }
 
