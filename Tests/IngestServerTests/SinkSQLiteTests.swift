@@ -284,3 +284,80 @@ struct SinkSQLiteGroupCommitTests {
         #expect(try sqliteRows(path, "SELECT count(*) FROM _dataingest_receipts") == [["3"]])
     }
 }
+
+/// Objects the upload handler proved valid carry where their fields are
+/// (`SinkObject.fields`); the sink reads them there instead of walking the
+/// document again, and must store exactly what the walk stores.
+@Suite("SQLite sink: fields located by the schema check")
+struct SinkSQLiteFieldsTests {
+    @Test("located fields store the same row as the walk; spans that do not fit fall back to the walk")
+    func locatedFieldsMatchTheWalk() throws {
+        let directory = try TemporaryDirectory("sink")
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        // The properties in another order than the document's fields.
+        let properties = [
+            IngestCore.Property(name: "count", type: .int, isOptional: true),
+            IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
+            IngestCore.Property(name: "name", type: .string),
+            IngestCore.Property(name: "flag", type: .bool, isOptional: true),
+            IngestCore.Property(name: "at", type: .date, isOptional: true),
+            IngestCore.Property(name: "price", type: .decimal128, isOptional: true),
+            IngestCore.Property(name: "ref", type: .objectId, isOptional: true),
+            IngestCore.Property(name: "blob", type: .data, isOptional: true),
+            IngestCore.Property(name: "serial", type: .uuid, isOptional: true),
+            IngestCore.Property(name: "value", type: .double, isOptional: true),
+            IngestCore.Property(name: "small", type: .float, isOptional: true),
+        ]
+        let schema = try Schema([
+            ObjectSchema(className: "Walked", kind: .asymmetric, properties: properties),
+            ObjectSchema(className: "Located", kind: .asymmetric, properties: properties),
+        ])
+        try sink.migrate(to: schema)
+        let check = try #require(schema["Located"].map { ObjectSchema.QuickCheck($0) })
+        let documents: [BSONDocument] = [
+            [
+                "_id": .objectId(.generate()), "name": "grüße", "count": .int32(-7), "flag": .bool(true), "at": .datetime(-1),
+                "price": .decimal128(try Decimal128(parsing: "12.50")), "ref": .objectId(.generate()),
+                "blob": .binary(BSONBinary(bytes: [0, 0xAB])),
+                "serial": .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: Array(0..<16))),
+                "value": .double(-0.5), "small": .double(1.25),
+            ],
+            ["name": "", "_id": .objectId(.generate()), "count": .null, "value": .double(3)],
+        ]
+        var walked: [SinkObject] = []
+        var located: [SinkObject] = []
+        var spans: [BSONElementSpan] = []
+        for document in documents {
+            let bytes = document.bsonBytes()
+            let start = spans.count
+            spans += Array(repeating: BSONElementSpan.absent, count: properties.count)
+            let proven = bytes.withUnsafeBytes { raw in
+                spans.withUnsafeMutableBufferPointer {
+                    check.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: $0[start...]))
+                }
+            }
+            #expect(proven)
+            walked.append(SinkObject(collection: "Walked", bson: bytes))
+            located.append(SinkObject(collection: "Located", bson: bytes))  // fields below, once every span is known
+        }
+        let storage = SinkFieldSpans(spans: spans, propertyLists: [check.propertyNames])
+        for index in located.indices {
+            located[index].fields = SinkFields(storage: storage, start: index * properties.count, list: 0)
+        }
+        // A span past the end of its object's bytes: that object goes through the walk.
+        var broken = spans
+        broken[properties.count + 2] = BSONElementSpan(start: 4, valueOffset: 9, end: 10_000)
+        let brokenStorage = SinkFieldSpans(spans: broken, propertyLists: [check.propertyNames])
+        located[1].fields = SinkFields(storage: brokenStorage, start: properties.count, list: 0)
+
+        _ = try sink.write(walked, receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
+        _ = try sink.write(located, receipt: SegmentKey(storeId: .random(), segmentNumber: 2)) { _ in [] }
+        let columns = properties.map { "quote(\"\($0.name)\")" }.joined(separator: ", ")
+        let fromWalk = try sqliteRows(path, "SELECT \(columns) FROM Walked ORDER BY _id")
+        let fromSpans = try sqliteRows(path, "SELECT \(columns) FROM Located ORDER BY _id")
+        #expect(fromWalk.count == 2)
+        #expect(fromSpans == fromWalk)
+    }
+}

@@ -57,15 +57,30 @@ struct SQLitePreparedRows {
         ends.reserveCapacity(objects.count)
         // Consecutive objects mostly share a collection: look its layout up once per run.
         var current: (name: String, layout: SQLiteSink.Layout)?
+        // For objects whose fields the schema check located: which property
+        // each column is (-1: none), for the property order last seen.
+        var mapped: (properties: [String], propertyOfColumn: [Int])?
         for object in objects {
             if current?.name != object.collection {
                 current = layouts[object.collection].map { (object.collection, $0) }
+                mapped = nil
                 if let current {
                     insertSQL[current.name] = current.layout.insertSQL
                     if parameters.isEmpty { parameters.reserveCapacity(objects.count * current.layout.forms.count) }
                 }
             }
             let start = parameters.count
+            if let layout = current?.layout, let fields = object.fields {
+                if mapped?.properties != fields.properties {
+                    mapped = (fields.properties, layout.columnNames.map { fields.properties.firstIndex(of: $0) ?? -1 })
+                }
+                if append(object, fields: fields, propertyOfColumn: mapped!.propertyOfColumn, layout: layout) {
+                    starts.append(start)
+                    ends.append(parameters.count)
+                    continue
+                }
+                parameters.removeSubrange(start...)
+            }
             guard let layout = current?.layout, append(object, layout: layout) else {
                 parameters.removeSubrange(start...)
                 starts.append(-1)
@@ -85,9 +100,7 @@ struct SQLitePreparedRows {
     /// then reports why).
     private mutating func append(_ object: SinkObject, layout: SQLiteSink.Layout) -> Bool {
         let keys = layout.keys
-        let forms = layout.forms
         return object.bson.withUnsafeBytes { raw -> Bool in
-            let base = raw.baseAddress
             var bound = BoundColumns()
             var position = 0
             do {
@@ -97,40 +110,66 @@ struct SQLitePreparedRows {
                     guard let offset = keys.index(of: element, hint: position) else { return }  // not a column: ignored
                     // The first field of a name wins, as `document[name]` finds it.
                     guard bound.insert(offset) else { return }
-                    // Parameter 1 is _id, 2 is _ingested_at, then the properties.
-                    let index = Int32(offset == 0 ? 1 : offset + 2)
-                    func borrowed(_ kind: Kind, _ bytes: UnsafeRawBufferPointer?) {
-                        guard let bytes, let start = bytes.baseAddress, let base else { return }
-                        parameters.append(
-                            Parameter(kind: kind, index: index, length: Int32(bytes.count), value: Int64(base.distance(to: start))))
-                    }
-                    func owned(_ text: String) {
-                        parameters.append(Parameter(kind: .ownedText, index: index, value: Int64(self.owned.count)))
-                        self.owned.append(text)
-                    }
-                    // The conversions of SQLiteSink.bind(_:form:to:at:), which the unprepared path uses.
-                    if forms[offset] == .json {
-                        owned(try element.value().extendedJSON(.relaxed))
-                        return
-                    }
-                    switch element.type {
-                    case .null, .undefined: parameters.append(Parameter(kind: .null, index: index, value: 0))
-                    case .bool: parameters.append(Parameter(kind: .integer, index: index, value: element.bool == true ? 1 : 0))
-                    case .int32, .int64: parameters.append(Parameter(kind: .integer, index: index, value: element.integer ?? 0))
-                    case .double:
-                        parameters.append(Parameter(kind: .real, index: index, value: Int64(bitPattern: (element.double ?? 0).bitPattern)))
-                    case .datetime: parameters.append(Parameter(kind: .integer, index: index, value: element.datetime ?? 0))
-                    case .string: borrowed(.text, element.stringBytes)
-                    case .objectId: borrowed(.blob, element.objectIdBytes)
-                    case .binary: borrowed(.blob, element.binaryPayload)
-                    case .decimal128: owned(element.decimal128?.description ?? "")
-                    default: owned(try element.value().extendedJSON(.relaxed))
-                    }
+                    try append(element, column: offset, of: layout, in: raw)
                 }
             } catch {
                 return false
             }
             return true
+        }
+    }
+
+    /// Appends the parameters of an object the schema check proved valid,
+    /// reading each column's field where the check found it (no second
+    /// walk); false if a span does not fit or a value cannot be converted
+    /// (the caller then tries the walk).
+    private mutating func append(_ object: SinkObject, fields: SinkFields, propertyOfColumn: [Int], layout: SQLiteSink.Layout) -> Bool {
+        object.bson.withUnsafeBytes { raw -> Bool in
+            do {
+                for (column, property) in propertyOfColumn.enumerated() where property >= 0 {
+                    let span = fields.span(property)
+                    guard span.start >= 0 else { continue }  // absent: NULL
+                    guard let element = BSONElement(span, in: raw) else { return false }
+                    try append(element, column: column, of: layout, in: raw)
+                }
+            } catch {
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Appends the parameter of `element` for the layout's column `column`,
+    /// converted as SQLiteSink.bind(_:form:to:at:) (the unprepared path) does.
+    @inline(__always)
+    private mutating func append(_ element: BSONElement, column: Int, of layout: SQLiteSink.Layout, in raw: UnsafeRawBufferPointer) throws {
+        // Parameter 1 is _id, 2 is _ingested_at, then the properties.
+        let index = Int32(column == 0 ? 1 : column + 2)
+        let base = raw.baseAddress
+        func borrowed(_ kind: Kind, _ bytes: UnsafeRawBufferPointer?) {
+            guard let bytes, let start = bytes.baseAddress, let base else { return }
+            parameters.append(Parameter(kind: kind, index: index, length: Int32(bytes.count), value: Int64(base.distance(to: start))))
+        }
+        func owned(_ text: String) {
+            parameters.append(Parameter(kind: .ownedText, index: index, value: Int64(self.owned.count)))
+            self.owned.append(text)
+        }
+        if layout.forms[column] == .json {
+            owned(try element.value().extendedJSON(.relaxed))
+            return
+        }
+        switch element.type {
+        case .null, .undefined: parameters.append(Parameter(kind: .null, index: index, value: 0))
+        case .bool: parameters.append(Parameter(kind: .integer, index: index, value: element.bool == true ? 1 : 0))
+        case .int32, .int64: parameters.append(Parameter(kind: .integer, index: index, value: element.integer ?? 0))
+        case .double:
+            parameters.append(Parameter(kind: .real, index: index, value: Int64(bitPattern: (element.double ?? 0).bitPattern)))
+        case .datetime: parameters.append(Parameter(kind: .integer, index: index, value: element.datetime ?? 0))
+        case .string: borrowed(.text, element.stringBytes)
+        case .objectId: borrowed(.blob, element.objectIdBytes)
+        case .binary: borrowed(.blob, element.binaryPayload)
+        case .decimal128: owned(element.decimal128?.description ?? "")
+        default: owned(try element.value().extendedJSON(.relaxed))
         }
     }
 

@@ -85,6 +85,8 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
 
     /// A table's insert statement and how its columns are bound.
     struct Layout: Sendable {
+        /// The column names: `_id`, then the properties (not `_ingested_at`).
+        var columnNames: [String]
         var keys: BSONKeyTable
         var forms: [ColumnForm]
         var insertSQL: String
@@ -367,6 +369,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     /// Counted at start-up, then kept up to date by this sink's own writes.
     package var countsAreInMemory: Bool { true }
 
+    /// Proven objects are bound from where the schema check found their
+    /// fields, without walking them again (``SQLitePreparedRows``).
+    package var readsFields: Bool { true }
+
     /// Exact: counted at start-up, then kept up to date by this sink's own
     /// writes (one process writes a SQLite sink).
     package func collectionCounts() throws(SinkError) -> [CollectionRowCount] {
@@ -411,7 +417,7 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         if let old = tables[name]?.insertSQL, old != insertSQL { try handle().forgetStatement(sql: old) }
         let table = Table(name: name, columns: columns, count: count, insertSQL: insertSQL)
         tables[name] = table
-        layouts.withLock { $0[name] = Layout(keys: table.keys, forms: table.forms, insertSQL: insertSQL) }
+        layouts.withLock { $0[name] = Layout(columnNames: columns.map(\.name), keys: table.keys, forms: table.forms, insertSQL: insertSQL) }
     }
 
     private func columnNames(of table: String) throws(SinkError) -> [String] {
