@@ -127,13 +127,15 @@ struct PostgresSinkCopyTests {
         #expect(PostgresCopyBinary.canEncode(binaryColumns))
         #expect(!PostgresCopyBinary.canEncode(binaryColumns + [("amount", .numeric)]))
         #expect(!PostgresCopyBinary.canEncode(binaryColumns + [("f", .real)]))
-        try sink.migrate(
-            to: try Schema([
-                ObjectSchema(className: "Bin", kind: .asymmetric, properties: common),
-                ObjectSchema(
-                    className: "Txt", kind: .asymmetric,
-                    properties: common + [Property(name: "amount", type: .decimal128, isOptional: true)]),
-            ]))
+        let schema = try Schema([
+            ObjectSchema(className: "Bin", kind: .asymmetric, properties: common),
+            ObjectSchema(
+                className: "Txt", kind: .asymmetric,
+                properties: common + [Property(name: "amount", type: .decimal128, isOptional: true)]),
+            // Scalars only, in another order: objects the schema check proves, read through their spans.
+            ObjectSchema(className: "Located", kind: .asymmetric, properties: Array(common.prefix(9).reversed())),
+        ])
+        try sink.migrate(to: schema)
         let uuid: [UInt8] = Array(0..<16)
         let documents: [BSONDocument] = [
             [
@@ -158,13 +160,35 @@ struct PostgresSinkCopyTests {
                 objects.append(SinkObject(collection: collection, document: copy))
             }
         }
-        _ = try sink.write(objects, receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
+        // The second document again (scalars only), with the spans the schema check records.
+        let check = try #require(schema["Located"].map { ObjectSchema.QuickCheck($0) })
+        var scalars = documents[1]
+        for name in ["tags", "attrs", "any"] { scalars[name] = nil }
+        scalars["_id"] = try objects[2].document["_id"]
+        let bytes = scalars.bsonBytes()
+        var spans = [BSONElementSpan](repeating: .absent, count: check.propertyNames.count)
+        let proven = bytes.withUnsafeBytes { raw in spans.withUnsafeMutableBufferPointer { check.isCertainlyValid(bson: raw, spans: $0) } }
+        #expect(proven)
+        let located = [
+            SinkObject(
+                collection: "Located", bson: bytes,
+                fields: SinkFields(storage: SinkFieldSpans(spans: spans, propertyLists: [check.propertyNames]), start: 0, list: 0))
+        ]
+        _ = try sink.write(objects + located, receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
         let columns = common.map { "\"\($0.name)\"::text" }.joined(separator: ", ")
         let binary = try database.rows("SELECT \(columns) FROM \"Bin\" ORDER BY \"_id\"")
         let text = try database.rows("SELECT \(columns) FROM \"Txt\" ORDER BY \"_id\"")
         #expect(binary.count == documents.count)
         #expect(binary == text)
         #expect(binary.first?[4] == "-0")
+        let scalarColumns = common.prefix(9).map { "\"\($0.name)\"::text" }.joined(separator: ", ")
+        guard case .objectId(let id)? = try objects[2].document["_id"] else {
+            Issue.record("no _id")
+            return
+        }
+        #expect(
+            try database.rows("SELECT \(scalarColumns) FROM \"Located\"")
+                == (try database.rows("SELECT \(scalarColumns) FROM \"Bin\" WHERE \"_id\" = '\\x\(id.hex)'")))
 
         // Values the text format refuses are refused in binary too, and nothing is stored.
         for (bad, number) in [(["name": .string("a\u{0}b")] as BSONDocument, 2), (["at": .datetime(-62_135_596_800_001)], 3)] {

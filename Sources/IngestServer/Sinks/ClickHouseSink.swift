@@ -272,6 +272,9 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         return try batch.store(receipt, slot: slot, in: receipts)
     }
 
+    /// Proven objects' rows are encoded from where the schema check found their fields.
+    package var readsFields: Bool { true }
+
     /// Rows per collection as ClickHouse holds them, whoever inserted them:
     /// the rows of the tables' active parts in `system.parts` (on every shard
     /// of a cluster), which is `count()` without `FINAL` read from metadata,
@@ -388,6 +391,8 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         var slots: [BSONElement?] = []
         // Consecutive objects mostly share a collection: find its group once per run.
         var current = -1
+        // For objects the schema check proved: which property each column is.
+        var mapped: (group: Int, properties: [String], propertyOfColumn: [Int])?
         for (index, object) in objects.enumerated() {
             if current < 0 || groups[current].table.name != object.collection {
                 if let existing = groups.firstIndex(where: { $0.table.name == object.collection }) {
@@ -400,9 +405,13 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
                     current = groups.count - 1
                 }
             }
+            if let fields = object.fields, mapped?.group != current || mapped?.properties != fields.properties {
+                mapped = (current, fields.properties, fields.propertyIndices(of: groups[current].table.columns.map(\.name)))
+            }
+            let located = object.fields.map { ($0, propertyOfColumn: mapped!.propertyOfColumn) }
             try object.bson.withUnsafeBytes { raw in
                 Result { () throws(ClickHouseError) in
-                    try ClickHouseRowBinary.appendRow(raw, to: &groups[current], slots: &slots, object: index)
+                    try ClickHouseRowBinary.appendRow(raw, to: &groups[current], slots: &slots, object: index, fields: located)
                 }
             }.get()
         }

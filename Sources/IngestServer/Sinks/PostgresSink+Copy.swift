@@ -105,10 +105,13 @@ enum PostgresCopyText {
     static func appendRow(
         _ raw: UnsafeRawBufferPointer, columns: [(name: String, form: PostgresColumnForm)], keys: BSONKeyTable,
         slots: inout [BSONElement?], to out: inout [UInt8], object index: Int,
-        collection: String
+        collection: String, fields: (SinkFields, propertyOfColumn: [Int])? = nil
     ) throws(PostgresError) {
         do {
-            try keys.collect(raw, into: &slots)
+            // Where the schema check found the fields, else a walk.
+            if !(fields.map { $0.0.collect(raw, propertyOfColumn: $0.propertyOfColumn, into: &slots) } ?? false) {
+                try keys.collect(raw, into: &slots)
+            }
         } catch let error as BSONError {
             throw PostgresError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
         } catch {
@@ -274,10 +277,13 @@ enum PostgresCopyBinary {
     static func appendRow(
         _ raw: UnsafeRawBufferPointer, columns: [(name: String, form: PostgresColumnForm)], keys: BSONKeyTable,
         slots: inout [BSONElement?], to out: inout [UInt8], object index: Int,
-        collection: String
+        collection: String, fields: (SinkFields, propertyOfColumn: [Int])? = nil
     ) throws(PostgresError) {
         do {
-            try keys.collect(raw, into: &slots)
+            // Where the schema check found the fields, else a walk.
+            if !(fields.map { $0.0.collect(raw, propertyOfColumn: $0.propertyOfColumn, into: &slots) } ?? false) {
+                try keys.collect(raw, into: &slots)
+            }
         } catch let error as BSONError {
             throw PostgresError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
         } catch {

@@ -232,22 +232,29 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
                     groups.append((table, [], table.binary ? PostgresCopyBinary.header : []))
                 }
                 let table = groups[group].table
+                // For objects the schema check proved: which property each column is.
+                var mapped: (properties: [String], propertyOfColumn: [Int])?
                 var data: [UInt8] = []
                 swap(&data, &groups[group].data)
                 defer { swap(&data, &groups[group].data) }
                 while index < objects.count && objects[index].collection == collection {
                     groups[group].indices.append(index)
+                    let fields = objects[index].fields
+                    if let fields, mapped?.properties != fields.properties {
+                        mapped = (fields.properties, fields.propertyIndices(of: table.columns.map(\.name)))
+                    }
+                    let located = fields.map { ($0, propertyOfColumn: mapped!.propertyOfColumn) }
                     // Encoded straight from the bytes: no document is built.
                     try objects[index].bson.withUnsafeBytes { raw in
                         Result { () throws(PostgresError) in
                             if table.binary {
                                 try PostgresCopyBinary.appendRow(
                                     raw, columns: table.columns, keys: table.keys, slots: &slots,
-                                    to: &data, object: index, collection: collection)
+                                    to: &data, object: index, collection: collection, fields: located)
                             } else {
                                 try PostgresCopyText.appendRow(
                                     raw, columns: table.columns, keys: table.keys, slots: &slots,
-                                    to: &data, object: index, collection: collection)
+                                    to: &data, object: index, collection: collection, fields: located)
                             }
                         }
                     }.get()
@@ -351,6 +358,9 @@ package final class PostgresSink: Sink, ReceiptStore, @unchecked Sendable {
     /// to date by every backend, a few seconds behind), or `reltuples` scaled
     /// to the table's current size. Two round trips at most, whatever the
     /// table sizes.
+    /// Proven objects' rows are encoded from where the schema check found their fields.
+    package var readsFields: Bool { true }
+
     package func collectionCounts() throws(SinkError) -> [CollectionRowCount] {
         let names = lock.withLock { tables.keys.sorted() }
         guard !names.isEmpty else { return [] }

@@ -238,6 +238,35 @@ package struct SinkFields: Sendable {
 
     /// The span of property `index` (``BSONElementSpan/absent`` if the object has none).
     package func span(_ index: Int) -> BSONElementSpan { storage.spans[start + index] }
+
+    /// For each of `columns`, the index of the property of that name in
+    /// ``properties`` (-1: none). Compute it once per class, not per object.
+    package func propertyIndices(of columns: [String]) -> [Int] {
+        let properties = self.properties
+        return columns.map { properties.firstIndex(of: $0) ?? -1 }
+    }
+
+    /// Fills `slots` with one element per column, as ``BSONKeyTable/collect(_:into:)``
+    /// would from a walk of the object's bytes `raw`: column `i`'s element
+    /// is property `propertyOfColumn[i]`'s (nil: none). False if a span
+    /// does not fit `raw` (then walk instead).
+    package func collect(_ raw: UnsafeRawBufferPointer, propertyOfColumn: [Int], into slots: inout [BSONElement?]) -> Bool {
+        if slots.count != propertyOfColumn.count { slots = Array(repeating: nil, count: propertyOfColumn.count) }
+        for (column, property) in propertyOfColumn.enumerated() {
+            guard property >= 0 else {
+                slots[column] = nil
+                continue
+            }
+            let span = self.span(property)
+            guard span.start >= 0 else {
+                slots[column] = nil
+                continue
+            }
+            guard let element = BSONElement(span, in: raw) else { return false }
+            slots[column] = element
+        }
+        return true
+    }
 }
 
 /// The spans of an upload's proven objects, shared by their ``SinkFields``.
