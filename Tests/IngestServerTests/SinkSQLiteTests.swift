@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestSupport
 import Testing
 @testable import IngestServer
 import IngestTestSupport
@@ -177,5 +178,186 @@ struct SinkSQLiteTests {
         sink.close()
         #expect(throws: SinkError.self) { try sink.receipt(for: SegmentKey(storeId: .random(), segmentNumber: 1)) }
         #expect(throws: SinkError.self) { try SQLiteSink(path: "/proc/definitely/not/here.sqlite") }
+    }
+}
+
+/// Group commit: writes that queue while one commits go into the next
+/// transaction together, each with its own savepoint.
+@Suite("SQLite sink group commit")
+struct SinkSQLiteGroupCommitTests {
+    @Test("queued writes commit in one transaction; a failing one is rolled back alone; a repeated key answers from the receipt")
+    func queuedWritesShareATransaction() throws {
+        let directory = try TemporaryDirectory("sink")
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        try sink.migrate(to: try SinkSQLiteTests.schema())
+
+        // The first write's transaction waits (holding the lock) until the
+        // other writes have queued behind it.
+        let sizes = LockedBox<[Int]>([])
+        let release = DispatchSemaphore(value: 0)
+        sink.onTransaction.withLock {
+            $0 = { size in
+                let first = sizes.withLock { sizes -> Bool in
+                    sizes.append(size)
+                    return sizes.count == 1
+                }
+                if first { _ = release.wait(timeout: .now() + 30) }
+            }
+        }
+        func reading(_ id: ObjectId) -> SinkObject {
+            SinkObject(collection: "Reading", document: ["_id": .objectId(id), "value": .double(1)])
+        }
+        var broken = (["_id": .objectId(.generate()), "value": .double(1)] as BSONDocument).bsonBytes()
+        broken[broken.count - 1] = 7
+        let shared = ObjectId.generate()
+        let store = SegmentStoreID.random()
+        // 0: holds the first transaction; 1, 2: good (2 repeats 1's `shared` id);
+        // 3: an invalid object; 4: the same segment as 1.
+        let writes: [(key: SegmentKey, objects: [SinkObject])] = [
+            (SegmentKey(storeId: store, segmentNumber: 1), [reading(.generate())]),
+            (SegmentKey(storeId: store, segmentNumber: 2), [reading(shared), reading(.generate())]),
+            (SegmentKey(storeId: store, segmentNumber: 3), [reading(.generate()), reading(shared)]),
+            (SegmentKey(storeId: store, segmentNumber: 4), [reading(.generate()), SinkObject(collection: "Reading", bson: broken)]),
+            (SegmentKey(storeId: store, segmentNumber: 2), [reading(.generate())]),
+        ]
+        let results = LockedBox<[Int: Result<SinkWriteResult, SinkError>]>([:])
+        let group = DispatchGroup()
+        // Threads of their own: the writes block on the sink's lock, and a
+        // dispatch queue's pool need not start another thread for each.
+        func start(_ index: Int) {
+            group.enter()
+            Thread {
+                let write = writes[index]
+                let result = Result { () throws(SinkError) in
+                    try sink.write(write.objects, receipt: write.key) { duplicates in Array("\(index):\(duplicates)".utf8) }
+                }
+                results.withLock { $0[index] = result }
+                group.leave()
+            }.start()
+        }
+        start(0)
+        let deadline = Date().addingTimeInterval(30)
+        while sizes.withLock({ $0.isEmpty }) && Date() < deadline { usleep(1_000) }
+        // Writes 1…4 queue in order behind it (2 and 4 depend on 1 being ahead).
+        for index in 1...4 {
+            start(index)
+            usleep(200_000)
+        }
+        release.signal()
+        #expect(group.wait(timeout: .now() + 30) == .success)
+
+        let done = results.withLock { $0 }
+        #expect(sizes.withLock { $0 } == [1, 4])
+        guard case .success(.written(_, let body0))? = done[0] else {
+            Issue.record("write 0: \(String(describing: done[0]))")
+            return
+        }
+        #expect(body0 == Array("0:[false]".utf8))
+        guard case .success(.written(_, let body1))? = done[1] else {
+            Issue.record("write 1: \(String(describing: done[1]))")
+            return
+        }
+        #expect(body1 == Array("1:[false, false]".utf8))
+        guard case .success(.written(_, let body2))? = done[2] else {
+            Issue.record("write 2: \(String(describing: done[2]))")
+            return
+        }
+        #expect(body2 == Array("2:[false, true]".utf8))
+        guard case .failure(let error)? = done[3] else {
+            Issue.record("write 3: \(String(describing: done[3]))")
+            return
+        }
+        #expect(error.code == .statement)
+        guard case .success(.alreadyReceived(let stored))? = done[4] else {
+            Issue.record("write 4: \(String(describing: done[4]))")
+            return
+        }
+        #expect(stored == body1)
+
+        // Writes 0, 1 and 2 are stored with their receipts, 3 left nothing.
+        #expect(try sqliteRows(path, "SELECT count(*) FROM Reading") == [["4"]])
+        #expect(try sink.collectionCounts().map(\.count) == [4])
+        #expect(try sink.receipt(for: writes[3].key) == nil)
+        #expect(try sink.receipt(for: writes[2].key) == body2)
+        #expect(try sqliteRows(path, "SELECT count(*) FROM _dataingest_receipts") == [["3"]])
+    }
+}
+
+/// Objects the upload handler proved valid carry where their fields are
+/// (`SinkObject.fields`); the sink reads them there instead of walking the
+/// document again, and must store exactly what the walk stores.
+@Suite("SQLite sink: fields located by the schema check")
+struct SinkSQLiteFieldsTests {
+    @Test("located fields store the same row as the walk; spans that do not fit fall back to the walk")
+    func locatedFieldsMatchTheWalk() throws {
+        let directory = try TemporaryDirectory("sink")
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        // The properties in another order than the document's fields.
+        let properties = [
+            IngestCore.Property(name: "count", type: .int, isOptional: true),
+            IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
+            IngestCore.Property(name: "name", type: .string),
+            IngestCore.Property(name: "flag", type: .bool, isOptional: true),
+            IngestCore.Property(name: "at", type: .date, isOptional: true),
+            IngestCore.Property(name: "price", type: .decimal128, isOptional: true),
+            IngestCore.Property(name: "ref", type: .objectId, isOptional: true),
+            IngestCore.Property(name: "blob", type: .data, isOptional: true),
+            IngestCore.Property(name: "serial", type: .uuid, isOptional: true),
+            IngestCore.Property(name: "value", type: .double, isOptional: true),
+            IngestCore.Property(name: "small", type: .float, isOptional: true),
+        ]
+        let schema = try Schema([
+            ObjectSchema(className: "Walked", kind: .asymmetric, properties: properties),
+            ObjectSchema(className: "Located", kind: .asymmetric, properties: properties),
+        ])
+        try sink.migrate(to: schema)
+        let check = try #require(schema["Located"].map { ObjectSchema.QuickCheck($0) })
+        let documents: [BSONDocument] = [
+            [
+                "_id": .objectId(.generate()), "name": "grüße", "count": .int32(-7), "flag": .bool(true), "at": .datetime(-1),
+                "price": .decimal128(try Decimal128(parsing: "12.50")), "ref": .objectId(.generate()),
+                "blob": .binary(BSONBinary(bytes: [0, 0xAB])),
+                "serial": .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: Array(0..<16))),
+                "value": .double(-0.5), "small": .double(1.25),
+            ],
+            ["name": "", "_id": .objectId(.generate()), "count": .null, "value": .double(3)],
+        ]
+        var walked: [SinkObject] = []
+        var located: [SinkObject] = []
+        var spans: [BSONElementSpan] = []
+        for document in documents {
+            let bytes = document.bsonBytes()
+            let start = spans.count
+            spans += Array(repeating: BSONElementSpan.absent, count: properties.count)
+            let proven = bytes.withUnsafeBytes { raw in
+                spans.withUnsafeMutableBufferPointer {
+                    check.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: $0[start...]))
+                }
+            }
+            #expect(proven)
+            walked.append(SinkObject(collection: "Walked", bson: bytes))
+            located.append(SinkObject(collection: "Located", bson: bytes))  // fields below, once every span is known
+        }
+        let storage = SinkFieldSpans(spans: spans, propertyLists: [check.propertyNames])
+        for index in located.indices {
+            located[index].fields = SinkFields(storage: storage, start: index * properties.count, list: 0)
+        }
+        // A span past the end of its object's bytes: that object goes through the walk.
+        var broken = spans
+        broken[properties.count + 2] = BSONElementSpan(start: 4, valueOffset: 9, end: 10_000)
+        let brokenStorage = SinkFieldSpans(spans: broken, propertyLists: [check.propertyNames])
+        located[1].fields = SinkFields(storage: brokenStorage, start: properties.count, list: 0)
+
+        _ = try sink.write(walked, receipt: SegmentKey(storeId: .random(), segmentNumber: 1)) { _ in [] }
+        _ = try sink.write(located, receipt: SegmentKey(storeId: .random(), segmentNumber: 2)) { _ in [] }
+        let columns = properties.map { "quote(\"\($0.name)\")" }.joined(separator: ", ")
+        let fromWalk = try sqliteRows(path, "SELECT \(columns) FROM Walked ORDER BY _id")
+        let fromSpans = try sqliteRows(path, "SELECT \(columns) FROM Located ORDER BY _id")
+        #expect(fromWalk.count == 2)
+        #expect(fromSpans == fromWalk)
     }
 }

@@ -301,6 +301,60 @@ extension BSONDecoder {
 ///     if let index = keys.index(of: element, hint: position) { print(index) }
 /// }
 /// ```
+extension BSONElement {
+    /// Where this element lies in its document's bytes, to find it again
+    /// later without another walk (``init(_:in:)``).
+    public var span: BSONElementSpan {
+        BSONElementSpan(
+            start: Int32(truncatingIfNeeded: keyStart - 1), valueOffset: Int32(truncatingIfNeeded: valueOffset),
+            end: Int32(truncatingIfNeeded: valueEnd))
+    }
+
+    /// The top-level element at `span` of the document `bytes`, as a
+    /// validating walk (``BSONDocument/forEachElement(in:options:_:)``) of
+    /// the same bytes reported it; nil if the span does not fit the bytes
+    /// or names no element type. Nothing is validated again: use it only
+    /// with spans taken from a walk of these exact bytes.
+    ///
+    /// ```swift
+    /// var spans: [BSONElementSpan] = []
+    /// try BSONDocument.forEachElement(in: raw) { spans.append($0.span) }
+    /// let first = BSONElement(spans[0], in: raw)
+    /// ```
+    public init?(_ span: BSONElementSpan, in bytes: UnsafeRawBufferPointer, maxDepth: Int = BSONDecodingOptions().maxDepth) {
+        let start = Int(span.start)
+        let valueOffset = Int(span.valueOffset)
+        let end = Int(span.end)
+        guard start >= 4, start + 1 < valueOffset, valueOffset <= end, end < bytes.count,
+            let type = BSONType(rawValue: bytes[start])
+        else { return nil }
+        self.init(
+            bytes: bytes, keyStart: start + 1, keyEnd: valueOffset - 1, valueOffset: valueOffset, valueEnd: end, type: type,
+            maxDepth: maxDepth, depth: 1)
+    }
+}
+
+/// Where one top-level element lies in its document's bytes: its type
+/// byte, its value and the end of its value (``BSONElement/span``).
+public struct BSONElementSpan: Sendable, Hashable {
+    /// The offset of the type byte; -1 for ``absent``.
+    public var start: Int32
+    /// The offset of the value (after the key's NUL).
+    public var valueOffset: Int32
+    /// One past the value.
+    public var end: Int32
+
+    /// No element.
+    public static let absent = BSONElementSpan(start: -1, valueOffset: -1, end: -1)
+
+    /// Creates a span.
+    public init(start: Int32, valueOffset: Int32, end: Int32) {
+        self.start = start
+        self.valueOffset = valueOffset
+        self.end = end
+    }
+}
+
 public struct BSONKeyTable: Sendable {
     private let bytes: [UInt8]
     /// `starts[i]..<starts[i + 1]` holds key `i`.

@@ -46,6 +46,9 @@ extension ObjectSchema {
 
         private let keys: BSONKeyTable
         private let slots: [Slot]
+        /// The class's property names, in the order of the spans
+        /// ``isCertainlyValid(bson:spans:)`` records.
+        public let propertyNames: [String]
         /// Bit i: property i is a required single value.
         private let required: UInt64
         /// More than 64 properties: never proven (the full check decides).
@@ -54,7 +57,8 @@ extension ObjectSchema {
         /// Prepares the check for `object`.
         public init(_ object: ObjectSchema) {
             let properties = object.properties
-            keys = BSONKeyTable(properties.map(\.name))
+            propertyNames = properties.map(\.name)
+            keys = BSONKeyTable(propertyNames)
             slots = properties.map {
                 Slot(
                     type: $0.type, judged: $0.collection == .single && $0.type != .object && $0.type != .mixed,
@@ -71,6 +75,46 @@ extension ObjectSchema {
 
         /// See ``ObjectSchema/isCertainlyValid(bson:)``.
         public func isCertainlyValid(bson: UnsafeRawBufferPointer) -> Bool {
+            var none = NoSpans()
+            return check(bson, recording: &none)
+        }
+
+        /// ``isCertainlyValid(bson:)``, also recording where each property's
+        /// element is: when it returns true, `spans[i]` is the span of
+        /// property `i`'s element (``propertyNames`` order), or
+        /// ``BSONElementSpan/absent``; a sink can then read the fields with
+        /// ``BSONElement/init(_:in:maxDepth:)`` instead of walking the
+        /// document again. `spans` must hold at least
+        /// `propertyNames.count` entries.
+        ///
+        /// ```swift
+        /// var spans = [BSONElementSpan](repeating: .absent, count: check.propertyNames.count)
+        /// let proven = spans.withUnsafeMutableBufferPointer { check.isCertainlyValid(bson: raw, spans: $0) }
+        /// ```
+        public func isCertainlyValid(bson: UnsafeRawBufferPointer, spans: UnsafeMutableBufferPointer<BSONElementSpan>) -> Bool {
+            guard spans.count >= slots.count else { return false }
+            for index in 0..<slots.count { spans[index] = .absent }
+            var recorder = SpanBuffer(spans: spans)
+            return check(bson, recording: &recorder)
+        }
+
+        /// Where a check puts the elements it matched (generic, so that the
+        /// plain check compiles to no recording at all).
+        private protocol SpanRecorder {
+            mutating func found(_ index: Int, _ element: BSONElement)
+        }
+
+        private struct NoSpans: SpanRecorder {
+            @inline(__always) mutating func found(_ index: Int, _ element: BSONElement) {}
+        }
+
+        private struct SpanBuffer: SpanRecorder {
+            let spans: UnsafeMutableBufferPointer<BSONElementSpan>
+            @inline(__always) mutating func found(_ index: Int, _ element: BSONElement) { spans[index] = element.span }
+        }
+
+        @inline(__always)
+        private func check<Recorder: SpanRecorder>(_ bson: UnsafeRawBufferPointer, recording recorder: inout Recorder) -> Bool {
             guard !tooMany else { return false }
             var seen: UInt64 = 0
             var valid = true
@@ -90,6 +134,7 @@ extension ObjectSchema {
                         return
                     }
                     seen |= bit
+                    recorder.found(index, element)
                     // Null is judged by optionality alone, whatever the type
                     // (a plain forwarded line's mixed `fields` is null).
                     if element.type == .null {

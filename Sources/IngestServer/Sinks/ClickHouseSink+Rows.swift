@@ -109,12 +109,15 @@ enum ClickHouseRowBinary {
     /// fields that are not columns are ignored; missing columns are NULL.
     static func appendRow(
         _ raw: UnsafeRawBufferPointer, to group: inout ClickHouseSink.Group, slots: inout [BSONElement?],
-        object index: Int
+        object index: Int, fields: (SinkFields, propertyOfColumn: [Int])? = nil
     ) throws(ClickHouseError) {
         let columns = group.table.columns
         let collection = group.table.name
         do {
-            try group.table.keys.collect(raw, into: &slots)
+            // Where the schema check found the fields, else a walk.
+            if !(fields.map { $0.0.collect(raw, propertyOfColumn: $0.propertyOfColumn, into: &slots) } ?? false) {
+                try group.table.keys.collect(raw, into: &slots)
+            }
         } catch let error as BSONError {
             throw ClickHouseError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
         } catch {

@@ -61,10 +61,12 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
 
     /// Settings of the ClickHouse sink, each with a documented default.
     package struct Configuration: Sendable {
-        /// How long a batch waits for uploads that are still encoding their
-        /// rows to join it (ClickHouse prefers few large inserts). A batch
-        /// never waits when no upload is encoding; uploads that arrive while
-        /// a batch is being inserted form the next one. Default 20 ms.
+        /// How long a batch waits at most for uploads to join it (ClickHouse
+        /// prefers few large inserts): for uploads that are still encoding
+        /// their rows, and until it holds as many uploads as the batch
+        /// before it (clients whose last upload was just answered are
+        /// sending their next). Uploads that arrive while a batch is being
+        /// inserted form the next one. Default 20 ms.
         package var lingerMilliseconds = 20
         /// A batch is sent at once when it holds this many objects. Default 100 000.
         package var maxBatchObjects = 100_000
@@ -178,6 +180,11 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     /// Uploads encoding their rows: a batch waits for them (up to the linger time) before it is sent.
     private var encoding = 0
     private var lingerTimerArmed = false
+    /// Uploads in the last batch sent: the next one waits (up to the linger
+    /// time) until it holds as many.
+    private var expectedJobs = 1
+    /// Batches sent so far: a linger timer armed for an earlier batch does not end a later one's wait.
+    private var batchNumber = 0
     private let flushQueue = DispatchQueue(label: "dataingest.clickhouse.flush")
     private let shardClients: [ClickHouseClient]
 
@@ -264,6 +271,9 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         }
         return try batch.store(receipt, slot: slot, in: receipts)
     }
+
+    /// Proven objects' rows are encoded from where the schema check found their fields.
+    package var readsFields: Bool { true }
 
     /// Rows per collection as ClickHouse holds them, whoever inserted them:
     /// the rows of the tables' active parts in `system.parts` (on every shard
@@ -381,6 +391,8 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
         var slots: [BSONElement?] = []
         // Consecutive objects mostly share a collection: find its group once per run.
         var current = -1
+        // For objects the schema check proved: which property each column is.
+        var mapped: (group: Int, properties: [String], propertyOfColumn: [Int])?
         for (index, object) in objects.enumerated() {
             if current < 0 || groups[current].table.name != object.collection {
                 if let existing = groups.firstIndex(where: { $0.table.name == object.collection }) {
@@ -393,9 +405,13 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
                     current = groups.count - 1
                 }
             }
+            if let fields = object.fields, mapped?.group != current || mapped?.properties != fields.properties {
+                mapped = (current, fields.properties, fields.propertyIndices(of: groups[current].table.columns.map(\.name)))
+            }
+            let located = object.fields.map { ($0, propertyOfColumn: mapped!.propertyOfColumn) }
             try object.bson.withUnsafeBytes { raw in
                 Result { () throws(ClickHouseError) in
-                    try ClickHouseRowBinary.appendRow(raw, to: &groups[current], slots: &slots, object: index)
+                    try ClickHouseRowBinary.appendRow(raw, to: &groups[current], slots: &slots, object: index, fields: located)
                 }
             }.get()
         }
@@ -413,21 +429,24 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     }
 
     /// Whether a batch is to be sent now (the caller then queues ``flush()``):
-    /// nothing is being inserted, and either no upload is still encoding,
-    /// the batch is full or the linger time has passed. Otherwise a linger
-    /// timer is armed that sends whatever is pending when it fires.
+    /// nothing is being inserted, and either no upload is still encoding and
+    /// the batch holds as many uploads as the one before it, or the batch
+    /// is full, or the linger time has passed. Otherwise a linger timer is
+    /// armed that sends whatever is pending when it fires.
     private func startFlushIfDueLocked(lingerOver: Bool = false) -> Bool {
         guard !flushing, !pending.isEmpty else { return false }
-        if encoding == 0 || lingerOver || pendingObjects >= configuration.maxBatchObjects {
+        let gathered = encoding == 0 && pending.count >= expectedJobs
+        if gathered || lingerOver || pendingObjects >= configuration.maxBatchObjects {
             flushing = true
             return true
         }
         if !lingerTimerArmed {
             lingerTimerArmed = true
+            let armedFor = batchNumber
             flushQueue.asyncAfter(deadline: .now() + .milliseconds(configuration.lingerMilliseconds)) {
                 let start = self.lock.withLock {
                     self.lingerTimerArmed = false
-                    return self.startFlushIfDueLocked(lingerOver: true)
+                    return self.startFlushIfDueLocked(lingerOver: self.batchNumber == armedFor)
                 }
                 if start { self.flush() }
             }
@@ -441,6 +460,10 @@ package final class ClickHouseSink: Sink, @unchecked Sendable {
     private func flush() {
         let jobs: [Job] = lock.withLock {
             defer { pending.removeAll(); pendingObjects = 0 }
+            if !pending.isEmpty {
+                expectedJobs = pending.count
+                batchNumber += 1
+            }
             return pending
         }
         if !jobs.isEmpty { send(jobs) }

@@ -43,6 +43,20 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     private let lock = Lock()
     private var db: SQLiteConnection?
     private var tables: [String: Table] = [:]
+    /// What preparing a write's parameters needs of each table, readable
+    /// without `lock` (which a write holds while it commits).
+    private let layouts = LockedBox<[String: Layout]>([:])
+    /// Writes waiting for the lock; its holder writes them all (group commit).
+    private let queue = LockedBox<[PendingWrite]>([])
+    /// A second connection for ``receipt(for:)``, so that an upload's
+    /// receipt check does not wait for a write's commit (WAL lets it read
+    /// the last committed state meanwhile); opened on first use.
+    /// Closed with the sink (under `lock`, then this box's lock: never the other way round).
+    private let reader = LockedBox<(connection: SQLiteConnection?, closed: Bool)>((nil, false))
+    private let busyTimeoutMilliseconds: Int32
+    /// Called with the number of writes each transaction holds, before its
+    /// `BEGIN` and with the lock held (a seam for tests: group commit).
+    package let onTransaction = LockedBox<(@Sendable (Int) -> Void)?>(nil)
 
     /// The name of the receipts table (reserved: no collection may use it).
     package static let receiptsTable = "_dataingest_receipts"
@@ -69,6 +83,41 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         }
     }
 
+    /// A table's insert statement and how its columns are bound.
+    struct Layout: Sendable {
+        /// The column names: `_id`, then the properties (not `_ingested_at`).
+        var columnNames: [String]
+        var keys: BSONKeyTable
+        var forms: [ColumnForm]
+        var insertSQL: String
+    }
+
+    /// One caller's write, queued until a lock holder writes it.
+    // @unchecked Sendable: its fields are set by the caller before it is
+    // queued, and by the lock holder while it holds `lock`; the caller reads
+    // the result after taking `lock` itself.
+    final class PendingWrite: @unchecked Sendable {
+        let objects: [SinkObject]
+        let rows: SQLitePreparedRows?
+        let key: SegmentKey
+        let objectCount: Int
+        /// The caller's closure, valid while the caller waits; cleared when written.
+        var response: (([Bool]) -> [UInt8])?
+        var result: Result<SinkWriteResult, SinkError>?
+        /// Written in the open transaction (not rolled back to its savepoint).
+        var succeeded = false
+        /// Rows added per collection, counted once the transaction commits.
+        var added: [String: Int] = [:]
+
+        init(objects: [SinkObject], rows: SQLitePreparedRows?, key: SegmentKey, objectCount: Int, response: @escaping ([Bool]) -> [UInt8]) {
+            self.objects = objects
+            self.rows = rows
+            self.key = key
+            self.objectCount = objectCount
+            self.response = response
+        }
+    }
+
     /// Opens (creating if needed) the database at `path` in WAL mode and
     /// creates the receipts table.
     ///
@@ -76,6 +125,7 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     ///   cannot be enabled.
     package init(path: String, configuration: Configuration = Configuration()) throws(SinkError) {
         self.path = path
+        busyTimeoutMilliseconds = configuration.busyTimeoutMilliseconds
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             try? PrivateFiles.makeDirectory(directory)  // 0700, like the state directory
@@ -128,6 +178,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     private func closeLocked() {
         db?.close()
         db = nil
+        reader.withLock { reader in
+            reader.connection?.close()
+            reader = (nil, true)
+        }
     }
 
     // MARK: - Sink
@@ -140,8 +194,22 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         }
     }
 
+    /// Read on a connection of its own: a committed receipt is found
+    /// without waiting for the write in progress (the write checks again
+    /// inside its transaction, so a receipt committed meanwhile still wins).
     package func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
-        try lock.withLock { () throws(SinkError) in try receiptLocked(key) }
+        try reader.withLock { (reader) throws(SinkError) -> [UInt8]? in
+            guard !reader.closed else { throw SinkError(.closed, "the SQLite sink is closed", location: path) }
+            if reader.connection == nil {
+                do throws(SQLiteError) {
+                    reader.connection = try SQLiteConnection(
+                        path: path, options: .init(access: .readWrite, busyTimeoutMilliseconds: busyTimeoutMilliseconds))
+                } catch {
+                    throw SinkError(error)
+                }
+            }
+            return try Self.receipt(key, on: reader.connection!)
+        }
     }
 
     package func write(
@@ -182,53 +250,128 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         _ objects: [SinkObject], receipt key: SegmentKey, objectCount: Int,
         response: ([Bool]) -> [UInt8]
     ) throws(SinkError) -> SinkWriteResult {
-        try lock.withLock { () throws(SinkError) in
-            let db = try handle()
-            var added: [String: Int] = [:]
-            let result = try db.transaction(.immediate, mapError: { SinkError($0) }) { () throws(SinkError) -> SinkWriteResult in
-                // Checked inside the write transaction: of two racing uploads of
-                // one segment, the second sees the first one's receipt.
-                if let stored = try receiptLocked(key) {
-                    return .alreadyReceived(response: stored)
-                }
-                let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-                var duplicates = [Bool](repeating: false, count: objects.count)
-                // Consecutive objects mostly share a collection: look its table up
-                // once per run (and keep its parts in locals: no copy of the
-                // table per object).
-                var current: (name: String, keys: BSONKeyTable, forms: [ColumnForm], statement: SQLiteStatement)?
-                var run = 0  // objects inserted into `current` since it was looked up
-                for index in objects.indices {
-                    let collection = objects[index].collection
-                    if current?.name != collection {
-                        if let current { added[current.name, default: 0] += run }
-                        run = 0
-                        guard let table = tables[collection] else {
-                            throw SinkError(
-                                .migration, "no table for collection \(collection); the schema was not migrated",
-                                location: path)
-                        }
-                        current = (collection, table.keys, table.forms, try prepared(table.insertSQL))
-                    }
-                    let inserted = try insertLocked(
-                        objects[index], keys: current!.keys, forms: current!.forms,
-                        with: current!.statement, now: now)
-                    duplicates[index] = !inserted
-                    if inserted { run += 1 }
-                }
-                if let current { added[current.name, default: 0] += run }
-                let body = response(duplicates)
-                try insertReceiptLocked(key, objectCount: objectCount, response: body, now: now)
-                return .written(duplicates: duplicates, response: body)
+        // Outside the lock: the parameters of every object, from its bytes.
+        let rows = objects.isEmpty ? nil : SQLitePreparedRows(objects, layouts: layouts.withLock { $0 })
+        return try withoutActuallyEscaping(response) { (response) throws(SinkError) -> SinkWriteResult in
+            let pending = PendingWrite(objects: objects, rows: rows, key: key, objectCount: objectCount, response: response)
+            queue.withLock { $0.append(pending) }
+            // Whoever holds the lock writes every queued write in its
+            // transaction (group commit): when this one gets the lock, its
+            // write may be committed already.
+            lock.withLock {
+                if pending.result == nil { writeQueuedLocked() }
             }
-            // Committed: the counts follow.
-            for (collection, count) in added { tables[collection]?.count += count }
-            return result
+            return try pending.result!.get()
         }
+    }
+
+    /// Writes every queued write in one `BEGIN IMMEDIATE … COMMIT` (one
+    /// sync for all of them), each in a savepoint of its own when there are
+    /// several, so that one write's failure leaves the others to commit.
+    /// Each write's result is set once the transaction has committed (or
+    /// failed); the counts follow the commit.
+    private func writeQueuedLocked() {
+        let batch = queue.withLock { queued -> [PendingWrite] in
+            defer { queued.removeAll(keepingCapacity: true) }
+            return queued
+        }
+        guard !batch.isEmpty else { return }
+        onTransaction.withLock { $0 }?(batch.count)
+        defer { for write in batch { write.response = nil } }  // not kept past the caller's call
+        func fail(_ error: SinkError) {
+            for write in batch where write.result == nil || write.succeeded { write.result = .failure(error) }
+        }
+        let db: SQLiteConnection
+        do throws(SinkError) { db = try handle() } catch { return fail(error) }
+        do throws(SQLiteError) { try db.begin(.immediate) } catch { return fail(SinkError(error)) }
+        let savepoints = batch.count > 1
+        var added: [String: Int] = [:]
+        for write in batch {
+            do throws(SinkError) {
+                if savepoints { try execute("SAVEPOINT dataingest_write") }
+                write.result = .success(try writeLocked(write, db: db, added: &write.added))
+                if savepoints { try execute("RELEASE dataingest_write") }
+                write.succeeded = true
+            } catch {
+                write.result = .failure(error)
+                write.succeeded = false
+                guard savepoints, db.isInTransaction,
+                    (try? execute("ROLLBACK TO dataingest_write")) != nil, (try? execute("RELEASE dataingest_write")) != nil
+                else {
+                    // SQLite ended the transaction itself (or cannot return to the
+                    // savepoint): nothing of the batch is committed.
+                    db.rollback()
+                    return fail(error)
+                }
+            }
+        }
+        do throws(SQLiteError) {
+            try db.commit()
+        } catch {
+            db.rollback()
+            return fail(SinkError(error))
+        }
+        for write in batch where write.succeeded {
+            for (collection, count) in write.added { added[collection, default: 0] += count }
+        }
+        // Committed: the counts follow.
+        for (collection, count) in added { tables[collection]?.count += count }
+    }
+
+    /// One write inside the open transaction: the receipt check, the
+    /// objects (prepared ones bound from their parameters), the receipt.
+    private func writeLocked(_ write: PendingWrite, db: SQLiteConnection, added: inout [String: Int]) throws(SinkError) -> SinkWriteResult {
+        let key = write.key
+        // Checked inside the write transaction: of two racing uploads of
+        // one segment, the second sees the first one's receipt.
+        if let stored = try receiptLocked(key) {
+            return .alreadyReceived(response: stored)
+        }
+        let objects = write.objects
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        var duplicates = [Bool](repeating: false, count: objects.count)
+        // Consecutive objects mostly share a collection: look its table up
+        // once per run (and keep its parts in locals: no copy of the
+        // table per object).
+        var current: (name: String, keys: BSONKeyTable, forms: [ColumnForm], statement: SQLiteStatement, prepared: Bool)?
+        var run = 0  // objects inserted into `current` since it was looked up
+        for index in objects.indices {
+            let collection = objects[index].collection
+            if current?.name != collection {
+                if let current { added[current.name, default: 0] += run }
+                run = 0
+                guard let table = tables[collection] else {
+                    throw SinkError(
+                        .migration, "no table for collection \(collection); the schema was not migrated",
+                        location: path)
+                }
+                // Parameters made for an older layout are not used.
+                let usesRows = write.rows?.insertSQL[collection] == table.insertSQL
+                current = (collection, table.keys, table.forms, try prepared(table.insertSQL), usesRows)
+            }
+            let inserted: Bool
+            if current!.prepared, let rows = write.rows, rows.isPrepared(index) {
+                inserted = try insertPreparedLocked(index, of: objects[index], rows: rows, with: current!.statement, now: now)
+            } else {
+                inserted = try insertLocked(
+                    objects[index], keys: current!.keys, forms: current!.forms,
+                    with: current!.statement, now: now)
+            }
+            duplicates[index] = !inserted
+            if inserted { run += 1 }
+        }
+        if let current { added[current.name, default: 0] += run }
+        let body = write.response!(duplicates)
+        try insertReceiptLocked(key, objectCount: write.objectCount, response: body, now: now)
+        return .written(duplicates: duplicates, response: body)
     }
 
     /// Counted at start-up, then kept up to date by this sink's own writes.
     package var countsAreInMemory: Bool { true }
+
+    /// Proven objects are bound from where the schema check found their
+    /// fields, without walking them again (``SQLitePreparedRows``).
+    package var readsFields: Bool { true }
 
     /// Exact: counted at start-up, then kept up to date by this sink's own
     /// writes (one process writes a SQLite sink).
@@ -272,7 +415,9 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         let count: Int
         if let known = tables[name]?.count { count = known } else { count = try countRows(name) }
         if let old = tables[name]?.insertSQL, old != insertSQL { try handle().forgetStatement(sql: old) }
-        tables[name] = Table(name: name, columns: columns, count: count, insertSQL: insertSQL)
+        let table = Table(name: name, columns: columns, count: count, insertSQL: insertSQL)
+        tables[name] = table
+        layouts.withLock { $0[name] = Layout(columnNames: columns.map(\.name), keys: table.keys, forms: table.forms, insertSQL: insertSQL) }
     }
 
     private func columnNames(of table: String) throws(SinkError) -> [String] {
@@ -333,6 +478,26 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         return statement.changes > 0
     }
 
+    /// Inserts one prepared object (``SQLitePreparedRows``); returns false
+    /// if its `_id` was already stored.
+    @inline(__always)
+    private func insertPreparedLocked(
+        _ index: Int, of object: SinkObject, rows: SQLitePreparedRows, with statement: SQLiteStatement, now: Int64
+    ) throws(SinkError) -> Bool {
+        defer { statement.reset() }
+        // Texts and blobs are bound SQLITE_STATIC from the object's bytes: the
+        // statement is stepped inside this closure, and reset (unbound) after it.
+        let outcome = object.bson.withUnsafeBytes { raw in
+            Result { () throws(SQLiteError) in
+                try rows.bind(index, bytes: raw, to: statement)
+                try statement.bind(now, at: 2)
+                _ = try statement.step()
+            }
+        }
+        do throws(SQLiteError) { try outcome.get() } catch { throw SinkError(error, in: "INSERT INTO \(object.collection)") }
+        return statement.changes > 0
+    }
+
     /// Binds one element (absent columns stay NULL). Strings, ObjectIds and
     /// binaries are bound from the object's bytes (borrowed until the reset).
     private func bind(_ element: BSONElement, form: ColumnForm, to statement: SQLiteStatement, at index: Int32) throws {
@@ -377,7 +542,17 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     }
 
     private func receiptLocked(_ key: SegmentKey) throws(SinkError) -> [UInt8]? {
-        let statement = try prepared("SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = ? AND segment_number = ?")
+        try Self.receipt(key, on: try handle())
+    }
+
+    private static func receipt(_ key: SegmentKey, on db: SQLiteConnection) throws(SinkError) -> [UInt8]? {
+        let statement: SQLiteStatement
+        do {
+            statement = try db.cachedStatement(
+                sql: "SELECT response FROM \"\(Self.receiptsTable)\" WHERE store_id = ? AND segment_number = ?")
+        } catch {
+            throw SinkError(error)
+        }
         defer { statement.reset() }
         do throws(SQLiteError) {
             try statement.bind(blob: key.storeId.bytes, at: 1)

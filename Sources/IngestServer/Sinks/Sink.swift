@@ -62,10 +62,15 @@ package protocol Sink: AnyObject, Sendable {
 
     /// Releases the database connection. Later calls throw ``SinkError/Code/closed``.
     func close()
+
+    /// Whether the sink reads ``SinkObject/fields`` (the upload handler
+    /// records them only then: it costs a little per object). Default false.
+    var readsFields: Bool { get }
 }
 
 extension Sink {
     package var countsAreInMemory: Bool { false }
+    package var readsFields: Bool { false }
 }
 
 /// The rows one collection holds in a sink, as ``Sink/collectionCounts()`` reports them.
@@ -174,6 +179,11 @@ package struct SinkObject: Sendable {
     package var collection: String
     /// The object as one encoded BSON document; its `_id` is the primary key.
     package var bson: [UInt8]
+    /// Where the schema check found each property's element in `bson`
+    /// (the upload handler sets it for records it proved valid), so that a
+    /// sink can read the fields without walking the document again; nil
+    /// when unknown.
+    package var fields: SinkFields?
 
     /// Creates an object from a document (encoded once here).
     package init(collection: String, document: BSONDocument) {
@@ -184,15 +194,92 @@ package struct SinkObject: Sendable {
     /// Creates an object from the bytes of one BSON document (as a segment
     /// record holds it). They are checked when a sink reads them: invalid
     /// bytes make the write fail, never read out of bounds.
-    package init(collection: String, bson: [UInt8]) {
+    package init(collection: String, bson: [UInt8], fields: SinkFields? = nil) {
         self.collection = collection
         self.bson = bson
+        self.fields = fields
     }
 
     /// The object decoded (for sinks that work on documents).
     /// - Throws: ``BSONError`` if the bytes are not one valid BSON document.
     package var document: BSONDocument {
         get throws(BSONError) { try BSONDocument(bson: bson) }
+    }
+}
+
+/// Where one object's properties are in its BSON bytes, as
+/// ``ObjectSchema/QuickCheck/isCertainlyValid(bson:spans:)`` recorded them
+/// when it proved the object valid: the bytes are one valid document whose
+/// every field is a distinct property of the class.
+///
+/// ```swift
+/// if let fields = object.fields, let index = fields.properties.firstIndex(of: "deviceId") {  // once per class
+///     let element = object.bson.withUnsafeBytes { BSONElement(fields.span(index), in: $0)?.stringBytes.map(Array.init) }
+/// }
+/// ```
+package struct SinkFields: Sendable {
+    /// The spans of all of an upload's proven objects (one allocation per
+    /// upload, and one reference per object).
+    package let storage: SinkFieldSpans
+    /// Where this object's spans start in the storage.
+    package let start: Int
+    /// Which of the storage's property lists names this object's spans.
+    package let list: Int
+
+    /// Creates the fields of one object.
+    package init(storage: SinkFieldSpans, start: Int, list: Int) {
+        self.storage = storage
+        self.start = start
+        self.list = list
+    }
+
+    /// The class's property names, in the order of the spans.
+    package var properties: [String] { storage.propertyLists[list] }
+
+    /// The span of property `index` (``BSONElementSpan/absent`` if the object has none).
+    package func span(_ index: Int) -> BSONElementSpan { storage.spans[start + index] }
+
+    /// For each of `columns`, the index of the property of that name in
+    /// ``properties`` (-1: none). Compute it once per class, not per object.
+    package func propertyIndices(of columns: [String]) -> [Int] {
+        let properties = self.properties
+        return columns.map { properties.firstIndex(of: $0) ?? -1 }
+    }
+
+    /// Fills `slots` with one element per column, as ``BSONKeyTable/collect(_:into:)``
+    /// would from a walk of the object's bytes `raw`: column `i`'s element
+    /// is property `propertyOfColumn[i]`'s (nil: none). False if a span
+    /// does not fit `raw` (then walk instead).
+    package func collect(_ raw: UnsafeRawBufferPointer, propertyOfColumn: [Int], into slots: inout [BSONElement?]) -> Bool {
+        if slots.count != propertyOfColumn.count { slots = Array(repeating: nil, count: propertyOfColumn.count) }
+        for (column, property) in propertyOfColumn.enumerated() {
+            guard property >= 0 else {
+                slots[column] = nil
+                continue
+            }
+            let span = self.span(property)
+            guard span.start >= 0 else {
+                slots[column] = nil
+                continue
+            }
+            guard let element = BSONElement(span, in: raw) else { return false }
+            slots[column] = element
+        }
+        return true
+    }
+}
+
+/// The spans of an upload's proven objects, shared by their ``SinkFields``.
+package final class SinkFieldSpans: Sendable {
+    /// Every object's spans, back to back.
+    package let spans: [BSONElementSpan]
+    /// The property names the spans follow, one list per class.
+    package let propertyLists: [[String]]
+
+    /// Creates the storage.
+    package init(spans: [BSONElementSpan], propertyLists: [[String]]) {
+        self.spans = spans
+        self.propertyLists = propertyLists
     }
 }
 

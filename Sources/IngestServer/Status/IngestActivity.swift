@@ -150,12 +150,13 @@ package final class IngestActivity: Sendable {
         // objects mostly share a collection: one dictionary update per run.
         var stored: [String: (objects: Int, accepted: Int)] = [:]
         var run: (collection: String, objects: Int, accepted: Int)?
-        for (index, object) in objects.enumerated() {
-            if run?.collection != object.collection {
+        // By index: copying each object would retain its fields.
+        for index in objects.indices {
+            if run?.collection != objects[index].collection {
                 if let run {
                     stored[run.collection, default: (0, 0)].objects += run.objects; stored[run.collection]!.accepted += run.accepted
                 }
-                run = (object.collection, 0, 0)
+                run = (objects[index].collection, 0, 0)
             }
             run!.objects += 1
             if !(index < duplicates.count && duplicates[index]) { run!.accepted += 1 }

@@ -203,18 +203,60 @@ package final class UploadService: Sendable {
         // valid stays valid against a grown schema, and needs nothing added.
         let current = app.schema
         var proven = [Bool](repeating: false, count: records.count)
+        // Where the check found each proven record's properties, so that the
+        // sink need not walk the record again: `spans[spanStarts[i]...]`, in
+        // the order of `propertyLists[spanLists[i]]`.
+        var spans: [BSONElementSpan] = []
+        var spanStarts = [Int](repeating: -1, count: records.count)
+        var spanLists = [Int](repeating: -1, count: records.count)
+        var propertyLists: [[String]] = []
+        let locatesFields = app.sink.readsFields
         // Consecutive records mostly share a collection: prepare its check once per run.
-        var lookedUp: (collection: String, check: ObjectSchema.QuickCheck?)?
+        var lookedUp: (collection: String, check: ObjectSchema.QuickCheck?, list: Int)?
         for (position, record) in records.enumerated() {
             let check: ObjectSchema.QuickCheck?
+            let list: Int
             if let lookedUp, lookedUp.collection == record.collection {
                 check = lookedUp.check
+                list = lookedUp.list
             } else {
                 check = current[record.collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
-                lookedUp = (record.collection, check)
+                if let check, locatesFields {
+                    if spans.isEmpty { spans.reserveCapacity(records.count * check.propertyNames.count) }
+                    list = propertyLists.count
+                    propertyLists.append(check.propertyNames)
+                } else {
+                    list = -1
+                }
+                lookedUp = (record.collection, check, list)
             }
             guard let check else { continue }
-            proven[position] = check.isCertainlyValid(bson: record.document)
+            guard locatesFields else {
+                proven[position] = check.isCertainlyValid(bson: record.document)
+                continue
+            }
+            let start = spans.count
+            for _ in 0..<check.propertyNames.count { spans.append(.absent) }
+            let valid = record.document.withUnsafeBytes { raw in
+                spans.withUnsafeMutableBufferPointer { all in
+                    check.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...]))
+                }
+            }
+            proven[position] = valid
+            if valid {
+                spanStarts[position] = start
+                spanLists[position] = list
+            } else {
+                spans.removeSubrange(start...)
+            }
+        }
+        let spanStorage = SinkFieldSpans(spans: spans, propertyLists: propertyLists)
+        func sinkObject(_ position: Int) -> SinkObject {
+            let record = records[position]
+            let start = spanStarts[position]
+            return SinkObject(
+                collection: record.collection, bson: record.document,
+                fields: start < 0 ? nil : SinkFields(storage: spanStorage, start: start, list: spanLists[position]))
         }
 
         // Decode the rest; an undecodable one is rejected, not fatal.
@@ -253,7 +295,7 @@ package final class UploadService: Sendable {
         objects.reserveCapacity(records.count - rejections.count)
         var allRejections: [UploadAnswer.RejectedObject] = []
         if rejections.isEmpty && segment.rejectedBefore.isEmpty {
-            for record in records { objects.append(SinkObject(collection: record.collection, bson: record.document)) }
+            for position in records.indices { objects.append(sinkObject(position)) }
         } else {
             // A transaction is all or nothing: one rejected object rejects the rest of it.
             var rejectedTransactions: [UInt64: Int] = [:]
@@ -282,7 +324,7 @@ package final class UploadService: Sendable {
                                 "object \(culprit) of the same write transaction was rejected; a transaction is stored whole or not at all")
                     )
                 } else {
-                    objects.append(SinkObject(collection: record.collection, bson: record.document))
+                    objects.append(sinkObject(position))
                 }
             }
         }

@@ -1,0 +1,199 @@
+import IngestCore
+import IngestSupport
+
+/// The insert parameters of one write's objects, worked out from their BSON
+/// bytes before the sink's lock is taken: the serial part of a write (the
+/// lock holder's) is then only binding these, stepping and committing,
+/// while other uploads prepare theirs on other threads.
+///
+/// Texts and blobs are kept as offsets into the object's bytes and bound
+/// from them (borrowed) under the lock, as the unprepared path does; values
+/// that need a conversion (Extended JSON, decimal text) are made here. An
+/// object that cannot be prepared (invalid bytes, no layout for its
+/// collection) is written by the unprepared path, which reports the error
+/// exactly as before.
+///
+/// ```swift
+/// let rows = SQLitePreparedRows(objects, layouts: layouts.withLock { $0 })
+/// // under the lock, per object i of a run whose table still has rows.insertSQL[collection]:
+/// try rows.bind(i, of: objects[i], to: statement)
+/// ```
+struct SQLitePreparedRows {
+    /// How a parameter is bound.
+    enum Kind: UInt8 {
+        case integer, real, null
+        /// `value` is the byte offset in the object's BSON, `length` the byte count.
+        case text, blob
+        /// `value` indexes ``owned``.
+        case ownedText
+    }
+
+    /// One bound parameter (the others stay NULL).
+    struct Parameter {
+        var kind: Kind
+        /// The 1-based parameter index.
+        var index: Int32
+        var length: Int32 = 0
+        /// An integer, a double's bit pattern, an offset or an index into ``owned``.
+        var value: Int64
+    }
+
+    /// The parameters of all objects, back to back.
+    private(set) var parameters: [Parameter] = []
+    /// Object `i`'s parameters are `parameters[starts[i]..<ends[i]]`;
+    /// `starts[i]` is -1 if it was not prepared.
+    private(set) var starts: [Int] = []
+    private(set) var ends: [Int] = []
+    /// Converted values (Extended JSON, decimal text).
+    private(set) var owned: [String] = []
+    /// The insert statement each collection's parameters were made for: a
+    /// migration since then changed the table's layout, and its objects
+    /// are written by the unprepared path.
+    private(set) var insertSQL: [String: String] = [:]
+
+    /// Prepares `objects` against `layouts` (collection → layout).
+    init(_ objects: [SinkObject], layouts: [String: SQLiteSink.Layout]) {
+        starts.reserveCapacity(objects.count)
+        ends.reserveCapacity(objects.count)
+        // Consecutive objects mostly share a collection: look its layout up once per run.
+        var current: (name: String, layout: SQLiteSink.Layout)?
+        // For objects whose fields the schema check located: which property
+        // each column is (-1: none), for the property order last seen.
+        var mapped: (properties: [String], propertyOfColumn: [Int])?
+        for object in objects {
+            if current?.name != object.collection {
+                current = layouts[object.collection].map { (object.collection, $0) }
+                mapped = nil
+                if let current {
+                    insertSQL[current.name] = current.layout.insertSQL
+                    if parameters.isEmpty { parameters.reserveCapacity(objects.count * current.layout.forms.count) }
+                }
+            }
+            let start = parameters.count
+            if let layout = current?.layout, let fields = object.fields {
+                if mapped?.properties != fields.properties {
+                    mapped = (fields.properties, layout.columnNames.map { fields.properties.firstIndex(of: $0) ?? -1 })
+                }
+                if append(object, fields: fields, propertyOfColumn: mapped!.propertyOfColumn, layout: layout) {
+                    starts.append(start)
+                    ends.append(parameters.count)
+                    continue
+                }
+                parameters.removeSubrange(start...)
+            }
+            guard let layout = current?.layout, append(object, layout: layout) else {
+                parameters.removeSubrange(start...)
+                starts.append(-1)
+                ends.append(-1)
+                continue
+            }
+            starts.append(start)
+            ends.append(parameters.count)
+        }
+    }
+
+    /// Whether object `index` was prepared.
+    func isPrepared(_ index: Int) -> Bool { starts[index] >= 0 }
+
+    /// Appends the parameters of `object`; false if its bytes are not a
+    /// valid document or a value cannot be converted (the unprepared path
+    /// then reports why).
+    private mutating func append(_ object: SinkObject, layout: SQLiteSink.Layout) -> Bool {
+        let keys = layout.keys
+        return object.bson.withUnsafeBytes { raw -> Bool in
+            var bound = BoundColumns()
+            var position = 0
+            do {
+                try BSONDocument.forEachElement(in: raw) { element in
+                    defer { position += 1 }
+                    // Clients write fields in schema order: the same position is tried first.
+                    guard let offset = keys.index(of: element, hint: position) else { return }  // not a column: ignored
+                    // The first field of a name wins, as `document[name]` finds it.
+                    guard bound.insert(offset) else { return }
+                    try append(element, column: offset, of: layout, in: raw)
+                }
+            } catch {
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Appends the parameters of an object the schema check proved valid,
+    /// reading each column's field where the check found it (no second
+    /// walk); false if a span does not fit or a value cannot be converted
+    /// (the caller then tries the walk).
+    private mutating func append(_ object: SinkObject, fields: SinkFields, propertyOfColumn: [Int], layout: SQLiteSink.Layout) -> Bool {
+        object.bson.withUnsafeBytes { raw -> Bool in
+            do {
+                for (column, property) in propertyOfColumn.enumerated() where property >= 0 {
+                    let span = fields.span(property)
+                    guard span.start >= 0 else { continue }  // absent: NULL
+                    guard let element = BSONElement(span, in: raw) else { return false }
+                    try append(element, column: column, of: layout, in: raw)
+                }
+            } catch {
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Appends the parameter of `element` for the layout's column `column`,
+    /// converted as SQLiteSink.bind(_:form:to:at:) (the unprepared path) does.
+    @inline(__always)
+    private mutating func append(_ element: BSONElement, column: Int, of layout: SQLiteSink.Layout, in raw: UnsafeRawBufferPointer) throws {
+        // Parameter 1 is _id, 2 is _ingested_at, then the properties.
+        let index = Int32(column == 0 ? 1 : column + 2)
+        let base = raw.baseAddress
+        func borrowed(_ kind: Kind, _ bytes: UnsafeRawBufferPointer?) {
+            guard let bytes, let start = bytes.baseAddress, let base else { return }
+            parameters.append(Parameter(kind: kind, index: index, length: Int32(bytes.count), value: Int64(base.distance(to: start))))
+        }
+        func owned(_ text: String) {
+            parameters.append(Parameter(kind: .ownedText, index: index, value: Int64(self.owned.count)))
+            self.owned.append(text)
+        }
+        if layout.forms[column] == .json {
+            owned(try element.value().extendedJSON(.relaxed))
+            return
+        }
+        switch element.type {
+        case .null, .undefined: parameters.append(Parameter(kind: .null, index: index, value: 0))
+        case .bool: parameters.append(Parameter(kind: .integer, index: index, value: element.bool == true ? 1 : 0))
+        case .int32, .int64: parameters.append(Parameter(kind: .integer, index: index, value: element.integer ?? 0))
+        case .double:
+            parameters.append(Parameter(kind: .real, index: index, value: Int64(bitPattern: (element.double ?? 0).bitPattern)))
+        case .datetime: parameters.append(Parameter(kind: .integer, index: index, value: element.datetime ?? 0))
+        case .string: borrowed(.text, element.stringBytes)
+        case .objectId: borrowed(.blob, element.objectIdBytes)
+        case .binary: borrowed(.blob, element.binaryPayload)
+        case .decimal128: owned(element.decimal128?.description ?? "")
+        default: owned(try element.value().extendedJSON(.relaxed))
+        }
+    }
+
+    /// Binds object `index`'s parameters (from `bytes`, the object's BSON,
+    /// borrowed: the caller steps and resets while `bytes` is valid).
+    @inline(__always)
+    func bind(_ index: Int, bytes: UnsafeRawBufferPointer, to statement: SQLiteStatement) throws(SQLiteError) {
+        for parameter in parameters[starts[index]..<ends[index]] {
+            switch parameter.kind {
+            case .integer: try statement.bind(parameter.value, at: parameter.index)
+            case .real: try statement.bind(Double(bitPattern: UInt64(bitPattern: parameter.value)), at: parameter.index)
+            case .null: try statement.bindNull(at: parameter.index)
+            case .text:
+                try statement.bind(
+                    borrowedText: UnsafeRawBufferPointer(
+                        rebasing: bytes[Int(parameter.value)..<(Int(parameter.value) + Int(parameter.length))]),
+                    at: parameter.index)
+            case .blob:
+                try statement.bind(
+                    borrowedBlob: UnsafeRawBufferPointer(
+                        rebasing: bytes[Int(parameter.value)..<(Int(parameter.value) + Int(parameter.length))]),
+                    at: parameter.index)
+            case .ownedText: try statement.bind(owned[Int(parameter.value)], at: parameter.index)
+            }
+        }
+    }
+}
