@@ -150,8 +150,8 @@ struct SinkSQLiteTests {
                     "000102030405060708090A0B0C0D0E0F", #"{"x":4}"#, #"[1,"two"]"#, "[]", "text", "blob", "integer", "text",
                 ],
                 [
-                    emptyId.hex.uppercased(), "0.0", "", "nil", "nil", "nil", "nil", "", "", "", "nil", "null", "nil",
-                    "text", "blob", "null", "text",
+                    emptyId.hex.uppercased(), "0.0", "", "nil", "nil", "nil", "nil", "", "", "", "nil", "nil", "nil",
+                    "text", "blob", "null", "null",
                 ],
             ])
 

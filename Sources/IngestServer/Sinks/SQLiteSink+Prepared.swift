@@ -154,12 +154,9 @@ struct SQLitePreparedRows {
             parameters.append(Parameter(kind: .ownedText, index: index, value: Int64(self.owned.count)))
             self.owned.append(text)
         }
-        if layout.forms[column] == .json {
-            owned(try element.value().extendedJSON(.relaxed))
-            return
-        }
         switch element.type {
         case .null, .undefined: parameters.append(Parameter(kind: .null, index: index, value: 0))
+        case _ where layout.forms[column] == .json: owned(try element.value().extendedJSON(.relaxed))
         case .bool: parameters.append(Parameter(kind: .integer, index: index, value: element.bool == true ? 1 : 0))
         case .int32, .int64: parameters.append(Parameter(kind: .integer, index: index, value: element.integer ?? 0))
         case .double:

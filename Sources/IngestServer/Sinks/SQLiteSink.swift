@@ -501,12 +501,9 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     /// Binds one element (absent columns stay NULL). Strings, ObjectIds and
     /// binaries are bound from the object's bytes (borrowed until the reset).
     private func bind(_ element: BSONElement, form: ColumnForm, to statement: SQLiteStatement, at index: Int32) throws {
-        if form == .json {
-            try statement.bind(try element.value().extendedJSON(.relaxed), at: index)
-            return
-        }
         switch element.type {
         case .null, .undefined: try statement.bindNull(at: index)
+        case _ where form == .json: try statement.bind(try element.value().extendedJSON(.relaxed), at: index)
         case .bool: try statement.bind(Int64(element.bool == true ? 1 : 0), at: index)
         case .int32, .int64: try statement.bind(element.integer ?? 0, at: index)
         case .double: try statement.bind(element.double ?? 0, at: index)
