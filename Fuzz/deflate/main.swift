@@ -4,8 +4,9 @@
 //
 // The first byte picks how the rest is fed to the compressor: in pieces of
 // (first byte + 1) bytes, so block, window and buffer boundaries fall at
-// every offset. The rest is also repeated (first byte % 5 + 1) times, so
-// long inputs with distant matches are made from short ones.
+// every offset. The rest is also repeated 2^(first byte % 6) times (1 to
+// 32), so that short inputs make long ones, with distant matches, several
+// 65,535-byte blocks and the slide of the compressor's buffer.
 import IngestSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -14,7 +15,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let piece = Int(data[0]) + 1
     let rest = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     var input: [UInt8] = []
-    for _ in 0...(Int(data[0]) % 5) { input += rest }
+    for _ in 0..<(1 << (Int(data[0]) % 6)) { input += rest }
     let deflater = FastDeflater()
     var packed: [UInt8] = []
     do {

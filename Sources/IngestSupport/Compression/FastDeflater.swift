@@ -7,10 +7,11 @@
 /// The output is ordinary gzip: zlib's inflate, `gzip -d` and every reader
 /// of the segment format read it. zlib still does all inflating and every
 /// other level; ``GzipDeflater`` is the zlib-backed compressor. This one
-/// does less work per byte than zlib's level 1: positions inside a match
-/// are not hashed, matches are compared 8 bytes at a time, and the gzip
-/// trailer's CRC-32 is ``CRC32/update(_:_:)`` (carry-less multiplication
-/// where the CPU has it). Not thread-safe: one compressor per thread.
+/// does less work per byte than zlib's level 1: of the positions a match
+/// covers only its first and last are hashed, matches are compared 8 bytes
+/// at a time, and the gzip trailer's CRC-32 is ``CRC32/update(_:_:)``
+/// (carry-less multiplication where the CPU has it). Not thread-safe: one
+/// compressor per thread.
 ///
 /// ```swift
 /// let deflater = FastDeflater()
