@@ -177,6 +177,16 @@ def encrypted_file(kind, blocks, key=FUZZ_KEY, salt=b"\x5a" * 16, number=7):
     return out
 
 
+def deflate():
+    # byte 0: piece size - 1 and repeat count (see Fuzz/deflate/main.swift).
+    one = segment([[("WeatherSensor", sensor(0))]])
+    two = segment([[("WeatherSensor", sensor(i)) for i in range(1, 40)], [("WeatherSensor", sensor(40))]])
+    write("deflate", "segment-whole", b"\xff" + two)
+    write("deflate", "segment-pieces-of-7", b"\x06" + one)
+    write("deflate", "text-repeated", b"\x04" + b"GET /api/items 200 12ms\n" * 40)
+    write("deflate", "empty", b"\x00")
+
+
 def sealed_blocks(data, size):
     """Blocks of `size` bytes, the last (possibly empty) one final, as EncryptedFileWriter writes them."""
     blocks = [(data[i:i + size], False) for i in range(0, len(data) - len(data) % size, size)]
@@ -409,6 +419,7 @@ def realm_sync():
 
 bson_and_extjson()
 segments()
+deflate()
 decrypt()
 http()
 jwt()

@@ -2,8 +2,8 @@
 # Coverage-guided fuzzing with libFuzzer and AddressSanitizer.
 #
 # Usage: Scripts/fuzz.sh [--seconds N] [--build-dir DIR] [--no-build] [target...]
-#   targets: bson extjson segment decrypt http upload jwt syslog websocket
-#            syncmessage changeset (default: all)
+#   targets: bson extjson segment deflate decrypt http upload jwt syslog
+#            websocket syncmessage changeset (default: all)
 #   --seconds N   run each target N seconds (default 60)
 #   --build-dir   where the instrumented modules, binaries and working
 #                 corpora go (default .build/fuzz; FUZZ_BUILD_DIR also works)
@@ -33,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/common.sh
 
-ALL_TARGETS=(bson extjson segment decrypt http upload jwt syslog websocket syncmessage changeset)
+ALL_TARGETS=(bson extjson segment deflate decrypt http upload jwt syslog websocket syncmessage changeset)
 seconds=60
 build_dir="${FUZZ_BUILD_DIR:-.build/fuzz}"
 build=1

@@ -69,7 +69,9 @@ extension SegmentStore {
         /// space (copy-on-write ones such as btrfs), always use `write(2)`.
         /// Default 1 MiB.
         public var preallocationBytes: Int = 1 << 20
-        /// gzip level for sealed segments. Default ``Gzip/defaultLevel`` (1).
+        /// gzip level for sealed segments. Default ``Gzip/defaultLevel`` (1):
+        /// the project's own deflate encoder (`FastDeflater`); zlib compresses
+        /// at the other levels (0...9).
         public var compressionLevel: Int = Gzip.defaultLevel
         /// The most bytes on disk (sealed segments plus active data) awaiting
         /// acknowledgement. Default 1 GiB.

@@ -72,7 +72,7 @@ extension SegmentStore {
         }
         do {
             defer { Glibc.close(fd) }
-            let deflater = try GzipDeflater(level: configuration.compressionLevel)
+            let deflater = try Gzip.makeCompressor(level: configuration.compressionLevel)
             let file = try FileByteSource(path: segment.path, limit: segment.size)
             // Encrypted: decrypt the active blocks, compress, encrypt the gzip
             // stream in new blocks; plaintext exists only in memory.

@@ -31,6 +31,10 @@ struct StoreState {
     var queuedBytes = 0
     /// The segment commits go to; `nil` until the next commit creates one.
     var active: ActiveSegment?
+    /// The buffer of the last transaction copied into the mapping (at most
+    /// ``SegmentStore/spareBufferLimit`` bytes of capacity), handed to the
+    /// next `commit` so that a small transaction allocates nothing.
+    var spareTransactionBuffer: [UInt8] = []
 
     // MARK: Sealing (SegmentStore+Sealing.swift)
 

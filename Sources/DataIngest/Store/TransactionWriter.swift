@@ -35,6 +35,11 @@ public struct TransactionWriter {
         buffer.reserveCapacity(capacity)
     }
 
+    /// A transaction that appends to `buffer` (empty, with capacity to reuse).
+    init(buffer: [UInt8]) {
+        self.buffer = buffer
+    }
+
     /// Appends one record: `document` is one encoded BSON document.
     /// - Throws: ``SegmentError`` (`invalidArgument`) for an empty or too long
     ///   collection name or bytes that are not one BSON document; nothing is appended.

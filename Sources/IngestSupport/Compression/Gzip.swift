@@ -46,17 +46,39 @@ package enum Gzip {
     }
 }
 
-/// CRC-32 (IEEE 802.3, the polynomial gzip and PNG use), computed by zlib,
-/// which uses a fast table-driven or carry-less multiply implementation.
+/// CRC-32 (IEEE 802.3, the polynomial gzip and PNG use).
+///
+/// From 64 bytes on, on x86-64 CPUs with PCLMULQDQ, the multiples of 16
+/// bytes are folded with carry-less multiplication (the C shim in `CZlib`,
+/// about 0.44 instructions per byte against zlib's 3.9); the rest, other CPUs and
+/// `DATAINGEST_PORTABLE=1` (``PortableFallbacks``) use zlib's `crc32_z`.
+/// Both give the same values.
 ///
 /// ```swift
 /// let crc = CRC32.checksum(bytes)                 // whole buffer
 /// let same = CRC32.update(CRC32.checksum(a), b)   // incremental: crc(a + b)
 /// ```
 package enum CRC32 {
+    /// Whether the carry-less multiplication is used (false on other CPUs
+    /// and with `DATAINGEST_PORTABLE=1`).
+    package static let usesFolding: Bool = !PortableFallbacks.areForced && dataingest_crc32_fold_available() != 0
+
     /// The CRC-32 of `bytes`, continuing from `crc` (0 to start).
     @inline(__always)
     package static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
+        var crc = crc
+        var offset = 0
+        if bytes.count >= 64 && usesFolding {
+            offset = bytes.count & ~15
+            crc = ~dataingest_crc32_fold(~crc, base, offset)
+            if offset == bytes.count { return crc }
+        }
+        return zlibUpdate(crc, UnsafeRawBufferPointer(start: base + offset, count: bytes.count - offset))
+    }
+
+    /// zlib's `crc32_z`, whatever the CPU.
+    package static func zlibUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
         return UInt32(truncatingIfNeeded: crc32_z(UInt(crc), base.assumingMemoryBound(to: Bytef.self), bytes.count))
     }
