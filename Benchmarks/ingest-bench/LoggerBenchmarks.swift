@@ -294,7 +294,7 @@ func loggerBenchmarks() throws -> [Figure] {
         Figure(
             group: "logger", name: callName + ", caller's wall time",
             value: enabled.wall, unit: "ns", baseline: ("print of the same line, stdout to a file", printed.wall),
-            target: .atMost(300)),
+            target: .atMost(250)),
         Figure(
             group: "logger", name: "  same, caller's thread CPU time", value: enabled.cpu, unit: "ns",
             baseline: ("print, thread CPU time", printed.cpu), target: .atMost(300)),
