@@ -254,6 +254,8 @@ final class Forwarder {
             let object = reusableLine
             object.host = host
             object.receivedAt = received
+            // Test seam: die with the lines read and their cursors worked out, not committed.
+            if !chunk.isEmpty, transactions + 1 == Self.killBeforeCommit { kill(getpid(), SIGKILL) }
             try writeBlockingWhenFull {
                 for line in chunk {
                     let parsed =
@@ -334,6 +336,12 @@ final class Forwarder {
     /// with SIGKILL right after its Nth commit of lines (a test seam). Unset: never.
     private static let killAfterCommit: Int? =
         ProcessInfo.processInfo.environment["INGEST_FORWARD_TEST_KILL_AFTER_COMMIT"].flatMap { Int($0) }
+
+    /// `INGEST_FORWARD_TEST_KILL_BEFORE_COMMIT=N`: the process kills itself
+    /// with SIGKILL right before its Nth commit of lines, with those lines
+    /// read (a test seam). Unset: never.
+    private static let killBeforeCommit: Int? =
+        ProcessInfo.processInfo.environment["INGEST_FORWARD_TEST_KILL_BEFORE_COMMIT"].flatMap { Int($0) }
 
     // MARK: - Standard input
 

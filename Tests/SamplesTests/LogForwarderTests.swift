@@ -275,6 +275,59 @@ import IngestTestSupport
         #expect(Set(try server.query("SELECT message || '@' || \"offset\" FROM ForwardedLine")) == expected)
     }
 
+    /// `kill -9` at each step of a line's way through the forwarder: read
+    /// but not committed (the seam kills it right before its 4th commit),
+    /// committed but not uploaded (right after its 3rd commit, the server
+    /// frozen so nothing is uploaded), and uploaded but not acknowledged (the
+    /// server frozen with SIGSTOP while the forwarder's uploads wait on it,
+    /// then resumed after the kill, so it may store what no one hears
+    /// about). Each next run resumes from the store; every line once.
+    @Test func killNineAtEachStepBetweenReadingCommittingAndUploading() throws {
+        let directory = try TemporaryDirectory("samples")
+        let server = try SampleServer(in: directory.path)
+        let forward = try builtExecutable("ingest-forward")
+        let log = directory.path + "/app.log"
+        var lines: [String] = []
+        func more(_ n: Int) throws {
+            let next = (lines.count..<(lines.count + n)).map { "step line \($0)" }
+            lines += next
+            try append(log, next)
+        }
+        let common = [
+            "--app-id", server.appId, "--base-url", server.baseURL, "--data-dir", directory.path + "/forward",
+            "--batch-lines", "100", "--upload-timeout", "2", "--once", log,
+        ]
+        // Read, not committed: 3 transactions of 100 committed, the 4th's lines lost with the process.
+        try more(1_000)
+        let beforeCommit = try runProcess(forward, common, in: directory.path, environment: ["INGEST_FORWARD_TEST_KILL_BEFORE_COMMIT": "4"])
+        #expect(beforeCommit.status == 128 + SIGKILL, "\(beforeCommit.errorOutput)")
+        // Committed, not uploaded: the server frozen, the forwarder killed right after its 3rd commit.
+        try more(500)
+        let storedBeforeFreezing = count(server)
+        kill(server.pid, SIGSTOP)
+        let afterCommit = try runProcess(forward, common, in: directory.path, environment: ["INGEST_FORWARD_TEST_KILL_AFTER_COMMIT": "3"])
+        #expect(afterCommit.status == 128 + SIGKILL, "\(afterCommit.errorOutput)")
+        // Uploaded, not acknowledged: still frozen, the next run commits the rest and its uploads
+        // wait on the server; it is killed, then the server resumes and answers no one.
+        try more(500)
+        let frozen = try forwarder(server, directory.path, ["--batch-lines", "100", "--upload-timeout", "120", "--once", log])
+        let store = directory.path + "/forward"
+        func sealedSegments() -> Int {
+            (FileManager.default.subpaths(atPath: store) ?? []).filter { $0.hasSuffix(".seg.gz") }.count
+        }
+        #expect(waitFor(60) { sealedSegments() > 0 })
+        usleep(1_000_000)  // the uploads are sent and wait for their answers
+        kill(frozen.processIdentifier, SIGKILL)
+        #expect(reap(frozen, within: 30))
+        kill(server.pid, SIGCONT)
+        // The upload the killed run sent is read and stored now, answered to no one.
+        #expect(waitFor(30) { count(server) > storedBeforeFreezing }, "nothing of the upload sent to the frozen server was stored")
+        // The last run: what was left uploads once; nothing twice.
+        let final = try runProcess(forward, common, in: directory.path)
+        #expect(final.status == 0, "\(final.errorOutput)")
+        expectExactlyOnce(server, lines)
+    }
+
     /// Rotation while the forwarder is stopped: the rest of the rotated file
     /// is read from its new name (found by inode and fingerprint), then from
     /// a `.gz` it was compressed into (found by fingerprint), and the new

@@ -52,6 +52,8 @@ final class SampleServer {
     private let server: IngestServerProcess
     let dataPath: String
     var port: UInt16 { server.port }
+    /// The server's process id (for SIGSTOP and SIGCONT).
+    var pid: Int32 { server.pid }
 
     private let configuredAppId: String?
 
