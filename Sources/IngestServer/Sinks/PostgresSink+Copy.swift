@@ -107,16 +107,7 @@ enum PostgresCopyText {
         slots: inout [BSONElement?], to out: inout [UInt8], object index: Int,
         collection: String, fields: (SinkFields, propertyOfColumn: [Int])? = nil
     ) throws(PostgresError) {
-        do {
-            // Where the schema check found the fields, else a walk.
-            if !(fields.map { $0.0.collect(raw, propertyOfColumn: $0.propertyOfColumn, into: &slots) } ?? false) {
-                try keys.collect(raw, into: &slots)
-            }
-        } catch let error as BSONError {
-            throw PostgresError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
-        } catch {
-            throw PostgresError(.usage, "object \(index) of \(collection) cannot be read: \(error)")
-        }
+        try collectColumns(raw, keys: keys, slots: &slots, object: index, collection: collection, fields: fields)
         for (position, column) in columns.enumerated() {
             if position > 0 { out.append(0x09) }
             do throws(PostgresError) {
@@ -250,6 +241,26 @@ extension PostgresCopyText {
         }
         return (parts, year, fraction)
     }
+
+    /// Puts each column's field of the object whose BSON is `raw` into
+    /// `slots` (nil where absent): where the schema check found the fields,
+    /// else by a walk of the document. Shared by the text and binary rows.
+    @inline(__always)
+    static func collectColumns(
+        _ raw: UnsafeRawBufferPointer, keys: BSONKeyTable, slots: inout [BSONElement?], object index: Int,
+        collection: String, fields: (SinkFields, propertyOfColumn: [Int])?
+    ) throws(PostgresError) {
+        do {
+            // Where the schema check found the fields, else a walk.
+            if !(fields.map { $0.0.collect(raw, propertyOfColumn: $0.propertyOfColumn, into: &slots) } ?? false) {
+                try keys.collect(raw, into: &slots)
+            }
+        } catch let error as BSONError {
+            throw PostgresError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
+        } catch {
+            throw PostgresError(.usage, "object \(index) of \(collection) cannot be read: \(error)")
+        }
+    }
 }
 
 /// Encodes rows in `COPY … FROM STDIN WITH (FORMAT binary)`: a header, per
@@ -279,16 +290,7 @@ enum PostgresCopyBinary {
         slots: inout [BSONElement?], to out: inout [UInt8], object index: Int,
         collection: String, fields: (SinkFields, propertyOfColumn: [Int])? = nil
     ) throws(PostgresError) {
-        do {
-            // Where the schema check found the fields, else a walk.
-            if !(fields.map { $0.0.collect(raw, propertyOfColumn: $0.propertyOfColumn, into: &slots) } ?? false) {
-                try keys.collect(raw, into: &slots)
-            }
-        } catch let error as BSONError {
-            throw PostgresError(.usage, "object \(index) of \(collection) is not a valid BSON document: \(error.message)")
-        } catch {
-            throw PostgresError(.usage, "object \(index) of \(collection) cannot be read: \(error)")
-        }
+        try PostgresCopyText.collectColumns(raw, keys: keys, slots: &slots, object: index, collection: collection, fields: fields)
         appendBigEndian(UInt16(columns.count), to: &out)
         for (position, column) in columns.enumerated() {
             do throws(PostgresError) {
