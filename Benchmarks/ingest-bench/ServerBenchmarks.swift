@@ -14,14 +14,22 @@ import IngestSupport
 // same run. Then 16 clients ingest continuously while the server's peak
 // resident memory (VmHWM) is read.
 //
-// Sizes: INGEST_BENCH_SERVER_SEGMENTS (default 300 segments of 1,000
+// The two take turns, as in the sinks group: the segments in rounds
+// (INGEST_BENCH_SERVER_ROUNDS, default 6), the baseline first in every other
+// round, so that both meet the machine's load of the same moments and tables
+// of the same size; each rate is its rows over the sum of its rounds' times.
+// (Run once each, one after the other, the ratio moved between 0.62× and
+// 0.87× from run to run on the idle machine.)
+//
+// Sizes: INGEST_BENCH_SERVER_SEGMENTS (default 600 segments of 1,000
 // objects for the rate), INGEST_BENCH_SERVER_CLIENTS (default 4),
 // INGEST_BENCH_SERVER_MEMORY_SEGMENTS (default 480, spread over 16 clients).
 
 func serverBenchmarks() throws -> [Figure] {
     let environment = ProcessInfo.processInfo.environment
-    let segmentCount = max(1, Int(environment["INGEST_BENCH_SERVER_SEGMENTS"] ?? "") ?? 300)
+    let segmentCount = max(1, Int(environment["INGEST_BENCH_SERVER_SEGMENTS"] ?? "") ?? 600)
     let clients = max(1, Int(environment["INGEST_BENCH_SERVER_CLIENTS"] ?? "") ?? 4)
+    let rounds = min(segmentCount, max(1, Int(environment["INGEST_BENCH_SERVER_ROUNDS"] ?? "") ?? 6))
     let memorySegments = max(16, Int(environment["INGEST_BENCH_SERVER_MEMORY_SEGMENTS"] ?? "") ?? 480)
     let perSegment = 1_000
 
@@ -39,25 +47,24 @@ func serverBenchmarks() throws -> [Figure] {
     defer { server.stop() }
     let token = try server.loginAnonymously()
 
-    // 1. Objects/s until every segment is acknowledged, and the server's CPU
-    // time for it (less sensitive than wall time to other load on the machine).
-    let cpuBefore = server.cpuSeconds()
-    let uploaded = try uploadAll(rateSegments.bodies, clients: clients, server: server, token: token, expectPerSegment: perSegment)
-    let serverRate = Double(segmentCount * perSegment) / uploaded
-    let serverCPU = (server.cpuSeconds() - cpuBefore) / Double(segmentCount * perSegment)
+    // 1. Objects/s until every segment is acknowledged and the server's CPU
+    // time for it (less sensitive than wall time to other load on the
+    // machine), in turns with the same objects straight into SQLite.
+    let baseline = try SinkShapedInserter(path: directory + "/baseline.sqlite")
+    defer { baseline.close() }
+    var baselineCPU = 0.0
+    let rates = try alternating(rateSegments, clients: clients, rounds: rounds, server: server, token: token) { part in
+        let cpuBefore = processCPUSeconds()
+        let objects = rateSegments.objects[(part.lowerBound * perSegment)..<(part.upperBound * perSegment)]
+        try baseline.insert(objects, batch: perSegment)
+        baselineCPU += processCPUSeconds() - cpuBefore
+    }
     let stored = server.count("WeatherSensor")
     guard stored == Int64(segmentCount * perSegment) else {
         throw ServerBenchError("the server's SQLite holds \(stored) of \(segmentCount * perSegment) objects")
     }
 
-    // 2. The baseline: the same objects straight into SQLite.
-    let baselineCPUBefore = processCPUSeconds()
-    let baselineRate = try directSinkShapedInserts(
-        rateSegments.objects, batch: perSegment,
-        path: directory + "/baseline.sqlite")
-    let baselineCPU = (processCPUSeconds() - baselineCPUBefore) / Double(segmentCount * perSegment)
-
-    // 3. 16 clients ingest continuously; the server's peak resident memory.
+    // 2. 16 clients ingest continuously; the server's peak resident memory.
     let memorySeconds = try uploadAll(memorySet.bodies, clients: 16, server: server, token: token, expectPerSegment: perSegment)
     let peakKiB = server.peakResidentKiB()
     guard peakKiB > 0 else { throw ServerBenchError("could not read VmHWM of the server (pid \(server.pid))") }
@@ -65,14 +72,16 @@ func serverBenchmarks() throws -> [Figure] {
     return [
         Figure(
             group: "server",
-            name: "upload \(segmentCount) sealed segments × 1,000 WeatherSensor, \(clients) keep-alive clients, until acknowledged",
-            value: serverRate, unit: "objects/s",
-            baseline: ("direct SQLite inserts, sink's table, txn of 1,000, synchronous=FULL", baselineRate),
+            name:
+                "upload \(segmentCount) sealed segments × 1,000 WeatherSensor, \(clients) keep-alive clients, until acknowledged, \(rounds) rounds in turns",
+            value: rates.server, unit: "objects/s",
+            baseline: ("direct SQLite inserts, sink's table, txn of 1,000, synchronous=FULL", rates.baseline),
             target: .ratioAtLeast(0.85)),
         Figure(
             group: "server", name: "server CPU time per object (user + system) during that upload",
-            value: serverCPU * 1e6, unit: "µs",
-            baseline: ("CPU per object of the direct SQLite inserts", baselineCPU * 1e6), target: nil),
+            value: rates.cpuPerObject * 1e6, unit: "µs",
+            baseline: ("CPU per object of the direct SQLite inserts", baselineCPU / Double(segmentCount * perSegment) * 1e6),
+            target: nil),
         Figure(
             group: "server", name: "upload from 16 clients (\(memorySegments) segments)",
             value: Double(memorySegments * perSegment) / memorySeconds, unit: "objects/s", baseline: nil, target: nil),
@@ -80,6 +89,46 @@ func serverBenchmarks() throws -> [Figure] {
             group: "server", name: "server peak resident memory (VmHWM) after 16 clients ingesting",
             value: Double(peakKiB) / 1024, unit: "MiB", baseline: nil, target: .atMost(256)),
     ]
+}
+
+/// Uploads `segments` through `server` and loads them with `baseline` in
+/// turns: the segments in `rounds` consecutive parts, each part uploaded
+/// through the server and given to `baseline` (as the part's segment
+/// indices), the baseline first in odd rounds. Returns objects/s of each
+/// (its rows over the sum of its rounds) and the server's CPU seconds per
+/// object. Used by the server and sinks groups.
+func alternating(
+    _ segments: ServerBenchSegments, clients: Int, rounds: Int, server: ServerBenchProcess, token: String? = nil,
+    baseline: (Range<Int>) throws -> Void
+) throws -> (server: Double, baseline: Double, cpuPerObject: Double) {
+    let token = try token ?? server.loginAnonymously()
+    let perSegment = segments.objects.count / segments.bodies.count
+    var serverSeconds = 0.0
+    var baselineSeconds = 0.0
+    var serverCPU = 0.0
+    for round in 0..<rounds {
+        let part = (segments.bodies.count * round / rounds)..<(segments.bodies.count * (round + 1) / rounds)
+        func throughServer() throws {
+            let cpuBefore = server.cpuSeconds()
+            serverSeconds += try uploadAll(
+                Array(segments.bodies[part]), clients: clients, server: server, token: token, expectPerSegment: perSegment)
+            serverCPU += server.cpuSeconds() - cpuBefore
+        }
+        func direct() throws {
+            let start = nowNanoseconds()
+            try baseline(part)
+            baselineSeconds += Double(nowNanoseconds() - start) / 1e9
+        }
+        if round % 2 == 0 {
+            try throughServer()
+            try direct()
+        } else {
+            try direct()
+            try throughServer()
+        }
+    }
+    let objects = Double(segments.objects.count)
+    return (objects / serverSeconds, objects / baselineSeconds, serverCPU / objects)
 }
 
 struct ServerBenchError: Error, CustomStringConvertible {
@@ -143,45 +192,65 @@ struct ServerBenchSegments {
 
 // MARK: - Baseline
 
-/// Objects/s of prepared inserts into a table shaped like the sink's
-/// (WITHOUT ROWID, 12-byte blob `_id` primary key, `_ingested_at`, the four
-/// properties; WAL; synchronous=FULL as the sink's default), `batch` rows per
-/// `BEGIN IMMEDIATE … COMMIT`.
-func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
-    let db = try openBaselineDatabase(
-        path,
-        creating: """
-            CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
-              "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
-            """)
-    defer { db.close() }
-    let insert = try db.cachedStatement(
-        sql: """
-            INSERT INTO "WeatherSensor" ("_id", "_ingested_at", "deviceId", "temperatureInFahrenheit", "barometricPressureInHg", "windSpeedInMph")
-            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT("_id") DO NOTHING
-            """)
-    let begin = try db.cachedStatement(sql: "BEGIN IMMEDIATE")
-    let commit = try db.cachedStatement(sql: "COMMIT")
-    let start = nowNanoseconds()
-    var position = 0
-    while position < objects.count {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        _ = try begin.step()
-        begin.reset()
-        for object in objects[position..<min(objects.count, position + batch)] {
-            try object.id.withUnsafeBytes { raw in try insert.bind(blob: raw, at: 1) }
-            try insert.bind(now, at: 2)
-            try insert.bind(object.deviceId, at: 3)
-            try insert.bind(object.temperature, at: 4)
-            try insert.bind(object.pressure, at: 5)
-            try insert.bind(object.wind, at: 6)
-            _ = try insert.step()
-            insert.reset()
-        }
-        _ = try commit.step()
-        commit.reset()
-        position += batch
+/// Prepared inserts into a table shaped like the sink's (WITHOUT ROWID,
+/// 12-byte blob `_id` primary key, `_ingested_at`, the four properties; WAL;
+/// synchronous=FULL as the sink's default), `batch` rows per
+/// `BEGIN IMMEDIATE … COMMIT`. The table keeps what each call inserted.
+final class SinkShapedInserter {
+    private let db: SQLiteConnection
+    private let insertStatement: SQLiteStatement
+    private let begin: SQLiteStatement
+    private let commit: SQLiteStatement
+
+    init(path: String) throws {
+        db = try openBaselineDatabase(
+            path,
+            creating: """
+                CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
+                  "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
+                """)
+        insertStatement = try db.cachedStatement(
+            sql: """
+                INSERT INTO "WeatherSensor" ("_id", "_ingested_at", "deviceId", "temperatureInFahrenheit", "barometricPressureInHg", "windSpeedInMph")
+                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT("_id") DO NOTHING
+                """)
+        begin = try db.cachedStatement(sql: "BEGIN IMMEDIATE")
+        commit = try db.cachedStatement(sql: "COMMIT")
     }
+
+    func close() { db.close() }
+
+    /// Inserts `objects` in transactions of `batch`.
+    func insert(_ objects: ArraySlice<ServerBenchSegments.Object>, batch: Int) throws {
+        var position = objects.startIndex
+        while position < objects.endIndex {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            _ = try begin.step()
+            begin.reset()
+            for object in objects[position..<min(objects.endIndex, position + batch)] {
+                try object.id.withUnsafeBytes { raw in try insertStatement.bind(blob: raw, at: 1) }
+                try insertStatement.bind(now, at: 2)
+                try insertStatement.bind(object.deviceId, at: 3)
+                try insertStatement.bind(object.temperature, at: 4)
+                try insertStatement.bind(object.pressure, at: 5)
+                try insertStatement.bind(object.wind, at: 6)
+                _ = try insertStatement.step()
+                insertStatement.reset()
+            }
+            _ = try commit.step()
+            commit.reset()
+            position += batch
+        }
+    }
+}
+
+/// Objects/s of ``SinkShapedInserter`` inserting `objects` into a new
+/// database at `path`, `batch` rows per transaction.
+func directSinkShapedInserts(_ objects: [ServerBenchSegments.Object], batch: Int, path: String) throws -> Double {
+    let inserter = try SinkShapedInserter(path: path)
+    defer { inserter.close() }
+    let start = nowNanoseconds()
+    try inserter.insert(objects[...], batch: batch)
     return Double(objects.count) / (Double(nowNanoseconds() - start) / 1e9)
 }
 
@@ -477,7 +546,7 @@ final class ServerBenchProcess {
 }
 
 /// This process's user + system CPU seconds so far (the baseline runs on one thread, alone).
-private func processCPUSeconds() -> Double {
+func processCPUSeconds() -> Double {
     var usage = rusage()
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
     return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6

@@ -120,47 +120,6 @@ private func sinkBenchConfig(directory: String, sink: String) throws -> (path: S
     return (path, "bench")
 }
 
-/// Runs the server with `config` and the 1,000-row `baseline` in turns:
-/// the segments in `rounds` consecutive parts, each part uploaded through
-/// the server and loaded by `baseline` (which gets the part's segment
-/// indices), the baseline first in odd rounds. Returns objects/s of each
-/// (its rows over the sum of its rounds) and the server's CPU seconds per object.
-private func alternating(
-    _ segments: ServerBenchSegments, clients: Int, rounds: Int, directory: String,
-    config: (path: String, appId: String), baseline: (Range<Int>) throws -> Void
-) throws -> (server: Double, baseline: Double, cpuPerObject: Double) {
-    let server = try ServerBenchProcess(directory: directory, config: config)
-    defer { server.stop() }
-    let token = try server.loginAnonymously()
-    let perSegment = segments.objects.count / segments.bodies.count
-    var serverSeconds = 0.0
-    var baselineSeconds = 0.0
-    var serverCPU = 0.0
-    for round in 0..<rounds {
-        let part = (segments.bodies.count * round / rounds)..<(segments.bodies.count * (round + 1) / rounds)
-        func throughServer() throws {
-            let cpuBefore = server.cpuSeconds()
-            serverSeconds += try uploadAll(
-                Array(segments.bodies[part]), clients: clients, server: server, token: token, expectPerSegment: perSegment)
-            serverCPU += server.cpuSeconds() - cpuBefore
-        }
-        func direct() throws {
-            let start = nowNanoseconds()
-            try baseline(part)
-            baselineSeconds += Double(nowNanoseconds() - start) / 1e9
-        }
-        if round % 2 == 0 {
-            try throughServer()
-            try direct()
-        } else {
-            try direct()
-            try throughServer()
-        }
-    }
-    let objects = Double(segments.objects.count)
-    return (objects / serverSeconds, objects / baselineSeconds, serverCPU / objects)
-}
-
 // MARK: - PostgreSQL
 
 private func postgresSinkFigures(
@@ -195,12 +154,15 @@ private func postgresSinkFigures(
     // a table of the sink's shape, in turns.
     let config = try sinkBenchConfig(directory: directory, sink: #"{ "kind": "postgres", "connection": "\#(databaseURL)" }"#)
     try createBaseline("baseline_per_segment")
-    let server = try alternating(segments, clients: clients, rounds: rounds, directory: directory, config: config) { part in
+    let process = try ServerBenchProcess(directory: directory, config: config)
+    defer { process.stop() }
+    let server = try alternating(segments, clients: clients, rounds: rounds, server: process) { part in
         for index in part {
             try db.copyIn(#"COPY "baseline_per_segment" \#(columns) FROM STDIN"#, data: batches[index])
         }
     }
     let perSegmentRate = server.baseline
+    process.stop()
     let stored = try db.queryText(#"SELECT count(*) FROM "WeatherSensor""#).first?.first ?? nil
     guard stored == String(count) else { throw ServerBenchError("PostgreSQL holds \(stored ?? "nil") of \(count) objects") }
 
@@ -305,12 +267,15 @@ private func clickHouseSinkFigures(
         sink: #"{ "kind": "clickhouse", "url": "\#(url)", "database": "\#(database)" }"#)
     try client.execute("CREATE DATABASE IF NOT EXISTS `\(database)`")
     try createBaseline("baseline_per_segment")
-    let server = try alternating(segments, clients: clients, rounds: rounds, directory: directory, config: config) { part in
+    let process = try ServerBenchProcess(directory: directory, config: config)
+    defer { process.stop() }
+    let server = try alternating(segments, clients: clients, rounds: rounds, server: process) { part in
         for index in part {
             try client.execute("INSERT INTO `\(database)`.`baseline_per_segment` FORMAT JSONEachRow", body: batches[index])
         }
     }
     let perSegmentRate = server.baseline
+    process.stop()
     let stored = try client.query("SELECT count() FROM `\(database)`.`WeatherSensor`").trimmingCharacters(in: .whitespacesAndNewlines)
     guard stored == String(count) else { throw ServerBenchError("ClickHouse holds \(stored) of \(count) objects") }
 
