@@ -111,21 +111,28 @@ func syncBenchmarks() throws -> [Figure] {
         baseURL: URL(string: "http://127.0.0.1:\(server.port)")!,
         metadataDirectory: directory + "/client")
     configuration.sync.maximumBackoff = 1
+    if let bytes = Int(environment["INGEST_BENCH_SYNC_SEGMENT_BYTES"] ?? "") { configuration.segmentStore.maxSegmentBytes = bytes }
+    if let uploads = Int(environment["INGEST_BENCH_SYNC_UPLOADS"] ?? "") { configuration.sync.maxUploadsInFlight = uploads }
     let app = App(id: server.appId, configuration: configuration)
     let user = try blocking { try await app.login(credentials: .anonymous) }
 
     // 1. Sustained objects/s from create to committed in the server's SQLite.
     var config = user.flexibleSyncConfiguration()
     config.objectTypes = [SyncBenchSensor.self, BenchTimedSensor.self]
+    let cpuBefore = (client: processCPUSeconds(), server: server.cpuSeconds())
     let start = nowNanoseconds()
     try commitWeatherSensors(count, into: Realm(configuration: config))
     let committedSeconds = Double(nowNanoseconds() - start) / 1e9
     try blocking { try await user.session.wait(for: .upload, timeout: 600) }
     let seconds = Double(nowNanoseconds() - start) / 1e9
+    let clientCPU = (processCPUSeconds() - cpuBefore.client) / Double(count)
+    let serverCPU = (server.cpuSeconds() - cpuBefore.server) / Double(count)
     let stored = server.query("SELECT count(*) FROM WeatherSensor").first ?? 0
     guard stored == Int64(count) else { throw SyncBenchError(description: "the server holds \(stored) of \(count) objects") }
     let endToEnd = Double(count) / seconds
+    let baselineCPUBefore = processCPUSeconds()
     let baseline = try directSQLiteObjectsPerSecond(count: count, batch: 10_000, path: directory + "/baseline.sqlite")
+    let baselineCPU = (processCPUSeconds() - baselineCPUBefore) / Double(count)
 
     // 2. Commit to durable in the server at 10k objects/s: 100 objects every 10 ms for 10 s.
     let latencyObjects = Int(environment["INGEST_BENCH_SYNC_LATENCY_OBJECTS"] ?? "") ?? 100_000
@@ -164,6 +171,13 @@ func syncBenchmarks() throws -> [Figure] {
         Figure(
             group: "sync", name: "of which the client's create and commit into the segment store", value: Double(count) / committedSeconds,
             unit: "objects/s", baseline: nil, target: nil),
+        Figure(
+            group: "sync", name: "CPU time per object (user + system) during that run: this process (create, seal, upload)",
+            value: clientCPU * 1e6, unit: "µs", baseline: ("CPU per object of the direct SQLite inserts", baselineCPU * 1e6),
+            target: nil),
+        Figure(
+            group: "sync", name: "CPU time per object (user + system) during that run: the server", value: serverCPU * 1e6, unit: "µs",
+            baseline: nil, target: nil),
         Figure(
             group: "sync", name: "commit to durable in the server at 10k objects/s, median", value: median, unit: "ms",
             baseline: nil, target: .atMost(1_500)),

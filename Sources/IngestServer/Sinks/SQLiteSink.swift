@@ -26,7 +26,9 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     package struct Configuration: Sendable {
         /// `PRAGMA synchronous`: `FULL` (default) makes an acknowledged upload
         /// survive power loss; `NORMAL` survives process crashes only but
-        /// syncs less often.
+        /// syncs less often; `EXTRA` is SQLite's own. With `FULL` SQLite runs
+        /// at `NORMAL` and the writers sync the WAL themselves, outside the
+        /// sink's lock, before they answer (``SQLiteWALSync``).
         package var synchronous: String = "FULL"
         /// Milliseconds to wait for a lock held by another process before
         /// answering busy (503). Default 5000.
@@ -54,6 +56,8 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     /// Closed with the sink (under `lock`, then this box's lock: never the other way round).
     private let reader = LockedBox<(connection: SQLiteConnection?, closed: Bool)>((nil, false))
     private let busyTimeoutMilliseconds: Int32
+    /// With `synchronous=FULL`: the WAL's fsync, made outside `lock`.
+    private let walSync: SQLiteWALSync?
     /// Called with the number of writes each transaction holds, before its
     /// `BEGIN` and with the lock held (a seam for tests: group commit).
     package let onTransaction = LockedBox<(@Sendable (Int) -> Void)?>(nil)
@@ -108,6 +112,8 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         var succeeded = false
         /// Rows added per collection, counted once the transaction commits.
         var added: [String: Int] = [:]
+        /// The number ``SQLiteWALSync`` gave its transaction's commit.
+        var commitSequence: UInt64 = 0
 
         init(objects: [SinkObject], rows: SQLitePreparedRows?, key: SegmentKey, objectCount: Int, response: @escaping ([Bool]) -> [UInt8]) {
             self.objects = objects
@@ -126,6 +132,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     package init(path: String, configuration: Configuration = Configuration()) throws(SinkError) {
         self.path = path
         busyTimeoutMilliseconds = configuration.busyTimeoutMilliseconds
+        let synchronous =
+            ["OFF", "NORMAL", "FULL", "EXTRA"].contains(configuration.synchronous.uppercased())
+            ? configuration.synchronous.uppercased() : "FULL"
+        walSync = synchronous == "FULL" ? SQLiteWALSync(databasePath: path) : nil
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             try? PrivateFiles.makeDirectory(directory)  // 0700, like the state directory
@@ -152,10 +162,8 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                     "the SQLite sink could not switch to WAL (journal mode is \(wal.journalMode ?? "unknown")); "
                         + "put the database on a local file system", location: path)
             }
-            let synchronous =
-                ["OFF", "NORMAL", "FULL", "EXTRA"].contains(configuration.synchronous.uppercased())
-                ? configuration.synchronous.uppercased() : "FULL"
-            try execute("PRAGMA synchronous=\(synchronous)")
+            // FULL's fsync is made by the writers, outside the lock (walSync).
+            try execute("PRAGMA synchronous=\(walSync == nil ? synchronous : "NORMAL")")
             try execute(
                 """
                 CREATE TABLE IF NOT EXISTS "\(Self.receiptsTable)" (
@@ -198,7 +206,7 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     /// without waiting for the write in progress (the write checks again
     /// inside its transaction, so a receipt committed meanwhile still wins).
     package func receipt(for key: SegmentKey) throws(SinkError) -> [UInt8]? {
-        try reader.withLock { (reader) throws(SinkError) -> [UInt8]? in
+        let stored = try reader.withLock { (reader) throws(SinkError) -> [UInt8]? in
             guard !reader.closed else { throw SinkError(.closed, "the SQLite sink is closed", location: path) }
             if reader.connection == nil {
                 do throws(SQLiteError) {
@@ -210,6 +218,9 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
             }
             return try Self.receipt(key, on: reader.connection!)
         }
+        // The receipt's commit may not be on disk yet: answer only once it is.
+        if stored != nil { try walSync?.syncAll() }
+        return stored
     }
 
     package func write(
@@ -227,9 +238,9 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
 
     /// Stores the receipts in one `BEGIN IMMEDIATE … COMMIT` (one sync).
     package func storeReceipts(_ receipts: [PendingReceipt]) throws(SinkError) -> [SinkWriteResult] {
-        try lock.withLock { () throws(SinkError) in
+        let (results, commit) = try lock.withLock { () throws(SinkError) -> ([SinkWriteResult], UInt64) in
             let db = try handle()
-            return try db.transaction(.immediate, mapError: { SinkError($0) }) { () throws(SinkError) -> [SinkWriteResult] in
+            let results = try db.transaction(.immediate, mapError: { SinkError($0) }) { () throws(SinkError) -> [SinkWriteResult] in
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
                 var results: [SinkWriteResult] = []
                 results.reserveCapacity(receipts.count)
@@ -243,7 +254,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                 }
                 return results
             }
+            return (results, walSync?.noteCommit() ?? 0)
         }
+        try walSync?.sync(through: commit)
+        return results
     }
 
     private func write(
@@ -261,7 +275,9 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
             lock.withLock {
                 if pending.result == nil { writeQueuedLocked() }
             }
-            return try pending.result!.get()
+            let result = try pending.result!.get()
+            try walSync?.sync(through: pending.commitSequence)
+            return result
         }
     }
 
@@ -310,6 +326,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         } catch {
             db.rollback()
             return fail(SinkError(error))
+        }
+        if let walSync {
+            let sequence = walSync.noteCommit()
+            for write in batch { write.commitSequence = sequence }
         }
         for write in batch where write.succeeded {
             for (collection, count) in write.added { added[collection, default: 0] += count }

@@ -26,6 +26,9 @@ package struct SinkError: Error, Sendable, CustomStringConvertible {
         package static let unavailable = Code(rawValue: "unavailable")
         /// The sink was closed.
         package static let closed = Code(rawValue: "closed")
+        /// The disk failed to sync committed data (fsync); the SQLite sink
+        /// answers every upload with this until the server restarts (500).
+        package static let sync = Code(rawValue: "sync")
     }
 
     /// The kind of failure.
