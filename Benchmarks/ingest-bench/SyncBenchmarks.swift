@@ -10,6 +10,12 @@ import IngestSupport
 // synchronous=FULL. Baseline: the same objects inserted directly into a
 // SQLite table of the sink's shape with a prepared statement in batched
 // transactions, in the same run.
+//
+// Sizes: INGEST_BENCH_SYNC_OBJECTS (default 500,000),
+// INGEST_BENCH_SYNC_LATENCY_OBJECTS (default 100,000, 100 every 10 ms). For
+// experiments: INGEST_BENCH_SYNC_SEGMENT_BYTES (the store's
+// maxSegmentBytes, default 4 MiB) and INGEST_BENCH_SYNC_UPLOADS
+// (maxUploadsInFlight, default 4).
 
 /// The seed's WeatherSensor.
 final class SyncBenchSensor: AsymmetricObject {
