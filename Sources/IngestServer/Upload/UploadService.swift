@@ -211,41 +211,37 @@ package final class UploadService: Sendable {
         var spanLists = [Int](repeating: -1, count: records.count)
         var propertyLists: [[String]] = []
         let locatesFields = app.sink.readsFields
-        // Consecutive records mostly share a collection: prepare its check once per run.
-        var lookedUp: (collection: String, check: ObjectSchema.QuickCheck?, list: Int)?
+        // Consecutive records mostly share a collection: prepare its check
+        // once per run. The check is used where it is stored, never bound
+        // to a local: a copy retains and releases its four arrays per record.
+        var run: (collection: String, check: ObjectSchema.QuickCheck?, list: Int)?
         for (position, record) in records.enumerated() {
-            let check: ObjectSchema.QuickCheck?
-            let list: Int
-            if let lookedUp, lookedUp.collection == record.collection {
-                check = lookedUp.check
-                list = lookedUp.list
-            } else {
-                check = current[record.collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
+            if run?.collection != record.collection {
+                let check = current[record.collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
+                var list = -1
                 if let check, locatesFields {
                     if spans.isEmpty { spans.reserveCapacity(records.count * check.propertyNames.count) }
                     list = propertyLists.count
                     propertyLists.append(check.propertyNames)
-                } else {
-                    list = -1
                 }
-                lookedUp = (record.collection, check, list)
+                run = (record.collection, check, list)
             }
-            guard let check else { continue }
+            guard let propertyCount = run?.check?.propertyNames.count else { continue }
             guard locatesFields else {
-                proven[position] = check.isCertainlyValid(bson: record.document)
+                proven[position] = run?.check?.isCertainlyValid(bson: record.document) ?? false
                 continue
             }
             let start = spans.count
-            for _ in 0..<check.propertyNames.count { spans.append(.absent) }
+            for _ in 0..<propertyCount { spans.append(.absent) }
             let valid = record.document.withUnsafeBytes { raw in
                 spans.withUnsafeMutableBufferPointer { all in
-                    check.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...]))
+                    run?.check?.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...])) ?? false
                 }
             }
             proven[position] = valid
             if valid {
                 spanStarts[position] = start
-                spanLists[position] = list
+                spanLists[position] = run?.list ?? -1
             } else {
                 spans.removeSubrange(start...)
             }
