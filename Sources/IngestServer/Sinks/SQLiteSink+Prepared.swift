@@ -129,6 +129,7 @@ struct SQLitePreparedRows {
                 for (column, property) in propertyOfColumn.enumerated() where property >= 0 {
                     let span = fields.span(property)
                     guard span.start >= 0 else { continue }  // absent: NULL
+                    if appendScalar(span, column: column, of: layout, in: raw) { continue }
                     guard let element = BSONElement(span, in: raw) else { return false }
                     try append(element, column: column, of: layout, in: raw)
                 }
@@ -137,6 +138,54 @@ struct SQLitePreparedRows {
             }
             return true
         }
+    }
+
+    /// Appends the parameter of the element at `span` when it is a null or
+    /// one of the common scalars, read from the type byte and the value's
+    /// bytes as ``append(_:column:of:in:)`` reads them through a
+    /// ``BSONElement`` (its initializer and accessors are calls into
+    /// IngestCore, about 100 instructions per field); false leaves the
+    /// element to that function. The span comes from the schema check's
+    /// walk of these bytes; a value of another size than its type's is
+    /// left to the general path too.
+    @inline(__always)
+    private mutating func appendScalar(
+        _ span: BSONElementSpan, column: Int, of layout: SQLiteSink.Layout, in raw: UnsafeRawBufferPointer
+    ) -> Bool {
+        let start = Int(span.start)
+        let value = Int(span.valueOffset)
+        let end = Int(span.end)
+        guard start >= 4, start + 1 < value, value <= end, end < raw.count else { return false }
+        let size = end - value
+        // Parameter 1 is _id, 2 is _ingested_at, then the properties.
+        let index = Int32(column == 0 ? 1 : column + 2)
+        @inline(__always) func load<T: FixedWidthInteger>(_: T.Type) -> T {
+            T(littleEndian: raw.loadUnaligned(fromByteOffset: value, as: T.self))
+        }
+        let type = raw[start]
+        if type == BSONType.null.rawValue || type == BSONType.undefined.rawValue {
+            parameters.append(Parameter(kind: .null, index: index, value: 0))
+            return true
+        }
+        guard layout.forms[column] != .json else { return false }
+        switch type {
+        case BSONType.bool.rawValue where size == 1:
+            parameters.append(Parameter(kind: .integer, index: index, value: raw[value] == 1 ? 1 : 0))
+        case BSONType.int32.rawValue where size == 4:
+            parameters.append(Parameter(kind: .integer, index: index, value: Int64(load(Int32.self))))
+        case BSONType.int64.rawValue where size == 8, BSONType.datetime.rawValue where size == 8:
+            parameters.append(Parameter(kind: .integer, index: index, value: load(Int64.self)))
+        case BSONType.double.rawValue where size == 8:
+            parameters.append(Parameter(kind: .real, index: index, value: Int64(bitPattern: load(UInt64.self))))
+        case BSONType.string.rawValue where size >= 5:
+            // The int32 length, the bytes, the NUL.
+            parameters.append(Parameter(kind: .text, index: index, length: Int32(size - 5), value: Int64(value + 4)))
+        case BSONType.objectId.rawValue where size == 12:
+            parameters.append(Parameter(kind: .blob, index: index, length: 12, value: Int64(value)))
+        default:
+            return false
+        }
+        return true
     }
 
     /// Appends the parameter of `element` for the layout's column `column`,
