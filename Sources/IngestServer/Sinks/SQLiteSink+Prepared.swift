@@ -55,33 +55,52 @@ struct SQLitePreparedRows {
     init(_ objects: [SinkObject], layouts: [String: SQLiteSink.Layout]) {
         starts.reserveCapacity(objects.count)
         ends.reserveCapacity(objects.count)
-        // Consecutive objects mostly share a collection: look its layout up once per run.
-        var current: (name: String, layout: SQLiteSink.Layout)?
-        // For objects whose fields the schema check located: which property
-        // each column is (-1: none), for the property order last seen.
-        var mapped: (properties: [String], propertyOfColumn: [Int])?
-        for object in objects {
-            if current?.name != object.collection {
-                current = layouts[object.collection].map { (object.collection, $0) }
-                mapped = nil
-                if let current {
-                    insertSQL[current.name] = current.layout.insertSQL
-                    if parameters.isEmpty { parameters.reserveCapacity(objects.count * current.layout.forms.count) }
+        // The objects are read in place and each run of one collection uses
+        // its layout as one local: copies of an object or a layout per
+        // object retained and released their arrays (about 300 instructions).
+        objects.withUnsafeBufferPointer { objects in
+            var runStart = 0
+            while runStart < objects.count {
+                let name = objects[runStart].collection
+                var runEnd = runStart + 1
+                while runEnd < objects.count && objects[runEnd].collection == name { runEnd += 1 }
+                if let layout = layouts[name] {
+                    insertSQL[name] = layout.insertSQL
+                    if parameters.isEmpty { parameters.reserveCapacity(objects.count * layout.forms.count) }
+                    appendRun(objects[runStart..<runEnd], layout: layout)
+                } else {
+                    for _ in runStart..<runEnd {
+                        starts.append(-1)
+                        ends.append(-1)
+                    }
                 }
+                runStart = runEnd
             }
+        }
+    }
+
+    /// Appends the parameters of a run of objects of the collection of `layout`.
+    private mutating func appendRun(_ objects: Slice<UnsafeBufferPointer<SinkObject>>, layout: SQLiteSink.Layout) {
+        // For objects whose fields the schema check located: which property
+        // each column is (-1: none), for the property list last seen.
+        var mapped: (storage: ObjectIdentifier, list: Int)?
+        var propertyOfColumn: [Int] = []
+        for position in objects.indices {
             let start = parameters.count
-            if let layout = current?.layout, let fields = object.fields {
-                if mapped?.properties != fields.properties {
-                    mapped = (fields.properties, layout.columnNames.map { fields.properties.firstIndex(of: $0) ?? -1 })
+            if let fields = objects[position].fields {
+                let storage = ObjectIdentifier(fields.storage)
+                if mapped?.storage != storage || mapped?.list != fields.list {
+                    mapped = (storage, fields.list)
+                    propertyOfColumn = fields.propertyIndices(of: layout.columnNames)
                 }
-                if append(object, fields: fields, propertyOfColumn: mapped!.propertyOfColumn, layout: layout) {
+                if append(objects[position], fields: fields, propertyOfColumn: propertyOfColumn, layout: layout) {
                     starts.append(start)
                     ends.append(parameters.count)
                     continue
                 }
                 parameters.removeSubrange(start...)
             }
-            guard let layout = current?.layout, append(object, layout: layout) else {
+            guard append(objects[position], layout: layout) else {
                 parameters.removeSubrange(start...)
                 starts.append(-1)
                 ends.append(-1)

@@ -215,35 +215,40 @@ package final class UploadService: Sendable {
         // once per run. The check is used where it is stored, never bound
         // to a local: a copy retains and releases its four arrays per record.
         var run: (collection: String, check: ObjectSchema.QuickCheck?, list: Int)?
-        for (position, record) in records.enumerated() {
-            if run?.collection != record.collection {
-                let check = current[record.collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
-                var list = -1
-                if let check, locatesFields {
-                    if spans.isEmpty { spans.reserveCapacity(records.count * check.propertyNames.count) }
-                    list = propertyLists.count
-                    propertyLists.append(check.propertyNames)
+        // The records are read in place: a copy per record retained and
+        // released its collection name and document.
+        records.withUnsafeBufferPointer { records in
+            for position in records.indices {
+                if run?.collection != records[position].collection {
+                    let collection = records[position].collection
+                    let check = current[collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
+                    var list = -1
+                    if let check, locatesFields {
+                        if spans.isEmpty { spans.reserveCapacity(records.count * check.propertyNames.count) }
+                        list = propertyLists.count
+                        propertyLists.append(check.propertyNames)
+                    }
+                    run = (collection, check, list)
                 }
-                run = (record.collection, check, list)
-            }
-            guard let propertyCount = run?.check?.propertyNames.count else { continue }
-            guard locatesFields else {
-                proven[position] = run?.check?.isCertainlyValid(bson: record.document) ?? false
-                continue
-            }
-            let start = spans.count
-            for _ in 0..<propertyCount { spans.append(.absent) }
-            let valid = record.document.withUnsafeBytes { raw in
-                spans.withUnsafeMutableBufferPointer { all in
-                    run?.check?.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...])) ?? false
+                guard let propertyCount = run?.check?.propertyNames.count else { continue }
+                guard locatesFields else {
+                    proven[position] = records[position].document.withUnsafeBytes { run?.check?.isCertainlyValid(bson: $0) ?? false }
+                    continue
                 }
-            }
-            proven[position] = valid
-            if valid {
-                spanStarts[position] = start
-                spanLists[position] = run?.list ?? -1
-            } else {
-                spans.removeSubrange(start...)
+                let start = spans.count
+                for _ in 0..<propertyCount { spans.append(.absent) }
+                let valid = records[position].document.withUnsafeBytes { raw in
+                    spans.withUnsafeMutableBufferPointer { all in
+                        run?.check?.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...])) ?? false
+                    }
+                }
+                proven[position] = valid
+                if valid {
+                    spanStarts[position] = start
+                    spanLists[position] = run?.list ?? -1
+                } else {
+                    spans.removeSubrange(start...)
+                }
             }
         }
         let spanStorage = SinkFieldSpans(spans: spans, propertyLists: propertyLists)
@@ -258,7 +263,8 @@ package final class UploadService: Sendable {
         // Decode the rest; an undecodable one is rejected, not fatal.
         var decoded: [(position: Int, document: BSONDocument)] = []
         var rejections: [Int: UploadAnswer.RejectedObject] = [:]
-        for (position, record) in records.enumerated() where !proven[position] {
+        for position in records.indices where !proven[position] {
+            let record = records[position]
             do {
                 decoded.append((position, try BSONDocument(bson: record.document)))
             } catch {
