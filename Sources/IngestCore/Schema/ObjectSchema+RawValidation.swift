@@ -51,7 +51,7 @@ extension ObjectSchema {
             case none, floatRange, genericBinary, uuidBinary
         }
 
-        /// The property names' UTF-8 bytes, one after the other.
+        /// The property names' UTF-8 bytes, one after the other, and 8 zero bytes.
         private let keyBytes: [UInt8]
         /// `keyStarts[i]..<keyStarts[i + 1]` holds property `i`'s name.
         private let keyStarts: [Int]
@@ -74,6 +74,8 @@ extension ObjectSchema {
                 keyBytes.append(contentsOf: name.utf8)
                 keyStarts.append(keyBytes.count)
             }
+            // Eight more bytes, so that a word can be loaded at any name's start.
+            keyBytes.append(contentsOf: repeatElement(0, count: 8))
             self.keyBytes = keyBytes
             self.keyStarts = keyStarts
             slots = properties.map {
@@ -177,10 +179,19 @@ extension ObjectSchema {
                             else { return false }
                             let valueOffset = keyStart + keyLength + 1
                             offset = valueOffset
-                            do { try decoder.skipValue(type: typeByte, at: &offset, limit: last, depth: 1) } catch { return false }
+                            // skipValue's fixed sizes in line (its call and switch were
+                            // about 50 instructions per element); the rest through it.
+                            let fixed = Self.fixedSize(typeByte)
+                            if fixed >= 0 {
+                                guard fixed <= last - offset else { return false }
+                                offset += fixed
+                            } else {
+                                do { try decoder.skipValue(type: typeByte, at: &offset, limit: last, depth: 1) } catch { return false }
+                            }
                             guard
                                 let index = Self.index(
-                                    of: base + keyStart, count: keyLength, hint: position, names: names, starts: starts)
+                                    of: base + keyStart, count: keyLength, wordFits: keyStart + 8 <= bson.count, hint: position,
+                                    names: names, starts: starts)
                             else { return false }
                             position += 1
                             let bit: UInt64 = 1 << UInt64(index)
@@ -209,35 +220,64 @@ extension ObjectSchema {
             }
         }
 
+        /// The size of a value of type `type` where `BSONDecoder.skipValue`
+        /// only checks that a fixed size fits (the same types), else -1.
+        @inline(__always)
+        private static func fixedSize(_ type: UInt8) -> Int {
+            switch type {
+            case 0x01, 0x09, 0x11, 0x12: return 8
+            case 0x10: return 4
+            case 0x07: return 12
+            case 0x13: return 16
+            case 0x06, 0x0A, 0xFF, 0x7F: return 0
+            default: return -1
+            }
+        }
+
         /// The index of the property named by the `count` bytes at `key`:
         /// `hint` first (records list their fields in schema order), else
         /// the first that matches; nil if none does.
+        /// `wordFits`: 8 bytes can be read at `key` (it is not at the very
+        /// end of the document).
         @inline(__always)
         private static func index(
-            of key: UnsafeRawPointer, count: Int, hint: Int, names: UnsafeRawBufferPointer, starts: UnsafeBufferPointer<Int>
+            of key: UnsafeRawPointer, count: Int, wordFits: Bool, hint: Int, names: UnsafeRawBufferPointer,
+            starts: UnsafeBufferPointer<Int>
         ) -> Int? {
             let properties = starts.count - 1
             if hint < properties, starts[hint + 1] - starts[hint] == count,
-                equal(key, names.baseAddress.unsafelyUnwrapped + starts[hint], count)
+                equal(key, names.baseAddress.unsafelyUnwrapped + starts[hint], count, wordFits: wordFits)
             {
                 return hint
             }
             for index in 0..<properties where index != hint && starts[index + 1] - starts[index] == count {
-                if equal(key, names.baseAddress.unsafelyUnwrapped + starts[index], count) { return index }
+                if equal(key, names.baseAddress.unsafelyUnwrapped + starts[index], count, wordFits: wordFits) { return index }
             }
             return nil
         }
 
-        /// Byte equality of two short keys, eight bytes at a time.
+        /// Byte equality of two short keys, eight bytes at a time (the last
+        /// word overlapping the one before it); a key of fewer than 8 bytes
+        /// as one masked word where 8 bytes can be read at both (`b` is a
+        /// name in the padded buffer), else byte by byte.
         @inline(__always)
-        private static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
-            var index = 0
-            while index + 8 <= count {
-                if a.loadUnaligned(fromByteOffset: index, as: UInt64.self) != b.loadUnaligned(fromByteOffset: index, as: UInt64.self) {
-                    return false
-                }
-                index += 8
+        private static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int, wordFits: Bool) -> Bool {
+            @inline(__always) func word(_ p: UnsafeRawPointer, _ offset: Int) -> UInt64 {
+                p.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
             }
+            if count >= 8 {
+                var index = 0
+                while index + 8 < count {
+                    if word(a, index) != word(b, index) { return false }
+                    index += 8
+                }
+                return word(a, count - 8) == word(b, count - 8)
+            }
+            if wordFits {
+                let mask: UInt64 = (1 &<< UInt64(count &* 8)) &- 1
+                return (word(a, 0) ^ word(b, 0)) & mask == 0
+            }
+            var index = 0
             while index < count {
                 if a.load(fromByteOffset: index, as: UInt8.self) != b.load(fromByteOffset: index, as: UInt8.self) { return false }
                 index += 1
