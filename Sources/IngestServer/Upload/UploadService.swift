@@ -211,43 +211,44 @@ package final class UploadService: Sendable {
         var spanLists = [Int](repeating: -1, count: records.count)
         var propertyLists: [[String]] = []
         let locatesFields = app.sink.readsFields
-        // Consecutive records mostly share a collection: prepare its check
-        // once per run. The check is used where it is stored, never bound
-        // to a local: a copy retains and releases its four arrays per record.
-        var run: (collection: String, check: ObjectSchema.QuickCheck?, list: Int)?
-        // The records are read in place: a copy per record retained and
-        // released its collection name and document.
+        // Consecutive records mostly share a collection: its check is
+        // prepared once per run, as a constant, and the records are read in
+        // place (a copy of the check or of a record per record retained and
+        // released their arrays and strings).
         records.withUnsafeBufferPointer { records in
-            for position in records.indices {
-                if run?.collection != records[position].collection {
-                    let collection = records[position].collection
-                    let check = current[collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
-                    var list = -1
-                    if let check, locatesFields {
-                        if spans.isEmpty { spans.reserveCapacity(records.count * check.propertyNames.count) }
-                        list = propertyLists.count
-                        propertyLists.append(check.propertyNames)
-                    }
-                    run = (collection, check, list)
-                }
-                guard let propertyCount = run?.check?.propertyNames.count else { continue }
+            var runStart = 0
+            while runStart < records.count {
+                let collection = records[runStart].collection
+                var runEnd = runStart + 1
+                while runEnd < records.count && records[runEnd].collection == collection { runEnd += 1 }
+                defer { runStart = runEnd }
+                guard let check = current[collection].flatMap({ $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil })
+                else { continue }
                 guard locatesFields else {
-                    proven[position] = records[position].document.withUnsafeBytes { run?.check?.isCertainlyValid(bson: $0) ?? false }
+                    for position in runStart..<runEnd {
+                        proven[position] = records[position].document.withUnsafeBytes { check.isCertainlyValid(bson: $0) }
+                    }
                     continue
                 }
-                let start = spans.count
-                for _ in 0..<propertyCount { spans.append(.absent) }
-                let valid = records[position].document.withUnsafeBytes { raw in
-                    spans.withUnsafeMutableBufferPointer { all in
-                        run?.check?.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...])) ?? false
+                let propertyCount = check.propertyNames.count
+                if spans.isEmpty { spans.reserveCapacity(records.count * propertyCount) }
+                let list = propertyLists.count
+                propertyLists.append(check.propertyNames)
+                for position in runStart..<runEnd {
+                    let start = spans.count
+                    for _ in 0..<propertyCount { spans.append(.absent) }
+                    let valid = records[position].document.withUnsafeBytes { raw in
+                        spans.withUnsafeMutableBufferPointer { all in
+                            check.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...]))
+                        }
                     }
-                }
-                proven[position] = valid
-                if valid {
-                    spanStarts[position] = start
-                    spanLists[position] = run?.list ?? -1
-                } else {
-                    spans.removeSubrange(start...)
+                    proven[position] = valid
+                    if valid {
+                        spanStarts[position] = start
+                        spanLists[position] = list
+                    } else {
+                        spans.removeSubrange(start...)
+                    }
                 }
             }
         }
