@@ -67,7 +67,7 @@ struct SQLitePreparedRows {
                 if let layout = layouts[name] {
                     insertSQL[name] = layout.insertSQL
                     if parameters.isEmpty { parameters.reserveCapacity(objects.count * layout.forms.count) }
-                    appendRun(objects[runStart..<runEnd], layout: layout)
+                    appendRun(objects, runStart..<runEnd, layout: layout)
                 } else {
                     for _ in runStart..<runEnd {
                         starts.append(-1)
@@ -79,13 +79,15 @@ struct SQLitePreparedRows {
         }
     }
 
-    /// Appends the parameters of a run of objects of the collection of `layout`.
-    private mutating func appendRun(_ objects: Slice<UnsafeBufferPointer<SinkObject>>, layout: SQLiteSink.Layout) {
+    /// Appends the parameters of `objects[run]`, objects of the collection
+    /// of `layout` (the buffer's own subscript reads an object in place; a
+    /// slice's copies it).
+    private mutating func appendRun(_ objects: UnsafeBufferPointer<SinkObject>, _ run: Range<Int>, layout: SQLiteSink.Layout) {
         // For objects whose fields the schema check located: which property
         // each column is (-1: none), for the property list last seen.
         var mapped: (storage: ObjectIdentifier, list: Int)?
         var propertyOfColumn: [Int] = []
-        for position in objects.indices {
+        for position in run {
             let start = parameters.count
             if let fields = objects[position].fields {
                 let storage = ObjectIdentifier(fields.storage)
