@@ -222,26 +222,33 @@ import IngestSupport
         // Whole (the inflater checks the trailers when the CRC folds) and one
         // byte at a time (each member starts with fewer than 4 bytes at hand,
         // so zlib checks): the same output, the same errors.
+        // In pieces of 17 bytes the inflater checks too, with the trailers
+        // split across calls.
         let whole = Self.inflate(joined, chunk: joined.count)
+        let pieces = Self.inflate(joined, chunk: 17)
         let bytewise = Self.inflate(joined, chunk: 1)
         #expect(try whole.0.get() == a + b)
+        #expect(try pieces.0.get() == a + b)
         #expect(try bytewise.0.get() == a + b)
         #expect(whole.checkedHere == (CRC32.usesFolding ? 2 : 0))
+        #expect(pieces.checkedHere == whole.checkedHere)
         #expect(bytewise.checkedHere == 0)
         for (position, detail) in cases {
             var bad = joined
             bad[position] ^= 0x01
-            let (mine, _) = Self.inflate(bad, chunk: bad.count)
             let (zlibs, checkedByZlib) = Self.inflate(bad, chunk: 1)
             #expect(checkedByZlib == 0)
-            guard case .failure(let error) = mine, case .failure(let reference) = zlibs else {
-                Issue.record("a changed trailer byte at \(position) was accepted")
-                continue
+            for chunk in [bad.count, 17] {
+                let (mine, _) = Self.inflate(bad, chunk: chunk)
+                guard case .failure(let error) = mine, case .failure(let reference) = zlibs else {
+                    Issue.record("a changed trailer byte at \(position) was accepted (pieces of \(chunk))")
+                    continue
+                }
+                #expect(error.code == .corrupt)
+                #expect(error.zlibCode == reference.zlibCode)
+                #expect(error.message == reference.message)
+                #expect(error.message.hasSuffix(detail))
             }
-            #expect(error.code == .corrupt)
-            #expect(error.zlibCode == reference.zlibCode)
-            #expect(error.message == reference.message)
-            #expect(error.message.hasSuffix(detail))
         }
     }
 
