@@ -100,6 +100,49 @@ import Testing
         }
     }
 
+    /// Keys are compared by words: every byte of a name of any length must
+    /// still count, at the document's end (where a word cannot be read) too.
+    @Test func keysMatchByEveryByte() throws {
+        let names = (1...20).map { length in String((0..<length).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) }) }
+        let object = ObjectSchema(
+            className: "Keys", kind: .asymmetric,
+            properties: [Property(name: "_id", type: .int, isPrimaryKey: true)]
+                + names.map { Property(name: $0, type: .int, isOptional: true) })
+        for name in names {
+            let good: BSONDocument = ["_id": .int64(1), name: .int64(2)]
+            #expect(object.isCertainlyValid(bson: good.bsonBytes()), "\(name)")
+            // Last in the document with a null value: fewer than 8 bytes follow the key.
+            let last: BSONDocument = ["_id": .int64(1), name: .null]
+            #expect(object.isCertainlyValid(bson: last.bsonBytes()), "\(name) null")
+            for position in 0..<name.utf8.count {
+                var bytes = Array(name.utf8)
+                bytes[position] = UInt8(ascii: "Z")
+                let other = String(decoding: bytes, as: UTF8.self)
+                for value: BSON in [.int64(2), .null] {
+                    let changed: BSONDocument = ["_id": .int64(1), other: value]
+                    #expect(!object.isCertainlyValid(bson: changed.bsonBytes()), "\(other)")
+                }
+            }
+        }
+    }
+
+    /// The spans it records are where a validating walk finds the elements.
+    @Test func spansAreTheWalksElements() throws {
+        var all = Self.base()
+        all["ok"] = .bool(true)
+        all["serial"] = .binary(BSONBinary(subtype: BSONBinary.Subtype.uuid, bytes: Array(repeating: 9, count: 16)))
+        let bytes = all.bsonBytes()
+        let check = ObjectSchema.QuickCheck(Self.sensor)
+        var spans = [BSONElementSpan](repeating: BSONElementSpan(start: 7, valueOffset: 7, end: 7), count: check.propertyNames.count)
+        let proven = bytes.withUnsafeBytes { raw in spans.withUnsafeMutableBufferPointer { check.isCertainlyValid(bson: raw, spans: $0) } }
+        #expect(proven)
+        var walked: [String: BSONElementSpan] = [:]
+        try BSONDocument.forEachElement(in: bytes) { walked[$0.key] = $0.span }
+        for (index, name) in check.propertyNames.enumerated() {
+            #expect(spans[index] == (walked[name] ?? .absent), "\(name)")
+        }
+    }
+
     @Test func invalidBytesAreNeverProven() {
         let good = Self.base().bsonBytes()
         #expect(Self.sensor.isCertainlyValid(bson: good))

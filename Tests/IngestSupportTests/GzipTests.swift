@@ -172,6 +172,119 @@ import IngestSupport
         #expect(b.withUnsafeBytes { CRC32.update(CRC32.checksum(a), $0) } == CRC32.checksum(a + b))
     }
 
+    /// Inflates `packed` fed `chunk` bytes at a time; the output, or the
+    /// error, and how many trailers the inflater checked itself.
+    static func inflate(_ packed: [UInt8], chunk: Int) -> (Result<[UInt8], GzipError>, checkedHere: Int) {
+        guard let inflater = try? GzipInflater() else { return (.failure(GzipError(code: .zlibFailure, message: "init")), 0) }
+        var out: [UInt8] = []
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
+        defer { scratch.deallocate() }
+        do {
+            try packed.withUnsafeBytes { raw in
+                var offset = 0
+                var rounds = 0
+                while rounds < 10_000_000 {
+                    rounds += 1
+                    let end = min(offset + chunk, raw.count)
+                    let (consumed, produced) = try inflater.inflate(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), into: scratch)
+                    out.append(contentsOf: scratch[..<produced])
+                    offset += consumed
+                    if offset == raw.count && produced == 0 { break }
+                }
+            }
+            try inflater.finish()
+        } catch let error as GzipError {
+            return (.failure(error), inflater.trailersCheckedHere)
+        } catch {
+            return (.failure(GzipError(code: .zlibFailure, message: "\(error)")), inflater.trailersCheckedHere)
+        }
+        return (.success(out), inflater.trailersCheckedHere)
+    }
+
+    /// A gzip member with a header CRC (FHCRC) around `packed`'s deflate data.
+    static func withHeaderCRC(_ packed: [UInt8]) -> [UInt8] {
+        var header = Array(packed[0..<10])
+        header[3] |= 0x02
+        let crc = CRC32.checksum(header)
+        return header + [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF)] + packed[10...]
+    }
+
+    @Test func everyMembersTrailerIsChecked() throws {
+        let a = Self.sample(70_000, seed: 3), b = Self.sample(5_000, seed: 4)
+        let joined = try Gzip.compress(a) + Gzip.compress(b, level: 9)
+        let secondTrailer = joined.count - 8
+        // Byte 0 of each field: the first member's CRC, the second's CRC, the second's length.
+        let firstTrailer = try Gzip.compress(a).count - 8
+        let cases: [(position: Int, detail: String)] = [
+            (firstTrailer, "incorrect data check"), (secondTrailer, "incorrect data check"),
+            (secondTrailer + 4, "incorrect length check"),
+        ]
+        // Whole (the inflater checks the trailers when the CRC folds) and one
+        // byte at a time (each member starts with fewer than 4 bytes at hand,
+        // so zlib checks): the same output, the same errors.
+        // In pieces of 17 bytes the inflater checks too, with the trailers
+        // split across calls.
+        let whole = Self.inflate(joined, chunk: joined.count)
+        let pieces = Self.inflate(joined, chunk: 17)
+        let bytewise = Self.inflate(joined, chunk: 1)
+        #expect(try whole.0.get() == a + b)
+        #expect(try pieces.0.get() == a + b)
+        #expect(try bytewise.0.get() == a + b)
+        #expect(whole.checkedHere == (CRC32.usesFolding ? 2 : 0))
+        #expect(pieces.checkedHere == whole.checkedHere)
+        #expect(bytewise.checkedHere == 0)
+        for (position, detail) in cases {
+            var bad = joined
+            bad[position] ^= 0x01
+            let (zlibs, checkedByZlib) = Self.inflate(bad, chunk: 1)
+            #expect(checkedByZlib == 0)
+            for chunk in [bad.count, 17] {
+                let (mine, _) = Self.inflate(bad, chunk: chunk)
+                guard case .failure(let error) = mine, case .failure(let reference) = zlibs else {
+                    Issue.record("a changed trailer byte at \(position) was accepted (pieces of \(chunk))")
+                    continue
+                }
+                #expect(error.code == .corrupt)
+                #expect(error.zlibCode == reference.zlibCode)
+                #expect(error.message == reference.message)
+                #expect(error.message.hasSuffix(detail))
+            }
+        }
+    }
+
+    @Test func headerCRCIsCheckedByZlib() throws {
+        let input = Self.sample(20_000)
+        let member = Self.withHeaderCRC(try Gzip.compress(input))
+        let (good, checkedHere) = Self.inflate(member, chunk: member.count)
+        #expect(try good.get() == input)
+        #expect(checkedHere == 0)
+        // A wrong header CRC, and a wrong trailer CRC, are still found.
+        for position in [10, member.count - 8] {
+            var bad = member
+            bad[position] ^= 0x01
+            #expect { try Gzip.decompress(bad) } throws: { ($0 as? GzipError)?.code == .corrupt }
+        }
+    }
+
+    @Test func aFailedTrailerCheckStaysFailed() throws {
+        var packed = try Gzip.compress(Self.sample(3_000))
+        packed[packed.count - 8] ^= 0x01
+        let inflater = try GzipInflater()
+        var out: [UInt8] = []
+        var messages: [String] = []
+        for _ in 0..<2 {
+            do {
+                try packed.withUnsafeBytes { try inflater.inflate($0, appendingTo: &out) }
+                Issue.record("a changed CRC was accepted")
+            } catch let error as GzipError {
+                #expect(error.code == .corrupt)
+                messages.append(error.message)
+            }
+        }
+        #expect(messages.count == 2 && messages[0] == messages[1])
+        #expect { try inflater.finish() } throws: { ($0 as? GzipError)?.code == .truncated }
+    }
+
     @Test func invalidLevelIsRejected() {
         #expect { try GzipDeflater(level: 10) } throws: { ($0 as? GzipError)?.code == .invalidArgument }
     }

@@ -55,33 +55,54 @@ struct SQLitePreparedRows {
     init(_ objects: [SinkObject], layouts: [String: SQLiteSink.Layout]) {
         starts.reserveCapacity(objects.count)
         ends.reserveCapacity(objects.count)
-        // Consecutive objects mostly share a collection: look its layout up once per run.
-        var current: (name: String, layout: SQLiteSink.Layout)?
-        // For objects whose fields the schema check located: which property
-        // each column is (-1: none), for the property order last seen.
-        var mapped: (properties: [String], propertyOfColumn: [Int])?
-        for object in objects {
-            if current?.name != object.collection {
-                current = layouts[object.collection].map { (object.collection, $0) }
-                mapped = nil
-                if let current {
-                    insertSQL[current.name] = current.layout.insertSQL
-                    if parameters.isEmpty { parameters.reserveCapacity(objects.count * current.layout.forms.count) }
+        // The objects are read in place and each run of one collection uses
+        // its layout as one local: copies of an object or a layout per
+        // object retained and released their arrays (about 300 instructions).
+        objects.withUnsafeBufferPointer { objects in
+            var runStart = 0
+            while runStart < objects.count {
+                let name = objects[runStart].collection
+                var runEnd = runStart + 1
+                while runEnd < objects.count && objects[runEnd].collection == name { runEnd += 1 }
+                if let layout = layouts[name] {
+                    insertSQL[name] = layout.insertSQL
+                    if parameters.isEmpty { parameters.reserveCapacity(objects.count * layout.forms.count) }
+                    appendRun(objects, runStart..<runEnd, layout: layout)
+                } else {
+                    for _ in runStart..<runEnd {
+                        starts.append(-1)
+                        ends.append(-1)
+                    }
                 }
+                runStart = runEnd
             }
+        }
+    }
+
+    /// Appends the parameters of `objects[run]`, objects of the collection
+    /// of `layout` (the buffer's own subscript reads an object in place; a
+    /// slice's copies it).
+    private mutating func appendRun(_ objects: UnsafeBufferPointer<SinkObject>, _ run: Range<Int>, layout: SQLiteSink.Layout) {
+        // For objects whose fields the schema check located: which property
+        // each column is (-1: none), for the property list last seen.
+        var mapped: (storage: ObjectIdentifier, list: Int)?
+        var propertyOfColumn: [Int] = []
+        for position in run {
             let start = parameters.count
-            if let layout = current?.layout, let fields = object.fields {
-                if mapped?.properties != fields.properties {
-                    mapped = (fields.properties, layout.columnNames.map { fields.properties.firstIndex(of: $0) ?? -1 })
+            if let fields = objects[position].fields {
+                let storage = ObjectIdentifier(fields.storage)
+                if mapped?.storage != storage || mapped?.list != fields.list {
+                    mapped = (storage, fields.list)
+                    propertyOfColumn = fields.propertyIndices(of: layout.columnNames)
                 }
-                if append(object, fields: fields, propertyOfColumn: mapped!.propertyOfColumn, layout: layout) {
+                if append(objects[position], fields: fields, propertyOfColumn: propertyOfColumn, layout: layout) {
                     starts.append(start)
                     ends.append(parameters.count)
                     continue
                 }
                 parameters.removeSubrange(start...)
             }
-            guard let layout = current?.layout, append(object, layout: layout) else {
+            guard append(objects[position], layout: layout) else {
                 parameters.removeSubrange(start...)
                 starts.append(-1)
                 ends.append(-1)
@@ -129,6 +150,7 @@ struct SQLitePreparedRows {
                 for (column, property) in propertyOfColumn.enumerated() where property >= 0 {
                     let span = fields.span(property)
                     guard span.start >= 0 else { continue }  // absent: NULL
+                    if appendScalar(span, column: column, of: layout, in: raw) { continue }
                     guard let element = BSONElement(span, in: raw) else { return false }
                     try append(element, column: column, of: layout, in: raw)
                 }
@@ -137,6 +159,54 @@ struct SQLitePreparedRows {
             }
             return true
         }
+    }
+
+    /// Appends the parameter of the element at `span` when it is a null or
+    /// one of the common scalars, read from the type byte and the value's
+    /// bytes as ``append(_:column:of:in:)`` reads them through a
+    /// ``BSONElement`` (its initializer and accessors are calls into
+    /// IngestCore, about 100 instructions per field); false leaves the
+    /// element to that function. The span comes from the schema check's
+    /// walk of these bytes; a value of another size than its type's is
+    /// left to the general path too.
+    @inline(__always)
+    private mutating func appendScalar(
+        _ span: BSONElementSpan, column: Int, of layout: SQLiteSink.Layout, in raw: UnsafeRawBufferPointer
+    ) -> Bool {
+        let start = Int(span.start)
+        let value = Int(span.valueOffset)
+        let end = Int(span.end)
+        guard start >= 4, start + 1 < value, value <= end, end < raw.count else { return false }
+        let size = end - value
+        // Parameter 1 is _id, 2 is _ingested_at, then the properties.
+        let index = Int32(column == 0 ? 1 : column + 2)
+        @inline(__always) func load<T: FixedWidthInteger>(_: T.Type) -> T {
+            T(littleEndian: raw.loadUnaligned(fromByteOffset: value, as: T.self))
+        }
+        let type = raw[start]
+        if type == BSONType.null.rawValue || type == BSONType.undefined.rawValue {
+            parameters.append(Parameter(kind: .null, index: index, value: 0))
+            return true
+        }
+        guard layout.forms[column] != .json else { return false }
+        switch type {
+        case BSONType.bool.rawValue where size == 1:
+            parameters.append(Parameter(kind: .integer, index: index, value: raw[value] == 1 ? 1 : 0))
+        case BSONType.int32.rawValue where size == 4:
+            parameters.append(Parameter(kind: .integer, index: index, value: Int64(load(Int32.self))))
+        case BSONType.int64.rawValue where size == 8, BSONType.datetime.rawValue where size == 8:
+            parameters.append(Parameter(kind: .integer, index: index, value: load(Int64.self)))
+        case BSONType.double.rawValue where size == 8:
+            parameters.append(Parameter(kind: .real, index: index, value: Int64(bitPattern: load(UInt64.self))))
+        case BSONType.string.rawValue where size >= 5:
+            // The int32 length, the bytes, the NUL.
+            parameters.append(Parameter(kind: .text, index: index, length: Int32(size - 5), value: Int64(value + 4)))
+        case BSONType.objectId.rawValue where size == 12:
+            parameters.append(Parameter(kind: .blob, index: index, length: 12, value: Int64(value)))
+        default:
+            return false
+        }
+        return true
     }
 
     /// Appends the parameter of `element` for the layout's column `column`,

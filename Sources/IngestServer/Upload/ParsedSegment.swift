@@ -33,7 +33,9 @@ struct ParsedSegment {
             header = reader.header
             var pending = 0
             while let event = try reader.next() {
-                switch event {
+                // Consumed: binding the record from a borrowed event copied it
+                // (a retain and release of its name and document per record).
+                switch consume event {
                 case .record(let record):
                     records.append(record)
                     pending += 1

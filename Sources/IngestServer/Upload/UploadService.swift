@@ -211,43 +211,45 @@ package final class UploadService: Sendable {
         var spanLists = [Int](repeating: -1, count: records.count)
         var propertyLists: [[String]] = []
         let locatesFields = app.sink.readsFields
-        // Consecutive records mostly share a collection: prepare its check once per run.
-        var lookedUp: (collection: String, check: ObjectSchema.QuickCheck?, list: Int)?
-        for (position, record) in records.enumerated() {
-            let check: ObjectSchema.QuickCheck?
-            let list: Int
-            if let lookedUp, lookedUp.collection == record.collection {
-                check = lookedUp.check
-                list = lookedUp.list
-            } else {
-                check = current[record.collection].flatMap { $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil }
-                if let check, locatesFields {
-                    if spans.isEmpty { spans.reserveCapacity(records.count * check.propertyNames.count) }
-                    list = propertyLists.count
-                    propertyLists.append(check.propertyNames)
-                } else {
-                    list = -1
+        // Consecutive records mostly share a collection: its check is
+        // prepared once per run, as a constant, and the records are read in
+        // place (a copy of the check or of a record per record retained and
+        // released their arrays and strings).
+        records.withUnsafeBufferPointer { records in
+            var runStart = 0
+            while runStart < records.count {
+                let collection = records[runStart].collection
+                var runEnd = runStart + 1
+                while runEnd < records.count && records[runEnd].collection == collection { runEnd += 1 }
+                defer { runStart = runEnd }
+                guard let check = current[collection].flatMap({ $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil })
+                else { continue }
+                guard locatesFields else {
+                    for position in runStart..<runEnd {
+                        proven[position] = records[position].document.withUnsafeBytes { check.isCertainlyValid(bson: $0) }
+                    }
+                    continue
                 }
-                lookedUp = (record.collection, check, list)
-            }
-            guard let check else { continue }
-            guard locatesFields else {
-                proven[position] = check.isCertainlyValid(bson: record.document)
-                continue
-            }
-            let start = spans.count
-            for _ in 0..<check.propertyNames.count { spans.append(.absent) }
-            let valid = record.document.withUnsafeBytes { raw in
-                spans.withUnsafeMutableBufferPointer { all in
-                    check.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...]))
+                let propertyCount = check.propertyNames.count
+                if spans.isEmpty { spans.reserveCapacity(records.count * propertyCount) }
+                let list = propertyLists.count
+                propertyLists.append(check.propertyNames)
+                for position in runStart..<runEnd {
+                    let start = spans.count
+                    for _ in 0..<propertyCount { spans.append(.absent) }
+                    let valid = records[position].document.withUnsafeBytes { raw in
+                        spans.withUnsafeMutableBufferPointer { all in
+                            check.isCertainlyValid(bson: raw, spans: UnsafeMutableBufferPointer(rebasing: all[start...]))
+                        }
+                    }
+                    proven[position] = valid
+                    if valid {
+                        spanStarts[position] = start
+                        spanLists[position] = list
+                    } else {
+                        spans.removeSubrange(start...)
+                    }
                 }
-            }
-            proven[position] = valid
-            if valid {
-                spanStarts[position] = start
-                spanLists[position] = list
-            } else {
-                spans.removeSubrange(start...)
             }
         }
         let spanStorage = SinkFieldSpans(spans: spans, propertyLists: propertyLists)
@@ -262,7 +264,8 @@ package final class UploadService: Sendable {
         // Decode the rest; an undecodable one is rejected, not fatal.
         var decoded: [(position: Int, document: BSONDocument)] = []
         var rejections: [Int: UploadAnswer.RejectedObject] = [:]
-        for (position, record) in records.enumerated() where !proven[position] {
+        for position in records.indices where !proven[position] {
+            let record = records[position]
             do {
                 decoded.append((position, try BSONDocument(bson: record.document)))
             } catch {
