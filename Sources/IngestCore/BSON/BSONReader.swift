@@ -289,18 +289,6 @@ extension BSONDecoder {
     }
 }
 
-/// A fixed list of keys laid out in one buffer, matched against the keys of
-/// ``BSONElement``s byte for byte, without building or comparing Strings:
-/// the hot loop of reading typed records from their bytes.
-///
-/// ```swift
-/// let keys = BSONKeyTable(["_id", "deviceId", "temperatureInFahrenheit"])
-/// var position = 0
-/// try BSONDocument.forEachElement(in: raw) { element in
-///     defer { position += 1 }
-///     if let index = keys.index(of: element, hint: position) { print(index) }
-/// }
-/// ```
 extension BSONElement {
     /// Where this element lies in its document's bytes, to find it again
     /// later without another walk (``init(_:in:)``).
@@ -322,12 +310,10 @@ extension BSONElement {
     /// let first = BSONElement(spans[0], in: raw)
     /// ```
     public init?(_ span: BSONElementSpan, in bytes: UnsafeRawBufferPointer, maxDepth: Int = BSONDecodingOptions().maxDepth) {
+        guard span.fits(bytes.count), let type = BSONType(rawValue: bytes[Int(span.start)]) else { return nil }
         let start = Int(span.start)
         let valueOffset = Int(span.valueOffset)
         let end = Int(span.end)
-        guard start >= 4, start + 1 < valueOffset, valueOffset <= end, end < bytes.count,
-            let type = BSONType(rawValue: bytes[start])
-        else { return nil }
         self.init(
             bytes: bytes, keyStart: start + 1, keyEnd: valueOffset - 1, valueOffset: valueOffset, valueEnd: end, type: type,
             maxDepth: maxDepth, depth: 1)
@@ -347,6 +333,18 @@ public struct BSONElementSpan: Sendable, Hashable {
     /// No element.
     public static let absent = BSONElementSpan(start: -1, valueOffset: -1, end: -1)
 
+    /// Whether the span can be an element of a document of `count` bytes:
+    /// after the length prefix, a type byte and at least a key's NUL
+    /// before the value, and the value inside the document (before its
+    /// final NUL). ``absent`` does not fit.
+    @inlinable
+    public func fits(_ count: Int) -> Bool {
+        let start = Int(start)
+        let valueOffset = Int(valueOffset)
+        let end = Int(end)
+        return start >= 4 && start + 1 < valueOffset && valueOffset <= end && end < count
+    }
+
     /// Creates a span.
     public init(start: Int32, valueOffset: Int32, end: Int32) {
         self.start = start
@@ -355,6 +353,18 @@ public struct BSONElementSpan: Sendable, Hashable {
     }
 }
 
+/// A fixed list of keys laid out in one buffer, matched against the keys of
+/// ``BSONElement``s byte for byte, without building or comparing Strings:
+/// the hot loop of reading typed records from their bytes.
+///
+/// ```swift
+/// let keys = BSONKeyTable(["_id", "deviceId", "temperatureInFahrenheit"])
+/// var position = 0
+/// try BSONDocument.forEachElement(in: raw) { element in
+///     defer { position += 1 }
+///     if let index = keys.index(of: element, hint: position) { print(index) }
+/// }
+/// ```
 public struct BSONKeyTable: Sendable {
     private let bytes: [UInt8]
     /// `starts[i]..<starts[i + 1]` holds key `i`.

@@ -173,11 +173,10 @@ struct SQLitePreparedRows {
     private mutating func appendScalar(
         _ span: BSONElementSpan, column: Int, of layout: SQLiteSink.Layout, in raw: UnsafeRawBufferPointer
     ) -> Bool {
+        guard span.fits(raw.count) else { return false }
         let start = Int(span.start)
         let value = Int(span.valueOffset)
-        let end = Int(span.end)
-        guard start >= 4, start + 1 < value, value <= end, end < raw.count else { return false }
-        let size = end - value
+        let size = Int(span.end) - value
         // Parameter 1 is _id, 2 is _ingested_at, then the properties.
         let index = Int32(column == 0 ? 1 : column + 2)
         @inline(__always) func load<T: FixedWidthInteger>(_: T.Type) -> T {
