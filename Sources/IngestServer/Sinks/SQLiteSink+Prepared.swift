@@ -122,17 +122,8 @@ struct SQLitePreparedRows {
     private mutating func append(_ object: SinkObject, layout: SQLiteSink.Layout) -> Bool {
         let keys = layout.keys
         return object.bson.withUnsafeBytes { raw -> Bool in
-            var bound = BoundColumns()
-            var position = 0
             do {
-                try BSONDocument.forEachElement(in: raw) { element in
-                    defer { position += 1 }
-                    // Clients write fields in schema order: the same position is tried first.
-                    guard let offset = keys.index(of: element, hint: position) else { return }  // not a column: ignored
-                    // The first field of a name wins, as `document[name]` finds it.
-                    guard bound.insert(offset) else { return }
-                    try append(element, column: offset, of: layout, in: raw)
-                }
+                try keys.forEachColumn(in: raw) { element, column in try append(element, column: column, of: layout, in: raw) }
             } catch {
                 return false
             }

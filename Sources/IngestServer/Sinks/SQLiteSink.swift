@@ -464,17 +464,10 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         // Texts and blobs are bound SQLITE_STATIC from the object's bytes: the
         // statement is stepped inside this closure, and reset (unbound) after it.
         let outcome = object.bson.withUnsafeBytes { raw -> Result<Void, SinkError> in
-            var bound = BoundColumns()
-            var position = 0
             do {
-                try BSONDocument.forEachElement(in: raw) { element in
-                    defer { position += 1 }
-                    // Clients write fields in schema order: the same position is tried first.
-                    guard let offset = keys.index(of: element, hint: position) else { return }  // not a column: ignored
-                    // The first field of a name wins, as `document[name]` finds it.
-                    guard bound.insert(offset) else { return }
+                try keys.forEachColumn(in: raw) { element, column in
                     // Parameter 1 is _id, 2 is _ingested_at, then the properties.
-                    try bind(element, form: forms[offset], to: statement, at: Int32(offset == 0 ? 1 : offset + 2))
+                    try bind(element, form: forms[column], to: statement, at: Int32(column == 0 ? 1 : column + 2))
                 }
             } catch let error as BSONError {
                 return .failure(
@@ -678,9 +671,28 @@ enum ColumnForm: Equatable {
     }
 }
 
+extension BSONKeyTable {
+    /// Walks the document `raw` and calls `body` with each top-level element
+    /// named by one of the keys, and that key's index (the column). Fields
+    /// of other names are ignored; of several fields of one name the first
+    /// wins, as `document[name]` finds it. Throws the walk's `BSONError`
+    /// (invalid bytes) or what `body` throws.
+    @inline(__always)
+    func forEachColumn(in raw: UnsafeRawBufferPointer, _ body: (BSONElement, Int) throws -> Void) throws {
+        var bound = BoundColumns()
+        var position = 0
+        try BSONDocument.forEachElement(in: raw) { element in
+            defer { position += 1 }
+            // Clients write fields in schema order: the same position is tried first.
+            guard let column = index(of: element, hint: position), bound.insert(column) else { return }
+            try body(element, column)
+        }
+    }
+}
+
 /// Which columns of one insert are bound already: a bit set, without
 /// allocating for tables of up to 128 columns.
-struct BoundColumns {
+private struct BoundColumns {
     private var low: UInt64 = 0
     private var high: UInt64 = 0
     private var rest: Set<Int> = []
