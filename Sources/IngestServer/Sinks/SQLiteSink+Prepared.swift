@@ -59,22 +59,17 @@ struct SQLitePreparedRows {
         // its layout as one local: copies of an object or a layout per
         // object retained and released their arrays (about 300 instructions).
         objects.withUnsafeBufferPointer { objects in
-            var runStart = 0
-            while runStart < objects.count {
-                let name = objects[runStart].collection
-                var runEnd = runStart + 1
-                while runEnd < objects.count && objects[runEnd].collection == name { runEnd += 1 }
+            objects.forEachRun(of: \.collection) { name, run in
                 if let layout = layouts[name] {
                     insertSQL[name] = layout.insertSQL
                     if parameters.isEmpty { parameters.reserveCapacity(objects.count * layout.forms.count) }
-                    appendRun(objects, runStart..<runEnd, layout: layout)
+                    appendRun(objects, run, layout: layout)
                 } else {
-                    for _ in runStart..<runEnd {
+                    for _ in run {
                         starts.append(-1)
                         ends.append(-1)
                     }
                 }
-                runStart = runEnd
             }
         }
     }

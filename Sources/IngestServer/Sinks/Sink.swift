@@ -299,3 +299,22 @@ package enum SinkWriteResult: Sendable {
         }
     }
 }
+
+extension UnsafeBufferPointer {
+    /// Calls `body` with each run of consecutive elements of one collection
+    /// (`collection` of each element) and the run's positions: uploads
+    /// mostly hold long runs of one class, whose per-class work (a schema
+    /// check, a table's layout) is then done once per run. The elements
+    /// are read in place.
+    @inline(__always)
+    func forEachRun(of collection: (Element) -> String, _ body: (String, Range<Int>) throws -> Void) rethrows {
+        var runStart = 0
+        while runStart < count {
+            let name = collection(self[runStart])
+            var runEnd = runStart + 1
+            while runEnd < count && collection(self[runEnd]) == name { runEnd += 1 }
+            try body(name, runStart..<runEnd)
+            runStart = runEnd
+        }
+    }
+}

@@ -216,25 +216,20 @@ package final class UploadService: Sendable {
         // place (a copy of the check or of a record per record retained and
         // released their arrays and strings).
         records.withUnsafeBufferPointer { records in
-            var runStart = 0
-            while runStart < records.count {
-                let collection = records[runStart].collection
-                var runEnd = runStart + 1
-                while runEnd < records.count && records[runEnd].collection == collection { runEnd += 1 }
-                defer { runStart = runEnd }
+            records.forEachRun(of: \.collection) { collection, run in
                 guard let check = current[collection].flatMap({ $0.kind == .asymmetric ? ObjectSchema.QuickCheck($0) : nil })
-                else { continue }
+                else { return }
                 guard locatesFields else {
-                    for position in runStart..<runEnd {
+                    for position in run {
                         proven[position] = records[position].document.withUnsafeBytes { check.isCertainlyValid(bson: $0) }
                     }
-                    continue
+                    return
                 }
                 let propertyCount = check.propertyNames.count
                 if spans.isEmpty { spans.reserveCapacity(records.count * propertyCount) }
                 let list = propertyLists.count
                 propertyLists.append(check.propertyNames)
-                for position in runStart..<runEnd {
+                for position in run {
                     let start = spans.count
                     for _ in 0..<propertyCount { spans.append(.absent) }
                     let valid = records[position].document.withUnsafeBytes { raw in
