@@ -141,10 +141,7 @@ package final class GzipInflater {
                 // No progress possible: needs more input (or output space).
                 return (consumed, produced)
             case Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_ERROR:
-                let detail = stream.pointee.msg.map { String(cString: $0) } ?? "invalid data"
-                throw GzipError(
-                    code: .corrupt,
-                    message: "the \(wrapper.name) data is corrupt at compressed byte \(totalIn): \(detail)", zlibCode: rc)
+                throw corrupt(at: totalIn, stream.pointee.msg.map { String(cString: $0) } ?? "invalid data", zlibCode: rc)
             default:
                 throw GzipError(code: .zlibFailure, message: "inflate failed", zlibCode: rc)
             }
@@ -217,11 +214,16 @@ package final class GzipInflater {
             failure = ("incorrect length check", totalIn)
         }
         guard let (detail, offset) = failure else { return }
-        let error = GzipError(
-            code: .corrupt, message: "the \(wrapper.name) data is corrupt at compressed byte \(offset): \(detail)",
-            zlibCode: Z_DATA_ERROR)
+        let error = corrupt(at: offset, detail, zlibCode: Z_DATA_ERROR)
         trailerFailure = error
         throw error
+    }
+
+    /// Corrupt input, in the same words whether zlib or this inflater found it.
+    private func corrupt(at offset: Int, _ detail: String, zlibCode: Int32) -> GzipError {
+        GzipError(
+            code: .corrupt, message: "the \(wrapper.name) data is corrupt at compressed byte \(offset): \(detail)",
+            zlibCode: zlibCode)
     }
 
     private func checkLimits() throws {
