@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import IngestSupport
 
 /// The fsync of `synchronous=FULL`, made by the writers after they leave the
@@ -82,11 +83,9 @@ final class SQLiteWALSync: @unchecked Sendable {
             return (file, state.committed)
         }
         guard let plan else { return }
-        var result: Int32
-        repeat { result = fsync(plan.file.descriptor) } while result != 0 && errno == EINTR
-        let code = errno
+        let code = Self.fsyncRetrying(plan.file.descriptor)
         try state.withLock { (state) throws(SinkError) in
-            guard result == 0 else {
+            guard code == 0 else {
                 let message =
                     "fsync of \(walPath) failed (errno \(code)): committed uploads may not be on disk; "
                     + "the sink refuses to answer for any upload until the server restarts"
@@ -122,19 +121,19 @@ final class SQLiteWALSync: @unchecked Sendable {
         }
         var opened = stat()
         guard fstat(descriptor, &opened) == 0 else {
+            let code = errno
             close(descriptor)
-            throw SinkError(.sync, "cannot stat \(walPath) (errno \(errno))", location: databasePath)
+            throw SinkError(.sync, "cannot stat \(walPath) (errno \(code))", location: databasePath)
         }
         // The WAL's name in its directory must survive power loss too.
-        let directory = String(walPath[..<(walPath.lastIndex(of: "/") ?? walPath.startIndex)])
+        let directory = (walPath as NSString).deletingLastPathComponent
         let directoryDescriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryDescriptor >= 0 {
             defer { close(directoryDescriptor) }
-            var result: Int32
-            repeat { result = fsync(directoryDescriptor) } while result != 0 && errno == EINTR
-            guard result == 0 else {
+            let code = Self.fsyncRetrying(directoryDescriptor)
+            guard code == 0 else {
                 close(descriptor)
-                let message = "fsync of the directory of \(walPath) failed (errno \(errno))"
+                let message = "fsync of the directory of \(walPath) failed (errno \(code))"
                 state.failure = message
                 throw SinkError(.sync, message, location: databasePath)
             }
@@ -142,5 +141,13 @@ final class SQLiteWALSync: @unchecked Sendable {
         let file = WALFile(descriptor: descriptor, device: UInt64(opened.st_dev), inode: UInt64(opened.st_ino))
         state.file = file
         return file
+    }
+
+    /// `fsync(2)`, retried on `EINTR`; 0 or the `errno` it failed with.
+    private static func fsyncRetrying(_ descriptor: Int32) -> Int32 {
+        while fsync(descriptor) != 0 {
+            if errno != EINTR { return errno }
+        }
+        return 0
     }
 }
