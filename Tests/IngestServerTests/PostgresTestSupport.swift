@@ -24,27 +24,48 @@ enum PostgresTestService {
     }
 
     /// Runs `postgres.sh stop|start DIR` (bounded by the script's own waits).
-    /// posix_spawn + waitpid, with every standard stream on /dev/null:
-    /// Foundation's Process waits for the daemonized PostgreSQL too.
     static func control(_ command: String) throws {
         guard let directory else { throw TestSupportError("INGEST_TEST_POSTGRES_DIR is not set") }
+        let status = try DetachedCommand.run(["/bin/bash", script, command, directory])
+        guard status == 0 else { throw TestSupportError("postgres.sh \(command) failed with status \(status)") }
+    }
+}
+
+/// A command whose children may outlive it (a daemon it starts): run with
+/// posix_spawn + waitpid, every standard stream on /dev/null, because
+/// Foundation's Process waits for the daemonized PostgreSQL too.
+enum DetachedCommand {
+    /// Runs `arguments` (the first is the executable's path) and returns its
+    /// wait status. Every descriptor above 2 is closed in the child: tests
+    /// running beside this one hold pipes without close-on-exec (Foundation's
+    /// `Pipe`), and a daemon that inherited a pipe's write end would keep that
+    /// test's read to the end waiting until the daemon stops.
+    static func run(_ arguments: [String]) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for fd in Int32(0)...2 {
             posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
         }
-        let arguments = ["/bin/bash", script, command, directory]
+        guard addCloseFrom(&actions, 3) == 0 else { throw TestSupportError("posix_spawn_file_actions_addclosefrom_np failed") }
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ) == 0 else {
-            throw TestSupportError("cannot start postgres.sh")
-        }
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard spawned == 0 else { throw TestSupportError("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard status == 0 else { throw TestSupportError("postgres.sh \(command) failed with status \(status)") }
+        return status
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later),
+    /// which the Glibc module does not import without `_GNU_SOURCE`.
+    private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("glibc has no posix_spawn_file_actions_addclosefrom_np (needs 2.34 or later)")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 }
 
 /// A database of its own on the test PostgreSQL, dropped on release.
