@@ -143,7 +143,7 @@ let package = Package(
             name: "log-handler-child",
             dependencies: ["DataIngest", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support/log-handler-child"),
-        .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport"]),
+        .testTarget(name: "IngestSupportTests", dependencies: ["IngestSupport", "IngestTestSupport"]),
         .testTarget(name: "IngestCoreTests", dependencies: ["IngestCore", "IngestSupport", "IngestTestSupport"]),
         // Reads the recorded Realm traffic in ../shared/testdata/realm-sync.
         // The replays run against a real ingest-server process (built first).

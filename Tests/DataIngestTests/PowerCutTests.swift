@@ -54,16 +54,10 @@ import IngestTestSupport
 
     /// Runs a command, returning its exit status and output.
     static func run(_ arguments: [String]) -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return (-1, "\(error)") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        do {
+            let result = try runProcess("/bin/bash", arguments, mergingOutput: true, timeout: 1_800)
+            return (result.status, result.output)
+        } catch { return (-1, "\(error)") }
     }
 
     /// Whether the harness runs: `INGEST_POWER=1` (Scripts/power.sh, CI's

@@ -419,9 +419,6 @@ import IngestTestSupport
         }
         #expect(store.pendingSegments().count == 60)
         try store.close()
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: StoreCheck.childPath)
-        child.arguments = ["read", configuration.directory]
         // Under AddressSanitizer (Scripts/sanitize.sh address) freed memory
         // is held in a quarantine (256 MB by default, to catch use after
         // free), so resident memory grows with everything freed: 54 MB here,
@@ -430,12 +427,7 @@ import IngestTestSupport
         // effect on an uninstrumented child.
         var environment = ProcessInfo.processInfo.environment
         environment["ASAN_OPTIONS"] = (environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "quarantine_size_mb=0"
-        child.environment = environment
-        let pipe = Pipe()
-        child.standardOutput = pipe
-        try child.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
+        let output = try runProcess(StoreCheck.childPath, ["read", configuration.directory], environment: environment, timeout: 120).output
         let fields = output.split(whereSeparator: { $0 == " " || $0 == "\n" })
         #expect(fields.count == 6, "child said: \(output)")
         guard fields.count == 6, let records = Int(fields[1]), let baseline = Int(fields[3]), let peak = Int(fields[5]) else { return }

@@ -69,19 +69,12 @@ import IngestTestSupport
         let moduleMaps = ["CSQLite", "CZlib", "CCrypto", "CLinux"].flatMap { name in
             ["-Xcc", "-fmodule-map-file=" + Self.packageRoot.appendingPathComponent("Sources/\(name)/module.modulemap").path]
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: compiler)
-        process.arguments = ["-typecheck", "-swift-version", "6", "-I", modules.path] + moduleMaps + [file.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        // Read before waiting, so a full pipe cannot block the compiler.
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let diagnostics = String(decoding: data, as: UTF8.self)
+        let typecheck = try runProcess(
+            compiler, ["-typecheck", "-swift-version", "6", "-I", modules.path] + moduleMaps + [file.path],
+            mergingOutput: true, timeout: 110)
+        let diagnostics = typecheck.output
 
-        #expect(process.terminationStatus != 0, "the asymmetric queries compiled:\n\(diagnostics)")
+        #expect(typecheck.status != 0, "the asymmetric queries compiled:\n\(diagnostics)")
         let rejectedLines = Self.source.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
             .filter { $0.element.hasSuffix("// rejected") }.map { $0.offset + 1 }
         let errorLines = diagnostics.split(separator: "\n").compactMap { line -> Int? in

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import IngestCore
 import IngestSupport
+import IngestTestSupport
 
 /// Builds small BSON documents by hand (the BSON codec lives elsewhere).
 enum HandBSON {
@@ -95,15 +96,9 @@ final class ByteSink: @unchecked Sendable {  // used by one test thread only
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("00000000000000000007.seg.gz")
         try Data(bytes).write(to: file)
-        let zcat = Process()
-        zcat.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-        zcat.arguments = ["-dc", file.path]
-        let pipe = Pipe()
-        zcat.standardOutput = pipe
-        try zcat.run()
-        let plain = [UInt8](pipe.fileHandleForReading.readDataToEndOfFile())
-        zcat.waitUntilExit()
-        #expect(zcat.terminationStatus == 0)
+        let zcat = try runProcess("/usr/bin/gzip", ["-dc", file.path], timeout: 60)
+        let plain = zcat.outputBytes
+        #expect(zcat.status == 0, "\(zcat.errorOutput)")
         #expect(plain == (try Gzip.decompress(bytes)))
 
         func u16(_ o: Int) -> Int { Int(plain[o]) | Int(plain[o + 1]) << 8 }

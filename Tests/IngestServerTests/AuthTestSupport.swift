@@ -18,27 +18,9 @@ func opensslPath() -> String? {
 
 /// Runs openssl with `arguments`, feeding `input`, and returns stdout. Bounded to 30 s.
 func runOpenSSL(_ openssl: String, _ arguments: [String], input: [UInt8] = []) throws -> [UInt8] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: openssl)
-    process.arguments = arguments
-    let stdin = Pipe()
-    let stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input))
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    let deadline = Date().addingTimeInterval(30)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw CocoaError(.executableLoad)
-    }
-    guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
-    return [UInt8](output)
+    let result = try runProcess(openssl, arguments, input: input, timeout: 30)
+    guard result.status == 0 else { throw TestSupportError("openssl \(arguments) failed (\(result.status)): \(result.errorOutput)") }
+    return result.outputBytes
 }
 
 /// An RSA key pair made by the openssl CLI: private key file and public PEM text.

@@ -16,15 +16,7 @@ struct DocsAgreementTests {
 
     /// `ingest-server --help` and Docs/Server.md name the same `--synchronous` modes.
     @Test func synchronousModesAgree() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try builtExecutable("ingest-server"))
-        process.arguments = ["--help"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let help = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(reap(process, within: 60), "ingest-server --help did not exit within 60 s")
+        let help = try runIngestServer(["--help"]).output
         let line = try #require(help.split(separator: "\n").first { $0.contains("--synchronous") }, "\(help)")
         let documented = try #require(try text("Docs/Server.md").split(separator: "\n").first { $0.hasPrefix("| `--synchronous MODE`") })
         for mode in ["FULL", "NORMAL", "EXTRA"] {

@@ -73,17 +73,9 @@ struct LoadBalancerTests {
         let directory = try TemporaryDirectory("e2e")
         let path = directory.path + "/haproxy.cfg"
         try Data(try DeploymentHAProxyConfig.forTest(port: 18080, backends: [18081, 18082]).utf8).write(to: URL(fileURLWithPath: path))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-c", "-f", path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(!text.contains("WARNING") && !text.contains("ALERT"), "\(text)")
+        let check = try runProcess(binary, ["-c", "-f", path], mergingOutput: true, timeout: 30)
+        #expect(check.status == 0, "\(check.output)")
+        #expect(!check.output.contains("WARNING") && !check.output.contains("ALERT"), "\(check.output)")
     }
 
     @Test(

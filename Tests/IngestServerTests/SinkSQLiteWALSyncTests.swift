@@ -21,7 +21,7 @@ struct SinkSQLiteWALSyncTests {
         let path = directory.path + "/app.sqlite"
         let sync = SQLiteWALSync(databasePath: path)
         try sync.sync(through: sync.noteCommit())  // no -wal file: nothing to do
-        FileManager.default.createFile(atPath: path + "-wal", contents: Data(repeating: 7, count: 4096))
+        _ = FileManager.default.createFile(atPath: path + "-wal", contents: Data(repeating: 7, count: 4096))
         let commit = sync.noteCommit()
         try sync.sync(through: commit)
         try sync.syncAll()
@@ -45,7 +45,7 @@ struct SinkSQLiteWALSyncTests {
 
         // A regular file in its place would sync; the sink still refuses.
         try FileManager.default.removeItem(atPath: path + "-wal")
-        FileManager.default.createFile(atPath: path + "-wal", contents: Data(repeating: 7, count: 4096))
+        _ = FileManager.default.createFile(atPath: path + "-wal", contents: Data(repeating: 7, count: 4096))
         let later = #expect(throws: SinkError.self) { try sync.sync(through: sync.noteCommit()) }
         #expect(later?.code == .sync)
         #expect(throws: SinkError.self) { try sync.syncAll() }

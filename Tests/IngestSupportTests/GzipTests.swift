@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IngestSupport
+import IngestTestSupport
 import IngestSupport
 
 @Suite struct GzipTests {
@@ -24,15 +25,8 @@ import IngestSupport
     }
 
     static func run(_ path: String, _ args: [String]) throws -> (Int32, Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = args
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, data)
+        let result = try runProcess(path, args, timeout: 60)
+        return (result.status, Data(result.outputBytes))
     }
 
     @Test(arguments: [0, 1, 100, 70_000, 1_000_000])

@@ -11,14 +11,21 @@ package struct CommandResult: Sendable, Equatable {
     package var output: String
     /// Standard error text.
     package var errorOutput: String
+    /// Standard output as bytes, for a tool that prints binary data.
+    package var outputBytes: [UInt8]
 }
 
 /// Runs `executable` to completion, bounded by `timeout` seconds (then
 /// killed by PID and failed), and returns what it printed; with
 /// `mergingOutput`, standard error goes into ``CommandResult/output`` too.
+/// `input` is its standard input (empty: /dev/null).
+///
+/// The output goes to files, never pipes: reading a pipe to its end would
+/// also wait for any other process that inherited the pipe's write end (a
+/// daemon started at the same moment), with no bound.
 package func runProcess(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-    directory: String? = nil, mergingOutput: Bool = false, timeout: Double
+    directory: String? = nil, input: [UInt8] = [], mergingOutput: Bool = false, timeout: Double
 ) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
@@ -26,10 +33,12 @@ package func runProcess(
     if let environment { process.environment = environment }
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let scratch = try TemporaryDirectory("command")
-    let outPath = scratch.path("stdout"), errPath = scratch.path("stderr")
+    let inPath = scratch.path("stdin"), outPath = scratch.path("stdout"), errPath = scratch.path("stderr")
+    _ = FileManager.default.createFile(atPath: inPath, contents: Data(input))
     _ = FileManager.default.createFile(atPath: outPath, contents: nil)
     _ = FileManager.default.createFile(atPath: errPath, contents: nil)
     let output = FileHandle(forWritingAtPath: outPath)
+    process.standardInput = FileHandle(forReadingAtPath: inPath)
     process.standardOutput = output
     process.standardError = mergingOutput ? output : FileHandle(forWritingAtPath: errPath)
     try process.run()
@@ -38,10 +47,12 @@ package func runProcess(
         process.waitUntilExit()
         throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout) s")
     }
+    let bytes = (try? Data(contentsOf: URL(fileURLWithPath: outPath))).map { [UInt8]($0) } ?? []
     return CommandResult(
         status: status,
-        output: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-        errorOutput: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        output: String(decoding: bytes, as: UTF8.self),
+        errorOutput: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "",
+        outputBytes: bytes)
 }
 
 /// Runs an installed tool (found in `PATH`) to completion; nil if it is not
