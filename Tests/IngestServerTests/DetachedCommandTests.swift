@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import IngestTestSupport
 import Testing
 
 /// The command that restarts the test PostgreSQL must not hand other tests'
@@ -19,5 +20,26 @@ struct DetachedCommandTests {
         #expect(status == 0, "the command inherited the pipe's write end (wait status \(status))")
         let open = try DetachedCommand.run(["/bin/sh", "-c", "test -e /proc/self/fd/1"])
         #expect(open == 0, "standard output is not open in the command (wait status \(open))")
+    }
+}
+
+/// `runProcess`, which every test reading a tool's output uses: bytes in and
+/// out unchanged, and a tool that does not finish fails the test in bounded
+/// time instead of holding the run.
+@Suite("Running a tool to completion")
+struct RunProcessTests {
+    @Test("standard input and binary output pass through unchanged")
+    func bytesPassThrough() throws {
+        let bytes: [UInt8] = [0, 255, 10, 13, 0xC3, 0x28] + Array(repeating: 7, count: 100_000)
+        let result = try runProcess("/bin/cat", [], input: bytes, timeout: 30)
+        #expect(result.status == 0)
+        #expect(result.outputBytes == bytes)
+    }
+
+    @Test("a tool that outlives its bound is killed by PID and the call throws")
+    func aHungToolIsBounded() throws {
+        let start = monotonicNow()
+        #expect(throws: TestSupportError.self) { try runProcess("/bin/sleep", ["60"], timeout: 0.5) }
+        #expect(monotonicNow() - start < 15)
     }
 }

@@ -43,8 +43,7 @@ package func runProcess(
     process.standardError = mergingOutput ? output : FileHandle(forWritingAtPath: errPath)
     try process.run()
     guard let status = waitForExit(process, timeout: timeout) else {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        reap(process, within: 0)
         throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout) s")
     }
     let bytes = (try? Data(contentsOf: URL(fileURLWithPath: outPath))).map { [UInt8]($0) } ?? []

@@ -65,13 +65,18 @@ package func waitForExit(_ process: Process, timeout: Double) -> Int32? {
 }
 
 /// Waits at most `timeout` seconds for `process` to exit by itself; if it
-/// has not, kills it by PID (SIGKILL) and reaps it. True when it exited by
-/// itself, so a test expects that instead of waiting on a hung child forever.
+/// has not, kills it by PID (SIGKILL) and waits at most 10 s more for
+/// Foundation to see it end. True when it exited by itself, so a test
+/// expects that instead of waiting on a hung child forever.
+///
+/// Never `waitUntilExit()` after the kill: Foundation learns of the exit when
+/// the child's end of a socket pair closes, which a process that inherited
+/// it keeps open, so that wait has no bound.
 @discardableResult
 package func reap(_ process: Process, within timeout: Double) -> Bool {
     if waitForExit(process, timeout: timeout) != nil { return true }
     kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+    _ = waitForExit(process, timeout: 10)
     return false
 }
 
