@@ -107,3 +107,52 @@ stop_test_services() {
     Scripts/services/clickhouse.sh stop "$TEST_SERVICES_DIR/clickhouse" || true
     rm -rf "$TEST_SERVICES_DIR"
 }
+
+# run_watched COMMAND...: runs the command, its output passed through; if the
+# output stays silent for INGEST_STALL_SECONDS (default 300: no test is that
+# quiet), prints once what would explain a hang: every process, and for each
+# test process (an .xctest executable) its threads' wait channels and
+# system calls, its descriptors with the other processes holding the same
+# pipe or socket, and (when gdb is installed) every thread's backtrace. The
+# command's status is returned; the caller's step bound still ends a hung run.
+run_watched() {
+    local log status_file
+    log=$(mktemp /tmp/dataingest-watched.XXXXXX)
+    status_file="$log.status"
+    { "$@" 2>&1; echo $? > "$status_file"; } | tee "$log" &
+    local pipeline=$! reported=0
+    while kill -0 "$pipeline" 2>/dev/null; do
+        sleep 5
+        [ "$reported" = 0 ] || continue
+        if [ $(( $(date +%s) - $(stat -c %Y "$log") )) -ge "${INGEST_STALL_SECONDS:-300}" ]; then
+            reported=1
+            echo "== run_watched: no output for ${INGEST_STALL_SECONDS:-300} s; every process:"
+            ps -eo pid,ppid,etimes,stat,args --forest || true
+            for pid in $(pgrep -f 'xctest' || true); do
+                [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == *.xctest ]] || continue
+                echo "== run_watched: test process $pid, its threads (name, wait channel, system call and first arguments):"
+                for task in /proc/"$pid"/task/*; do
+                    echo "  $(cat "$task/comm" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null) $(cut -d' ' -f1-3 "$task/syscall" 2>/dev/null)"
+                done
+                echo "== run_watched: its descriptors, with the other processes holding the same pipe or socket:"
+                for fd in /proc/"$pid"/fd/*; do
+                    local target holders=""
+                    target=$(readlink "$fd" 2>/dev/null) || continue
+                    case "$target" in pipe:* | socket:*)
+                        local pattern=${target//[/\\[}
+                        holders=$(find /proc/[0-9]*/fd -lname "${pattern//]/\\]}" 2>/dev/null | cut -d/ -f3 | sort -u | grep -vx "$pid" | tr '\n' ' ' || true) ;;
+                    esac
+                    echo "  ${fd##*/} -> $target${holders:+ (also held by $holders)}"
+                done
+                if command -v gdb > /dev/null; then
+                    timeout 120 gdb -batch -p "$pid" -ex 'thread apply all bt' 2>&1 | head -300 || true
+                fi
+            done
+        fi
+    done
+    wait "$pipeline" || true
+    local status
+    status=$(cat "$status_file" 2>/dev/null || echo 1)
+    rm -f "$log" "$status_file"
+    return "$status"
+}

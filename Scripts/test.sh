@@ -43,4 +43,5 @@ export INGEST_TEST_CHROMIUM=$(command -v chromium || echo /usr/bin/chromium)
 swift build --build-tests
 # One test at a time: many tests start real processes and wait on them, and
 # on a 2-core machine parallel runs made timing bounds depend on the load.
-swift test --skip-build --no-parallel "$@"
+# Watched: a test silent for minutes gets its processes and threads printed.
+run_watched swift test --skip-build --no-parallel "$@"
