@@ -28,7 +28,7 @@ if [ "$portable" = 1 ]; then
     for argument in "$@"; do [ "$argument" = "--filter" ] && filter=(); done
     # Exported: the child processes the tests start run portable too.
     export DATAINGEST_PORTABLE=1
-    swift test --skip-build --no-parallel "${filter[@]}" "$@"
+    run_watched swift test --skip-build --no-parallel "${filter[@]}" "$@"
     exit 0
 fi
 
