@@ -119,7 +119,7 @@ run_watched() {
     local log status_file
     log=$(mktemp /tmp/dataingest-watched.XXXXXX)
     status_file="$log.status"
-    { "$@" 2>&1; echo $? > "$status_file"; } | tee "$log" &
+    { "$@" 2>&1 && echo 0 > "$status_file" || echo $? > "$status_file"; } | tee "$log" &
     local pipeline=$! reported=0
     while kill -0 "$pipeline" 2>/dev/null; do
         sleep 5
