@@ -36,6 +36,17 @@ struct RunProcessTests {
         #expect(result.outputBytes == bytes)
     }
 
+    @Test("a tool's exit is seen while a process it started still holds what it inherited")
+    func anExitIsSeenDespiteAGrandchild() throws {
+        let start = monotonicNow()
+        // The background sleep inherits the shell's end of Foundation's
+        // socket pair: Foundation alone would report the shell running for 30 s.
+        let result = try runProcess("/bin/sh", ["-c", "sleep 30 & echo $!; exit 5"], timeout: 20)
+        if let grandchild = Int32(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) { kill(grandchild, SIGKILL) }
+        #expect(result.status == 5)
+        #expect(monotonicNow() - start < 15, "the shell's exit was seen only when its background child ended")
+    }
+
     @Test("a tool that outlives its bound is killed by PID and the call throws")
     func aHungToolIsBounded() throws {
         let start = monotonicNow()

@@ -55,13 +55,33 @@ package final class LineReader {
     }
 }
 
-/// Waits at most `timeout` seconds for `process` to exit; its status, or
-/// `nil` if it still runs.
+/// Waits at most `timeout` seconds for `process` to exit; its status (as
+/// `terminationStatus` gives it: the exit code, or the signal that ended
+/// it), or `nil` if it still runs.
+///
+/// Asks the kernel as well as Foundation: Foundation learns of an exit only
+/// when every holder of the child's end of a socket pair has closed it, and
+/// a grandchild that inherited it (a daemon the child started) keeps it
+/// open. `waitid` with `WNOWAIT` reads the status and leaves the child for
+/// Foundation to reap.
 package func waitForExit(_ process: Process, timeout: Double) -> Int32? {
     let deadline = monotonicNow() + timeout
-    while process.isRunning && monotonicNow() < deadline { usleep(10_000) }
-    if process.isRunning { return nil }
-    return process.terminationStatus
+    while true {
+        if !process.isRunning { return process.terminationStatus }
+        if let status = exitStatusWithoutReaping(process.processIdentifier) { return status }
+        if monotonicNow() >= deadline { return nil }
+        usleep(10_000)
+    }
+}
+
+/// The exit status of child `pid` if it has exited, without reaping it.
+private func exitStatusWithoutReaping(_ pid: pid_t) -> Int32? {
+    var info = siginfo_t()
+    guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == pid else {
+        return nil
+    }
+    // CLD_EXITED: si_status is the exit code; otherwise the signal's number.
+    return info._sifields._sigchld.si_status
 }
 
 /// Waits at most `timeout` seconds for `process` to exit by itself; if it
