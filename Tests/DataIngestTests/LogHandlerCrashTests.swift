@@ -21,19 +21,17 @@ import IngestTestSupport
         }
         let rounds = 2_000
         let (logging, loggingOut) = try child(["log", "\(rounds)"])
-        defer { if logging.isRunning { kill(logging.processIdentifier, SIGKILL); logging.waitUntilExit() } }
+        defer { reap(logging, within: 0) }
         let flushed = try readLine(loggingOut.fileHandleForReading.fileDescriptor, timeout: 120)
-        kill(logging.processIdentifier, SIGKILL)
-        logging.waitUntilExit()
+        reap(logging, within: 0)
         #expect(logging.terminationReason == .uncaughtSignal && logging.terminationStatus == SIGKILL)
         #expect(flushed == "flushed \(3 * rounds) 0")
 
         let (drain, drainOut) = try child(["drain"])
-        defer { if drain.isRunning { kill(drain.processIdentifier, SIGKILL); drain.waitUntilExit() } }
+        defer { reap(drain, within: 0) }
         #expect(try readLine(drainOut.fileHandleForReading.fileDescriptor, timeout: 90) == "uploaded")
         _ = eventually(timeout: 20) { !drain.isRunning }
-        if drain.isRunning { kill(drain.processIdentifier, SIGKILL) }
-        drain.waitUntilExit()
+        reap(drain, within: 0)
         #expect(drain.terminationStatus == 0)
 
         // Each event once: one row per (label, seq), 3 per round.

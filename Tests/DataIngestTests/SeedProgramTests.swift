@@ -44,8 +44,7 @@ import IngestSupport
         let started = monotonicNow()
         try child.run()
         _ = eventually(timeout: timeout) { !child.isRunning }
-        if child.isRunning { kill(child.processIdentifier, SIGKILL) }
-        child.waitUntilExit()
+        reap(child, within: 0)
         let seconds = monotonicNow() - started
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         return Run(status: child.terminationStatus, seconds: seconds, output: output)
@@ -156,8 +155,7 @@ import IngestSupport
                 lines.append(line)
             }
             _ = eventually(timeout: 30) { !process.isRunning }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            reap(process, within: 0)
             return (process.terminationStatus, lines.joined(separator: "\n"))
         }
         // 3,000 readings in transactions of 100, then exit(0) while the sealer

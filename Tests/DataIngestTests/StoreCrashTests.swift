@@ -61,8 +61,7 @@ import IngestTestSupport
             // load does not turn the round into a no-op, then kill at a random instant.
             var data = Self.readFirstLine(pipe.fileHandleForReading, timeoutMilliseconds: 10_000)
             usleep(UInt32.random(in: 0...100_000, using: &generator))
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
+            reap(child, within: 0)
             data.append(pipe.fileHandleForReading.readDataToEndOfFile())
             let output = String(decoding: data, as: UTF8.self)
             #expect(!output.contains("error"), "child failed: \(output.prefix(300))")
@@ -111,8 +110,7 @@ import IngestTestSupport
                 ["commit", storePath, durability, String(round * 10_000_000)], environment: ["STORE_CRASH_KEY": hex])
             var data = Self.readFirstLine(pipe.fileHandleForReading, timeoutMilliseconds: 10_000)
             usleep(UInt32.random(in: 0...100_000, using: &generator))
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
+            reap(child, within: 0)
             data.append(pipe.fileHandleForReading.readDataToEndOfFile())
             let output = String(decoding: data, as: UTF8.self)
             #expect(!output.contains("error"), "child failed: \(output.prefix(300))")
@@ -144,8 +142,7 @@ import IngestTestSupport
         let dir = try TemporaryDirectory("lock")
         let (child, pipe) = try Self.startChild(["hold", dir.path("store")])
         defer {
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
+            reap(child, within: 0)
         }
         let line = Self.readFirstLine(pipe.fileHandleForReading, timeoutMilliseconds: 20_000)
         #expect(String(decoding: line, as: UTF8.self).contains("ready"))

@@ -20,8 +20,7 @@ import IngestTestSupport
         let (child, out) = try startSyncClientChild(["seed"], in: directory.path, server: server, appId: appId)
         let line = try readLine(out.fileHandleForReading.fileDescriptor, timeout: 60)
         _ = eventually(timeout: 20) { !child.isRunning }
-        if child.isRunning { kill(child.processIdentifier, SIGKILL) }
-        child.waitUntilExit()
+        reap(child, within: 0)
         #expect(line == "uploaded")
         #expect(child.terminationStatus == 0)
         #expect(try server.query(appId, "SELECT count(*) FROM WeatherSensor") == [1])
@@ -118,8 +117,7 @@ import IngestTestSupport
         reader.start()
         let arrived = eventually(timeout: 60) { server.count(appId, "Reading") > 0 && last.withLock { $0 } >= 5_000 }
         #expect(arrived)
-        kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        reap(first, within: 0)
         // The reader takes the last lines written before the kill, up to the end of the pipe.
         _ = readerDone.wait(timeout: .now() + 5)
         let lastCommitted = last.withLock { $0 }
@@ -130,8 +128,7 @@ import IngestTestSupport
         // The second run restores the user from disk and drains what the first left.
         let (second, secondOut) = try child(["drain"])
         let line = try readLine(secondOut.fileHandleForReading.fileDescriptor, timeout: 120)
-        if second.isRunning { kill(second.processIdentifier, SIGKILL) }
-        second.waitUntilExit()
+        reap(second, within: 0)
         #expect(line == "uploaded")
         let total = try server.query(appId, "SELECT count(*) FROM Reading").first ?? 0
         let distinct = try server.query(appId, "SELECT count(DISTINCT seq) FROM Reading").first ?? 0
@@ -234,8 +231,7 @@ import IngestTestSupport
         process.standardInput = input
         try process.run()
         defer {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            reap(process, within: 0)
         }
         let fd = out.fileHandleForReading.fileDescriptor
         #expect(try readLine(fd, timeout: 30) == "logged-in")

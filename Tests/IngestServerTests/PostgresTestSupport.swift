@@ -200,8 +200,7 @@ final class HAProxyProcess {
     /// Kills haproxy by PID (idempotent).
     func stop() {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            reap(process, within: 0)
         }
     }
 }

@@ -135,7 +135,7 @@ import IngestTestSupport
         service.standardOutput = out
         service.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try service.run()
-        defer { if service.isRunning { kill(service.processIdentifier, SIGKILL); service.waitUntilExit() } }
+        defer { reap(service, within: 0) }
         let first = try readLine(out.fileHandleForReading.fileDescriptor, timeout: 30)
         #expect(first.hasPrefix("listening on http://127.0.0.1:"), "\(first)")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/data/dev-from-env/users"))

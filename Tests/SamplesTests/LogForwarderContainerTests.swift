@@ -36,7 +36,7 @@ extension LogForwarderTests {
                 dockerLine("begin " + long), dockerLine(long),
             ])
         let process = try forwarder(server, directory.path, ["--format", "docker", "--multiline-timeout", "30", log])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == 2 })
         usleep(500_000)  // the two parts are read, waiting for their last
         #expect(count(server) == 2)
@@ -67,15 +67,14 @@ extension LogForwarderTests {
         let log = directory.path + "/pod.log"
         try append(log, [criLine("first full line"), criLine("error line", "stderr"), criLine("part one, ", partial: true)])
         let process = try forwarder(server, directory.path, ["--format", "cri", "--multiline-timeout", "30", log])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == 2 })
         try append(log, [criLine("part two, ", partial: true)])
         usleep(500_000)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        reap(process, within: 0)
         try append(log, [criLine("part three"), criLine("interrupted ", partial: true), criLine("by stderr", "stderr")])
         let second = try forwarder(server, directory.path, ["--format", "cri", "--multiline-timeout", "30", log])
-        defer { if second.isRunning { kill(second.processIdentifier, SIGKILL); second.waitUntilExit() } }
+        defer { reap(second, within: 0) }
         #expect(waitFor(60) { count(server) == 5 })
         stopAndExpectExactlyOnce(
             second, server, ["first full line", "error line", "part one, part two, part three", "interrupted ", "by stderr"])

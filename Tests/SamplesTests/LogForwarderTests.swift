@@ -136,7 +136,7 @@ import IngestTestSupport
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(reap(process, within: 60), "ingest-forward - did not exit within 60 s")
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         #expect(
@@ -153,7 +153,7 @@ import IngestTestSupport
         let log = directory.path + "/app.log"
         try append(log, (0..<300).map { "first \($0)" })
         let process = try forwarder(server, directory.path, ["--batch-lines", "50", log])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == 300 })
         // Rotation: the file is renamed and a new one created.
         #expect(rename(log, log + ".1") == 0)
@@ -390,7 +390,7 @@ import IngestTestSupport
         for name in ["a.log", "b.log", "c.log", "d.log", "sub/e.log"] { try write(name, "start", 100) }
         try write("ignored.txt", "never", 0)
         let process = try forwarder(server, directory.path, ["--batch-lines", "50", "--max-open-files", "2", logs + "/**/*.log"])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == 500 })
         try write("sub/new.log", "new", 100)  // a new file matching the glob
         try write("a.log", "more", 10)  // an idle (closed) file grows
@@ -429,7 +429,7 @@ import IngestTestSupport
             try append(path, next)
         }
         let process = try forwarder(server, directory.path, ["--max-open-files", "16", directory.path + "/logs/**/*.log"])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(120) { count(server) == lines.count })
         // Open descriptors stay bounded (16 files, plus the store's and the runtime's).
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
@@ -461,7 +461,7 @@ import IngestTestSupport
         try append(log, events.flatMap { $0 })
         let process = try forwarder(
             server, directory.path, ["--multiline-start", #"^\d{4}-\d{2}-\d{2} "#, "--multiline-timeout", "0.5", log])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == 50 })
         let split = event(50)
         try append(log, Array(split.prefix(2)))
@@ -503,7 +503,7 @@ import IngestTestSupport
         process.standardOutput = FileHandle(forWritingAtPath: output)
         process.standardError = FileHandle(forWritingAtPath: errors)
         try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == 200 })
         func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
         #expect(waitFor(10) { text(metrics).contains("\ningest_forward_reading_paused 0\n") }, "\(text(metrics))")

@@ -45,7 +45,7 @@ extension LogForwarderTests {
         var lines = (0..<10).map { "existing \($0)" }
         try append(logs + "/a.log", lines)
         let process = try watchingForwarder(server, directory.path, ["--scan-interval", "30", logs + "/*.log"])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == lines.count })
         let latencies = try appendLatencies(server, logs + "/a.log", "appended", 10)
         lines += (0..<10).map { "appended \($0)" }
@@ -79,7 +79,7 @@ extension LogForwarderTests {
         var lines = (0..<10).map { "existing \($0)" }
         try append(log, lines)
         let process = try watchingForwarder(server, directory.path, ["--poll", "--scan-interval", "30", log])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == lines.count })
         let latencies = try appendLatencies(server, log, "appended", 10)
         lines += (0..<10).map { "appended \($0)" }
@@ -118,7 +118,7 @@ extension LogForwarderTests {
         process.standardOutput = FileHandle(forWritingAtPath: output)
         process.standardError = FileHandle(forWritingAtPath: errors)
         try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { reap(process, within: 0) }
         #expect(waitFor(60) { count(server) == lines.count })
         for name in ["a", "b", "c"] {
             let next = ["\(name) appended while polling"]

@@ -130,7 +130,7 @@ import Testing
             process.standardError = FileHandle(forWritingAtPath: "/dev/null")
             let base = retail.issued("T01")
             try process.run()
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+            defer { reap(process, within: 0) }
             let deadline = monotonicNow() + 60
             while retail.issued("T01") < base + serverAfter && process.isRunning && monotonicNow() < deadline { usleep(1_000) }
             if round == 0 {
@@ -140,8 +140,7 @@ import Testing
             }
             server.kill9()
             while retail.issued("T01") < base + sampleAfter && process.isRunning && monotonicNow() < deadline { usleep(1_000) }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            reap(process, within: 0)
             #expect(process.terminationReason == .uncaughtSignal)
             let reached = retail.issued("T01")
             #expect(reached >= base + sampleAfter && reached < base + 2000, "round \(round): not killed mid-checkout: \(reached)")

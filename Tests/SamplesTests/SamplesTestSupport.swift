@@ -36,8 +36,7 @@ func runProcess(
     let deadline = monotonicNow() + timeout
     while process.isRunning && monotonicNow() < deadline { usleep(20_000) }
     if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        reap(process, within: 0)
         throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout) s")
     }
     process.waitUntilExit()

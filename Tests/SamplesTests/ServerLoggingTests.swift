@@ -40,7 +40,7 @@ import IngestTestSupport
         let out = Pipe()
         service.standardOutput = out
         try service.run()
-        defer { if service.isRunning { kill(service.processIdentifier, SIGKILL); service.waitUntilExit() } }
+        defer { reap(service, within: 0) }
         let fd = out.fileHandleForReading.fileDescriptor
         let first = try readLine(fd, timeout: 30)
         guard let range = first.range(of: "listening on ") else {

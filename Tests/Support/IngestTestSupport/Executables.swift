@@ -68,7 +68,13 @@ package func waitForExit(_ process: Process, timeout: Double) -> Int32? {
     let deadline = monotonicNow() + timeout
     while true {
         if !process.isRunning { return process.terminationStatus }
-        if let status = exitStatusWithoutReaping(process.processIdentifier) { return status }
+        if let status = exitStatusWithoutReaping(process.processIdentifier) {
+            // Foundation normally sees it within a millisecond; give it that
+            // time, so that callers may read `terminationStatus` next.
+            let settle = monotonicNow() + 2
+            while process.isRunning && monotonicNow() < settle { usleep(1_000) }
+            return status
+        }
         if monotonicNow() >= deadline { return nil }
         usleep(10_000)
     }

@@ -95,8 +95,7 @@ package final class IngestServerProcess {
     /// `kill -9` by PID and wait for it (idempotent).
     package func kill9() {
         guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        reap(process, within: 0)
     }
 
     /// The next line the server prints, waiting at most `timeout` seconds.
