@@ -40,13 +40,11 @@ struct ChildProcess {
         }
         let started = monotonicNow()
         try process.run()
-        while process.isRunning && monotonicNow() - started < timeout { usleep(50_000) }
-        let timedOut = process.isRunning
-        if timedOut { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        let exited = waitForExit(process, timeout: timeout)
+        if exited == nil { reap(process, within: 0) }
         return ChildProcess(
-            status: process.terminationStatus,
+            status: exited ?? (process.isRunning ? -1 : process.terminationStatus),
             output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
-            timedOut: timedOut, seconds: monotonicNow() - started)
+            timedOut: exited == nil, seconds: monotonicNow() - started)
     }
 }
