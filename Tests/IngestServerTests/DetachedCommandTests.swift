@@ -5,9 +5,9 @@ import Foundation
 import IngestTestSupport
 import Testing
 
-/// The command that restarts the test PostgreSQL must not hand other tests'
-/// pipes to the daemon: a CI run once hung for its whole bound in a test
-/// reading haproxy's output while a restarted PostgreSQL held the pipe open.
+/// The command that restarts the test PostgreSQL must not hand the test
+/// process's pipes to the daemon: a daemon holding a pipe's write end keeps
+/// whoever reads that pipe to its end waiting until the daemon stops.
 @Suite("A detached command's descriptors")
 struct DetachedCommandTests {
     @Test("a pipe the test process holds is not open in the command")

@@ -36,10 +36,10 @@ enum PostgresTestService {
 /// Foundation's Process waits for the daemonized PostgreSQL too.
 enum DetachedCommand {
     /// Runs `arguments` (the first is the executable's path) and returns its
-    /// wait status. Every descriptor above 2 is closed in the child: tests
-    /// running beside this one hold pipes without close-on-exec (Foundation's
-    /// `Pipe`), and a daemon that inherited a pipe's write end would keep that
-    /// test's read to the end waiting until the daemon stops.
+    /// wait status. Every descriptor above 2 is closed in the child: the test
+    /// process holds pipes without close-on-exec (Foundation's `Pipe`), and a
+    /// daemon that inherited a pipe's write end would keep a read of that
+    /// pipe to its end waiting until the daemon stops.
     static func run(_ arguments: [String]) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -199,8 +199,6 @@ final class HAProxyProcess {
 
     /// Kills haproxy by PID (idempotent).
     func stop() {
-        if process.isRunning {
-            reap(process, within: 0)
-        }
+        reap(process, within: 0)
     }
 }
