@@ -118,54 +118,13 @@ enum LineParser {
         return String(scalars)
     }
 
+    /// An ISO 8601 time with its offset, the shape ``RFC3339Timestamp``
+    /// reads. Read by hand, not with Foundation's formatters: those go
+    /// through ICU, which trapped on fuzzed lines (a combining mark in the
+    /// time; a division by zero inside ICU's `SimpleDateFormat::subParse`).
     static func iso8601(_ text: String) -> Date? {
-        if let date = fastISO8601(text) { return date }
-        // Timestamps are ASCII; Foundation's formatters trap on some non-ASCII
-        // text (a combining mark: "Incorrect range CFRange"), found by fuzzing.
-        guard isASCII(text) else { return nil }
-        return formatters.withLock { formatters in
-            formatters.iso8601WithFraction.date(from: text) ?? formatters.iso8601.date(from: text)
-        }
+        RFC3339Timestamp(text)?.date
     }
-
-    /// `YYYY-MM-DDTHH:MM:SS`, optionally `.sss` (exactly three digits), then
-    /// `Z` or `±HH:MM` (at most 14 hours), years 1900-2199, every field in
-    /// range: the usual shape, read without the formatter and its lock (a
-    /// formatter's parse goes through ICU, per line). The date is made as
-    /// Foundation's formatter makes it (milliseconds, then seconds since
-    /// 2001), so both give the same `Date` (compared on 400,000 random times
-    /// of 1900-2100; before 1583 the formatter counts Julian days). `nil` for
-    /// any other text, which goes to the formatter.
-    static func fastISO8601(_ text: String) -> Date? {
-        guard let time = RFC3339Timestamp(text), time.separator == UInt8(ascii: "T"), time.fractionDigits == 0 || time.fractionDigits == 3,
-            (1900...2199).contains(time.year), time.second <= 59, time.hasDayOfItsMonth, abs(time.offsetSeconds) <= 14 * 3600
-        else { return nil }
-        let udate = Double(time.epochSeconds * 1000 + time.fraction)
-        return Date(timeIntervalSinceReferenceDate: udate / 1000.0 - 978_307_200.0)
-    }
-
-    /// The date formatters, made once: making one costs far more than
-    /// parsing with it (it was most of the time per syslog line). Behind a
-    /// lock because Foundation's formatters are not safe to share between
-    /// threads.
-    struct Formatters {
-        let iso8601WithFraction: ISO8601DateFormatter = {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return formatter
-        }()
-        let iso8601 = ISO8601DateFormatter()
-        let bsd: DateFormatter = {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyy MMM d HH:mm:ss"
-            return formatter
-        }()
-        let calendar = Calendar(identifier: .gregorian)
-    }
-
-    static let formatters = LockedBox(Formatters())
 
     // MARK: syslog
 
@@ -268,18 +227,34 @@ enum LineParser {
             level: severities[severity], fields: .dictionary(fields))
     }
 
-    static func isASCII(_ text: String) -> Bool {
-        text.utf8.allSatisfy { $0 < 0x80 }
-    }
+    static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    /// `Mmm dd hh:mm:ss` in the current year, UTC.
+    /// `Mmm dd hh:mm:ss` (the day as two digits or a space and a digit; the
+    /// month's name in any case) in the current year, UTC; `nil` when the
+    /// day does not exist in that year. Read by hand, as ``iso8601(_:)`` is.
     static func bsdDate(_ text: String) -> Date? {
-        guard isASCII(text) else { return nil }  // see iso8601(_:)
-        let normalized = text.replacingOccurrences(of: "  ", with: " ")
-        return formatters.withLock { formatters in
-            let year = formatters.calendar.component(.year, from: Date())
-            return formatters.bsd.date(from: "\(year) \(normalized)")
+        let b = Array(text.utf8)
+        func digit(_ at: Int) -> Int? { (48...57).contains(b[at]) ? Int(b[at] - 48) : nil }
+        guard b.count == 15, b[3] == UInt8(ascii: " "), b[6] == UInt8(ascii: " "), b[9] == UInt8(ascii: ":"), b[12] == UInt8(ascii: ":"),
+            let month = months.firstIndex(of: String(decoding: b[0..<3], as: UTF8.self).lowercased()),
+            let dayOnes = digit(5), let hourTens = digit(7), let hourOnes = digit(8), let minuteTens = digit(10),
+            let minuteOnes = digit(11), let secondTens = digit(13), let secondOnes = digit(14)
+        else { return nil }
+        let dayTens: Int
+        if b[4] == UInt8(ascii: " ") {
+            dayTens = 0
+        } else if let tens = digit(4) {
+            dayTens = tens
+        } else {
+            return nil
         }
+        var now = time(nil)
+        var utc = tm()
+        gmtime_r(&now, &utc)
+        let time = RFC3339Timestamp(
+            year: Int(utc.tm_year) + 1900, month: month + 1, day: dayTens * 10 + dayOnes, hour: hourTens * 10 + hourOnes,
+            minute: minuteTens * 10 + minuteOnes, second: secondTens * 10 + secondOnes)
+        return time?.date
     }
 
     // MARK: Container logs
@@ -306,7 +281,7 @@ enum LineParser {
         let partial = !text.hasSuffix("\n")
         if !partial { text.removeLast() }
         let stream = value["stream"]?.stringValue ?? "stdout"
-        return ContainerPart(stream: stream, time: value["time"]?.stringValue.flatMap(rfc3339), partial: partial, text: text)
+        return ContainerPart(stream: stream, time: value["time"]?.stringValue.flatMap(iso8601), partial: partial, text: text)
     }
 
     /// CRI: `2024-01-01T00:00:00.123456789Z stdout F message`; the tag is
@@ -318,7 +293,7 @@ enum LineParser {
         let afterTime = utf8.index(after: firstSpace)
         guard let secondSpace = utf8[afterTime...].firstIndex(of: 32) else { return nil }
         let stream = String(line[afterTime..<secondSpace])
-        guard stream == "stdout" || stream == "stderr", let time = rfc3339(String(line[..<firstSpace])) else { return nil }
+        guard stream == "stdout" || stream == "stderr", let time = iso8601(String(line[..<firstSpace])) else { return nil }
         let afterStream = utf8.index(after: secondSpace)
         let tagEnd = utf8[afterStream...].firstIndex(of: 32) ?? utf8.endIndex
         let tag = line[afterStream..<tagEnd].split(separator: ":", omittingEmptySubsequences: false).first ?? ""
@@ -335,31 +310,31 @@ enum LineParser {
         if partial { fields["partial"] = .bool(true) }
         return ParsedLine(format: format.rawValue, message: message, timestamp: time, fields: .dictionary(fields))
     }
-
-    /// RFC 3339 (`2024-01-01T00:00:00.123456789Z`, `…+02:00`), with any
-    /// number of fraction digits (Docker and CRI write nine, which
-    /// Foundation's ISO 8601 formatter does not read).
-    static func rfc3339(_ text: String) -> Date? {
-        guard let time = RFC3339Timestamp(text) else { return nil }
-        return Date(timeIntervalSince1970: Double(time.epochSeconds) + Double(time.fraction) / pow(10, Double(time.fractionDigits)))
-    }
 }
 
-/// The fields of an RFC 3339 timestamp (`2024-01-01T00:00:00.123456789Z`,
-/// `…+02:00`; `T`, `t` or a space between date and time; any number of
-/// fraction digits), each in its range, read without Foundation.
+/// The fields of an ISO 8601 time with its offset, in the shape RFC 3339
+/// writes (`2024-01-01T00:00:00Z`, `2024-01-01T00:00:00.123456789+02:00`):
+/// `T`, `t` or a space between date and time; any number of fraction digits
+/// after `.` or `,`; `Z`, `z`, `±HH:MM` or `±HHMM`. Each field must be in its
+/// range and the day must exist in its month (proleptic Gregorian calendar);
+/// a second of 60 (a leap second) is the next minute's first. Read without
+/// Foundation.
 struct RFC3339Timestamp {
     var year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0
     /// The fraction's first 18 digits as an integer, and how many of them.
     var fraction = 0, fractionDigits = 0
     var offsetSeconds = 0
-    /// The byte between date and time.
-    var separator: UInt8 = 0
 
     init?(_ text: String) {
         var text = text
         guard let parsed = text.withUTF8({ RFC3339Timestamp(bytes: $0) }) else { return nil }
         self = parsed
+    }
+
+    /// A time in UTC, whole seconds; `nil` when a field is out of range.
+    init?(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
+        guard isValid else { return nil }
     }
 
     private init() {}
@@ -377,12 +352,13 @@ struct RFC3339Timestamp {
         guard b.count >= 20, let year = digits(0, 4), b[4] == UInt8(ascii: "-"), let month = digits(5, 2), b[7] == UInt8(ascii: "-"),
             let day = digits(8, 2), [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(b[10]),
             let hour = digits(11, 2), b[13] == UInt8(ascii: ":"), let minute = digits(14, 2), b[16] == UInt8(ascii: ":"),
-            let second = digits(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60
+            let second = digits(17, 2)
         else { return nil }
         self.init()
-        (self.year, self.month, self.day, self.hour, self.minute, self.second, separator) = (year, month, day, hour, minute, second, b[10])
+        (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
+        guard isValid else { return nil }
         var i = 19
-        if i < b.count && b[i] == UInt8(ascii: ".") {
+        if i < b.count && (b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: ",")) {
             i += 1
             let start = i
             while i < b.count, (48...57).contains(b[i]) {
@@ -397,19 +373,21 @@ struct RFC3339Timestamp {
         guard i < b.count else { return nil }
         if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
             i += 1
-        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-"), let hours = digits(i + 1, 2), i + 3 < b.count,
-            b[i + 3] == UInt8(ascii: ":"), let minutes = digits(i + 4, 2), hours < 24, minutes < 60
-        {
-            offsetSeconds = (hours * 60 + minutes) * 60 * (b[i] == UInt8(ascii: "-") ? -1 : 1)
-            i += 6
+        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-"), let hours = digits(i + 1, 2), hours < 24 {
+            let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
+            let colon = i + 3 < b.count && b[i + 3] == UInt8(ascii: ":") ? 1 : 0
+            guard let minutes = digits(i + 3 + colon, 2), minutes < 60 else { return nil }
+            offsetSeconds = (hours * 60 + minutes) * 60 * sign
+            i += 5 + colon
         } else {
             return nil
         }
         guard i == b.count else { return nil }
     }
 
-    /// Whether the day exists in its month (February 29 in leap years only).
-    var hasDayOfItsMonth: Bool {
+    /// Every field in its range, the day one its month has.
+    private var isValid: Bool {
+        guard (1...12).contains(month), day >= 1, hour < 24, minute < 60, second <= 60, year >= 0, year <= 9999 else { return false }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         return day <= monthDays[month - 1]
@@ -425,5 +403,23 @@ struct RFC3339Timestamp {
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
         return days * 86_400 + hour * 3_600 + minute * 60 + second - offsetSeconds
+    }
+
+    /// The time as a `Date`. It is made from milliseconds, as Foundation's
+    /// formatters make theirs, so that a time written with milliseconds is
+    /// that many milliseconds again when the SDK stores the `Date` (it
+    /// rounds down to milliseconds).
+    var date: Date {
+        let milliseconds: Double
+        if fractionDigits <= 3 {
+            var scaled = fraction
+            for _ in fractionDigits..<3 { scaled *= 10 }
+            milliseconds = Double(epochSeconds * 1000 + scaled)
+        } else {
+            var divisor = 1
+            for _ in 3..<fractionDigits { divisor *= 10 }
+            milliseconds = Double(epochSeconds * 1000 + fraction / divisor) + Double(fraction % divisor) / Double(divisor)
+        }
+        return Date(timeIntervalSinceReferenceDate: milliseconds / 1000 - 978_307_200)
     }
 }

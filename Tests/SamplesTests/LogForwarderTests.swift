@@ -112,8 +112,11 @@ import IngestTestSupport
     /// as a negative number and made a negative severity index, a trap that
     /// killed the process. A PRI is digits only, so these lines (and `+5`)
     /// are plain lines now, forwarded like any other. Foundation's date
-    /// formatter trapped on a timestamp holding a combining mark (found by
-    /// the CI fuzzing pass): such a line is now forwarded without a timestamp.
+    /// formatter trapped on a timestamp holding a combining mark, and ICU
+    /// under Foundation's ISO 8601 formatter divided by zero (SIGFPE) on a
+    /// time with 130 fraction digits and no offset (both found by the CI
+    /// fuzzing pass; the second is the seed `long-fraction`). Times are read
+    /// without Foundation now; such lines are forwarded without a timestamp.
     @Test func fuzzingFindsAreForwardedNotCrashing() throws {
         let directory = try TemporaryDirectory("samples")
         let server = try SampleServer(in: directory.path)
@@ -123,6 +126,7 @@ import IngestTestSupport
             [
                 "<-1>negative priority", "<-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
                 "<+5>plus sign", "<13>Nov 29 10:00:0\u{0317}h host3 app: combining mark in the time",
+                "<34>1 2026-11-29T10:00:01.\(String(repeating: "3", count: 130))] host2 app 4 ID7 [e] long fraction",
                 "<13>Nov 29 10:00:02 host2 sshd[99]: after the bad lines",
             ])
         let process = Process()
@@ -143,7 +147,7 @@ import IngestTestSupport
             try server.query("SELECT format || ' ' || message FROM ForwardedLine ORDER BY offset") == [
                 "plain <-1>negative priority", "plain <-9>1 2026-11-29T10:00:01Z h a p m - negative 5424",
                 "plain <+5>plus sign", "rfc3164 Nov 29 10:00:0\u{0317}h host3 app: combining mark in the time",
-                "rfc3164 after the bad lines",
+                "rfc5424 long fraction", "rfc3164 after the bad lines",
             ])
     }
 
