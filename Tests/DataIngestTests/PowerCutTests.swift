@@ -235,7 +235,7 @@ final class PowerRun {
             }
         }
         if killedAt == nil && cut { cutPower("at the end of the output") }
-        process.waitUntilExit()
+        if !reap(process, within: 60) { failures.append("boot \(index): qemu did not exit within 60 s of its output's end") }
         if let killedAt {
             cuts += 1
             cutTimes[index] = killedAt

@@ -89,7 +89,7 @@ import IngestTestSupport
                         }
                     }
                 }
-                process.waitUntilExit()
+                reap(process, within: 60)
                 state.withLock { s in if s.boots == boot { s.exited = true } }
             }
             reader.start()

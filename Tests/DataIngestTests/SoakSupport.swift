@@ -196,7 +196,7 @@ final class SoakClient: @unchecked Sendable {  // mutable state behind `box`
             killedByTest = true
             kill(process.processIdentifier, SIGKILL)
         }
-        process.waitUntilExit()
+        reap(process, within: 30)
         _ = eventually(timeout: 10) { box.withLock { $0.readerDone } }
     }
 }

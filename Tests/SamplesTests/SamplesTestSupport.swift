@@ -12,38 +12,21 @@ struct ProcessResult {
     var errorOutput: String
 }
 
-/// Runs `executable` to completion (killed by PID after `timeout` seconds),
-/// with `environment` added to this process's environment. A process killed
-/// by a signal has `status` 128 + the signal's number, as in a shell.
+/// Runs `executable` to completion in `directory` (killed by PID after
+/// `timeout` seconds, then failed), with `environment` added to this
+/// process's environment, through the test support's `runProcess`. A
+/// process killed by a signal has `status` 128 + the signal's number, as in
+/// a shell.
 func runProcess(
     _ executable: String, _ arguments: [String], in directory: String, timeout: Double = 90,
     environment: [String: String] = [:]
 ) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if !environment.isEmpty {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    }
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    let outPath = directory + "/\(UUID().uuidString).out"
-    let errPath = outPath + ".err"
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-    process.standardOutput = FileHandle(forWritingAtPath: outPath)
-    process.standardError = FileHandle(forWritingAtPath: errPath)
-    try process.run()
-    let deadline = monotonicNow() + timeout
-    while process.isRunning && monotonicNow() < deadline { usleep(20_000) }
-    if process.isRunning {
-        reap(process, within: 0)
-        throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout) s")
-    }
-    process.waitUntilExit()
-    let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-    let errorOutput = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-    let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-    return ProcessResult(status: status, output: output, errorOutput: errorOutput)
+    let result = try IngestTestSupport.runProcess(
+        executable, arguments,
+        environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+        directory: directory, timeout: timeout)
+    return ProcessResult(
+        status: result.killedBySignal ? 128 + result.status : result.status, output: result.output, errorOutput: result.errorOutput)
 }
 
 /// A real development `ingest-server` on 127.0.0.1, killed by PID on release.

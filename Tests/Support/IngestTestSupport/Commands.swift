@@ -13,6 +13,8 @@ package struct CommandResult: Sendable, Equatable {
     package var errorOutput: String
     /// Standard output as bytes, for a tool that prints binary data.
     package var outputBytes: [UInt8]
+    /// Whether a signal ended the process; ``status`` is then the signal's number.
+    package var killedBySignal: Bool
 }
 
 /// Runs `executable` to completion, bounded by `timeout` seconds (then
@@ -42,7 +44,7 @@ package func runProcess(
     process.standardOutput = output
     process.standardError = mergingOutput ? output : FileHandle(forWritingAtPath: errPath)
     try process.run()
-    guard let status = waitForExit(process, timeout: timeout) else {
+    guard let (status, bySignal) = waitForTermination(process, timeout: timeout) else {
         reap(process, within: 0)
         throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout) s")
     }
@@ -51,7 +53,7 @@ package func runProcess(
         status: status,
         output: String(decoding: bytes, as: UTF8.self),
         errorOutput: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "",
-        outputBytes: bytes)
+        outputBytes: bytes, killedBySignal: bySignal)
 }
 
 /// Runs an installed tool (found in `PATH`) to completion; nil if it is not

@@ -65,29 +65,35 @@ package final class LineReader {
 /// open. `waitid` with `WNOWAIT` reads the status and leaves the child for
 /// Foundation to reap.
 package func waitForExit(_ process: Process, timeout: Double) -> Int32? {
+    waitForTermination(process, timeout: timeout)?.status
+}
+
+/// ``waitForExit(_:timeout:)``, also telling whether a signal ended the
+/// process (then `status` is the signal's number).
+package func waitForTermination(_ process: Process, timeout: Double) -> (status: Int32, bySignal: Bool)? {
     let deadline = monotonicNow() + timeout
     while true {
-        if !process.isRunning { return process.terminationStatus }
-        if let status = exitStatusWithoutReaping(process.processIdentifier) {
+        if !process.isRunning { return (process.terminationStatus, process.terminationReason == .uncaughtSignal) }
+        if let ended = terminationWithoutReaping(process.processIdentifier) {
             // Foundation normally sees it within a millisecond; give it that
             // time, so that callers may read `terminationStatus` next.
             let settle = monotonicNow() + 2
             while process.isRunning && monotonicNow() < settle { usleep(1_000) }
-            return status
+            return ended
         }
         if monotonicNow() >= deadline { return nil }
         usleep(10_000)
     }
 }
 
-/// The exit status of child `pid` if it has exited, without reaping it.
-private func exitStatusWithoutReaping(_ pid: pid_t) -> Int32? {
+/// How child `pid` ended if it has, without reaping it.
+private func terminationWithoutReaping(_ pid: pid_t) -> (status: Int32, bySignal: Bool)? {
     var info = siginfo_t()
     guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == pid else {
         return nil
     }
     // CLD_EXITED: si_status is the exit code; otherwise the signal's number.
-    return info._sifields._sigchld.si_status
+    return (info._sifields._sigchld.si_status, info.si_code != CLD_EXITED)
 }
 
 /// Waits at most `timeout` seconds for `process` to exit by itself; if it
