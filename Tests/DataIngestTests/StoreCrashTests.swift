@@ -24,9 +24,19 @@ import IngestTestSupport
 
     /// Reads from `handle` until a newline arrives, the stream ends, or the timeout passes.
     static func readFirstLine(_ handle: FileHandle, timeoutMilliseconds: Int) -> Data {
+        readOutput(handle, timeoutMilliseconds: timeoutMilliseconds, toNewline: true)
+    }
+
+    /// Reads from a killed child's `handle` until the stream ends, bounded:
+    /// the end comes at once unless another process inherited the write end.
+    static func readRest(_ handle: FileHandle) -> Data {
+        readOutput(handle, timeoutMilliseconds: 30_000, toNewline: false)
+    }
+
+    private static func readOutput(_ handle: FileHandle, timeoutMilliseconds: Int, toNewline: Bool) -> Data {
         var data = Data()
         let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
-        while !data.contains(0x0A) {
+        while !(toNewline && data.contains(0x0A)) {
             let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
             guard left > 0 else { break }
             var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
@@ -62,7 +72,7 @@ import IngestTestSupport
             var data = Self.readFirstLine(pipe.fileHandleForReading, timeoutMilliseconds: 10_000)
             usleep(UInt32.random(in: 0...100_000, using: &generator))
             reap(child, within: 0)
-            data.append(pipe.fileHandleForReading.readDataToEndOfFile())
+            data.append(Self.readRest(pipe.fileHandleForReading))
             let output = String(decoding: data, as: UTF8.self)
             #expect(!output.contains("error"), "child failed: \(output.prefix(300))")
             let reported = output.split(separator: "\n").dropLast().compactMap { Int64($0) }  // the last line may be torn
@@ -111,7 +121,7 @@ import IngestTestSupport
             var data = Self.readFirstLine(pipe.fileHandleForReading, timeoutMilliseconds: 10_000)
             usleep(UInt32.random(in: 0...100_000, using: &generator))
             reap(child, within: 0)
-            data.append(pipe.fileHandleForReading.readDataToEndOfFile())
+            data.append(Self.readRest(pipe.fileHandleForReading))
             let output = String(decoding: data, as: UTF8.self)
             #expect(!output.contains("error"), "child failed: \(output.prefix(300))")
             let reported = output.split(separator: "\n").dropLast().compactMap { Int64($0) }
