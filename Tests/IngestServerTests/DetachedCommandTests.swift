@@ -36,6 +36,16 @@ struct RunProcessTests {
         #expect(result.outputBytes == bytes)
     }
 
+    @Test("invalid UTF-8 on either stream is replaced, not lost; a signal is told apart from an exit")
+    func textAndSignals() throws {
+        let result = try runProcess("/bin/sh", ["-c", #"printf 'out \303\050\n'; printf 'err \303\050\n' >&2; exit 3"#], timeout: 30)
+        #expect(result.status == 3 && !result.killedBySignal)
+        #expect(result.output == "out \u{FFFD}(\n")
+        #expect(result.errorOutput == "err \u{FFFD}(\n")
+        let killed = try runProcess("/bin/sh", ["-c", "kill -KILL $$"], timeout: 30)
+        #expect(killed.killedBySignal && killed.status == SIGKILL, "\(killed)")
+    }
+
     @Test("a tool's exit is seen while a process it started still holds what it inherited")
     func anExitIsSeenDespiteAGrandchild() throws {
         let start = monotonicNow()

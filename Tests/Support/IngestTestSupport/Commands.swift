@@ -7,7 +7,8 @@ import Foundation
 package struct CommandResult: Sendable, Equatable {
     /// The exit status (for `ingest-server`: 0 success, 1 failure, 2 usage error).
     package var status: Int32
-    /// Standard output text (with standard error too, for ``runTool(_:_:timeout:)``).
+    /// Standard output text (with standard error too, for ``runTool(_:_:timeout:)``);
+    /// invalid UTF-8 is replaced, here and in ``errorOutput``.
     package var output: String
     /// Standard error text.
     package var errorOutput: String
@@ -52,7 +53,7 @@ package func runProcess(
     return CommandResult(
         status: status,
         output: String(decoding: bytes, as: UTF8.self),
-        errorOutput: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "",
+        errorOutput: String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self),
         outputBytes: bytes, killedBySignal: bySignal)
 }
 
