@@ -84,7 +84,7 @@ struct SyncMessageTests {
     }
 
     @Test("the download acknowledgement as the recording server wrote it")
-    func downloadText() {
+    func downloadText() throws {
         let ack = DownloadMessage(
             session: 1, downloadServerVersion: 8, downloadClientVersion: 9, latestServerVersion: 8,
             latestServerVersionSalt: 777, uploadClientVersion: 9, uploadServerVersion: 0)
@@ -92,6 +92,16 @@ struct SyncMessageTests {
         var half = ack
         half.progress = 0.25
         #expect(String(decoding: ServerMessage.download(half).encoded(), as: UTF8.self).contains(" 2 0.25 0 0 0\n"))
+        // More digits than `%g` prints (the syncmessage fuzz target's find,
+        // the seed download-progress-digits): written so that it reads back.
+        let parsed = try? ServerMessage(parsing: Array("download 1 4 1 3 873 777 8 1 0 .1002001 0 0 0\n".utf8))
+        guard case .download(let precise)? = parsed else {
+            Issue.record("the fuzz target's download message does not parse")
+            return
+        }
+        #expect(precise.progress == 0.1002001)
+        #expect(String(decoding: ServerMessage.download(precise).encoded(), as: UTF8.self).contains(" 0 0.1002001 0 0 0\n"))
+        #expect(try ServerMessage(parsing: ServerMessage.download(precise).encoded()) == .download(precise))
     }
 
     @Test("download bodies carry changesets")

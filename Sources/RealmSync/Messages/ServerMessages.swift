@@ -123,8 +123,13 @@ public struct DownloadMessage: Sendable, Hashable {
     }
 
     /// The progress as C++ streams print a double (`%g`: `1`, `0.5`), as
-    /// Realm's server writes it.
-    var progressText: String { String(format: "%g", progress) }
+    /// Realm's server writes it; with 17 significant digits when `%g`'s six
+    /// would read back as another number (`0.1002001`), so that the reader
+    /// gets the value that was sent (found by the `syncmessage` fuzz target).
+    var progressText: String {
+        let short = String(format: "%g", progress)
+        return Double(short) == progress ? short : String(format: "%.17g", progress)
+    }
 }
 
 /// `error <code> <size> <try-again> <session>` then the message text: the
