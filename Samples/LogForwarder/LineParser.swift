@@ -233,27 +233,22 @@ enum LineParser {
     /// month's name in any case) in the current year, UTC; `nil` when the
     /// day does not exist in that year. Read by hand, as ``iso8601(_:)`` is.
     static func bsdDate(_ text: String) -> Date? {
-        let b = Array(text.utf8)
-        func digit(_ at: Int) -> Int? { (48...57).contains(b[at]) ? Int(b[at] - 48) : nil }
-        guard b.count == 15, b[3] == UInt8(ascii: " "), b[6] == UInt8(ascii: " "), b[9] == UInt8(ascii: ":"), b[12] == UInt8(ascii: ":"),
-            let month = months.firstIndex(of: String(decoding: b[0..<3], as: UTF8.self).lowercased()),
-            let dayOnes = digit(5), let hourTens = digit(7), let hourOnes = digit(8), let minuteTens = digit(10),
-            let minuteOnes = digit(11), let secondTens = digit(13), let secondOnes = digit(14)
-        else { return nil }
-        let dayTens: Int
-        if b[4] == UInt8(ascii: " ") {
-            dayTens = 0
-        } else if let tens = digit(4) {
-            dayTens = tens
-        } else {
-            return nil
+        var text = text
+        let fields = text.withUTF8 { b -> (month: Int, day: Int, hour: Int, minute: Int, second: Int)? in
+            guard b.count == 15, b[3] == UInt8(ascii: " "), b[6] == UInt8(ascii: " "), b[9] == UInt8(ascii: ":"),
+                b[12] == UInt8(ascii: ":"), let month = months.firstIndex(of: String(decoding: b[0..<3], as: UTF8.self).lowercased()),
+                let day = b[4] == UInt8(ascii: " ") ? b.digits(5, 1) : b.digits(4, 2),
+                let hour = b.digits(7, 2), let minute = b.digits(10, 2), let second = b.digits(13, 2)
+            else { return nil }
+            return (month + 1, day, hour, minute, second)
         }
+        guard let fields else { return nil }
         var now = time(nil)
         var utc = tm()
         gmtime_r(&now, &utc)
         let time = RFC3339Timestamp(
-            year: Int(utc.tm_year) + 1900, month: month + 1, day: dayTens * 10 + dayOnes, hour: hourTens * 10 + hourOnes,
-            minute: minuteTens * 10 + minuteOnes, second: secondTens * 10 + secondOnes)
+            year: Int(utc.tm_year) + 1900, month: fields.month, day: fields.day, hour: fields.hour, minute: fields.minute,
+            second: fields.second)
         return time?.date
     }
 
@@ -340,19 +335,10 @@ struct RFC3339Timestamp {
     private init() {}
 
     private init?(bytes b: UnsafeBufferPointer<UInt8>) {
-        func digits(_ at: Int, _ count: Int) -> Int? {
-            guard at + count <= b.count else { return nil }
-            var value = 0
-            for i in at..<(at + count) {
-                guard (48...57).contains(b[i]) else { return nil }
-                value = value * 10 + Int(b[i] - 48)
-            }
-            return value
-        }
-        guard b.count >= 20, let year = digits(0, 4), b[4] == UInt8(ascii: "-"), let month = digits(5, 2), b[7] == UInt8(ascii: "-"),
-            let day = digits(8, 2), [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(b[10]),
-            let hour = digits(11, 2), b[13] == UInt8(ascii: ":"), let minute = digits(14, 2), b[16] == UInt8(ascii: ":"),
-            let second = digits(17, 2)
+        guard b.count >= 20, let year = b.digits(0, 4), b[4] == UInt8(ascii: "-"), let month = b.digits(5, 2), b[7] == UInt8(ascii: "-"),
+            let day = b.digits(8, 2), [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(b[10]),
+            let hour = b.digits(11, 2), b[13] == UInt8(ascii: ":"), let minute = b.digits(14, 2), b[16] == UInt8(ascii: ":"),
+            let second = b.digits(17, 2)
         else { return nil }
         self.init()
         (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
@@ -373,10 +359,10 @@ struct RFC3339Timestamp {
         guard i < b.count else { return nil }
         if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
             i += 1
-        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-"), let hours = digits(i + 1, 2), hours < 24 {
+        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-"), let hours = b.digits(i + 1, 2), hours < 24 {
             let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
             let colon = i + 3 < b.count && b[i + 3] == UInt8(ascii: ":") ? 1 : 0
-            guard let minutes = digits(i + 3 + colon, 2), minutes < 60 else { return nil }
+            guard let minutes = b.digits(i + 3 + colon, 2), minutes < 60 else { return nil }
             offsetSeconds = (hours * 60 + minutes) * 60 * sign
             i += 5 + colon
         } else {
@@ -421,5 +407,19 @@ struct RFC3339Timestamp {
             milliseconds = Double(epochSeconds * 1000 + fraction / divisor) + Double(fraction % divisor) / Double(divisor)
         }
         return Date(timeIntervalSinceReferenceDate: milliseconds / 1000 - 978_307_200)
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// The number written in the `count` ASCII digits at `at`; nil if one
+    /// is not a digit or they run past the end.
+    fileprivate func digits(_ at: Int, _ count: Int) -> Int? {
+        guard at >= 0, at + count <= self.count else { return nil }
+        var value = 0
+        for i in at..<(at + count) {
+            guard (48...57).contains(self[i]) else { return nil }
+            value = value * 10 + Int(self[i] - 48)
+        }
+        return value
     }
 }
