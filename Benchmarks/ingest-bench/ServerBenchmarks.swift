@@ -137,10 +137,12 @@ struct ServerBenchError: Error, CustomStringConvertible {
 }
 
 /// A database for a direct-insert baseline, set up as the server's SQLite sink
-/// is (WAL, synchronous=FULL), with `schema` created. The caller closes it.
-func openBaselineDatabase(_ path: String, creating schema: String) throws -> SQLiteConnection {
+/// is (WAL, synchronous=FULL), with `schema` created, in SQLite's default
+/// page size unless `pageSize` is given. The caller closes it.
+func openBaselineDatabase(_ path: String, creating schema: String, pageSize: Int? = nil) throws -> SQLiteConnection {
     let db = try SQLiteConnection(path: path)
-    for sql in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", schema] { try db.execute(sql: sql) }
+    let pages = pageSize.map { ["PRAGMA page_size=\($0)"] } ?? []
+    for sql in pages + ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", schema] { try db.execute(sql: sql) }
     return db
 }
 
@@ -202,13 +204,13 @@ final class SinkShapedInserter {
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
 
-    init(path: String) throws {
+    init(path: String, pageSize: Int? = nil) throws {
         db = try openBaselineDatabase(
             path,
             creating: """
                 CREATE TABLE "WeatherSensor" ("_id" BLOB NOT NULL PRIMARY KEY, "_ingested_at" INTEGER NOT NULL,
                   "deviceId" TEXT, "temperatureInFahrenheit" REAL, "barometricPressureInHg" REAL, "windSpeedInMph" INTEGER) WITHOUT ROWID
-                """)
+                """, pageSize: pageSize)
         insertStatement = try db.cachedStatement(
             sql: """
                 INSERT INTO "WeatherSensor" ("_id", "_ingested_at", "deviceId", "temperatureInFahrenheit", "barometricPressureInHg", "windSpeedInMph")

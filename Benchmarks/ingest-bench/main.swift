@@ -17,7 +17,7 @@ struct Options: ParsableCommand {
         commandName: "ingest-bench",
         abstract: "DataIngest's measurements, each next to a baseline measured in the same run.",
         discussion: """
-            Groups, in the order they run: bson, create, store, sync, server, sinks, backlog, logger, forward, realm. \
+            Groups, in the order they run: bson, create, store, sync, server, sinks, sqlite, pagesize, backlog, logger, forward, realm. \
             Figures are only meaningful from a release build on an otherwise idle machine.
             """)
 
@@ -40,6 +40,7 @@ let groups: [(name: String, run: () throws -> [Figure])] = [
     ("server", serverBenchmarks),
     ("sinks", sinkBenchmarks),
     ("sqlite", sqliteBenchmarks),
+    ("pagesize", pageSizeBenchmarks),
     ("backlog", backlogBenchmarks),
     ("logger", loggerBenchmarks),
     ("forward", forwardBenchmarks),

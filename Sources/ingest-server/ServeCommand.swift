@@ -67,6 +67,19 @@ struct ServeOptions: ParsableArguments {
     var synchronous: String?
 
     @Option(
+        help: ArgumentHelp(
+            "Page size of SQLite sink databases created from now on: 512 to 65536, a power of two (default 16384).",
+            valueName: "bytes"),
+        transform: { text in
+            let bytes = try integer(text, in: 512...65_536)
+            guard SQLiteSink.Configuration.isValidPageSize(bytes) else {
+                throw ValidationError("must be a power of two from 512 to 65536, not \(text)")
+            }
+            return bytes
+        })
+    var sqlitePageSize: Int?
+
+    @Option(
         help: ArgumentHelp("Wait for a locked SQLite sink before 503, in ms (default 5000).", valueName: "ms"),
         transform: { try integer($0, in: 0...600_000) })
     var sinkBusyTimeout: Int?
@@ -142,6 +155,7 @@ struct ServeOptions: ParsableArguments {
     func apply(to options: inout IngestService.Options) {
         if let maxConcurrentUploads { options.maxConcurrentUploads = maxConcurrentUploads }
         if let synchronous { options.sqlite.synchronous = synchronous }
+        if let sqlitePageSize { options.sqlite.pageSize = sqlitePageSize }
         if let sinkBusyTimeout { options.sqlite.busyTimeoutMilliseconds = Int32(sinkBusyTimeout) }
     }
 

@@ -173,6 +173,18 @@ struct EndToEndUploadTests {
         #expect(metrics.contains(#"ingest_uploads_total{app="shop",status="413"} 1"#))
     }
 
+    @Test("--sqlite-page-size sets the page size of the sink databases the server creates (default 16384)")
+    func sinkPageSize() throws {
+        for (arguments, expected) in [([String](), "16384"), (["--sqlite-page-size", "4096"], "4096")] {
+            let server = try IngestTestServer(config: uploadTestConfig, extraArguments: arguments)
+            defer { server.stop() }
+            let token = try server.login(app: "shop").access
+            let body = try makeSegment(store: .random(), number: 1, [[("WeatherSensor", sensor())]])
+            #expect(try server.upload(app: "shop", token: token, body: body).int("accepted") == 1)
+            #expect(try sqliteRows(server.sinkPath("shop"), "PRAGMA page_size") == [[expected]], "\(arguments)")
+        }
+    }
+
     @Test("a sink locked by another process answers 503 with Retry-After; the retry succeeds")
     func sinkBusy() throws {
         let server = try IngestTestServer(config: uploadTestConfig, extraArguments: ["--sink-busy-timeout", "50"])

@@ -18,7 +18,7 @@ struct ServerCommandLineTests {
         for flag in [
             "--config", "--data-dir", "--host", "--port", "--workers", "--max-connections", "--max-header-bytes",
             "--max-body-bytes", "--max-inflated-bytes", "--max-inflate-ratio", "--max-concurrent-uploads",
-            "--synchronous", "--sink-busy-timeout", "--header-timeout", "--body-timeout", "--keep-alive-timeout",
+            "--synchronous", "--sqlite-page-size", "--sink-busy-timeout", "--header-timeout", "--body-timeout", "--keep-alive-timeout",
             "--write-timeout", "--shutdown-grace", "--sync-idle-timeout", "--enable-test-routes", "--log-level", "apikey",
         ] {
             #expect(result.output.contains(flag), "\(flag) is missing from --help")
@@ -34,6 +34,7 @@ struct ServerCommandLineTests {
         for arguments in [
             ["--bogus"], ["--port"], ["--port", "70000"], ["--port", "x"], ["--workers", "0"],
             ["--max-header-bytes", "100"], ["--synchronous", "SLOW"], ["--header-timeout", "0"],
+            ["--sqlite-page-size", "1000"], ["--sqlite-page-size", "131072"], ["--sqlite-page-size", "x"],
             ["--shutdown-grace", "-1"], ["--sync-idle-timeout", "0"], ["--body-timeout", "inf"], ["--log-level", "loud"], ["extra"],
         ] {
             let result = try runIngestServer(arguments + ["--data-dir", directory.path + "/data"])

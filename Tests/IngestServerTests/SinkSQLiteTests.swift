@@ -58,6 +58,50 @@ struct SinkSQLiteTests {
         #expect(try sqliteRows(path, "PRAGMA journal_mode") == [["wal"]])
     }
 
+    @Test("a new database gets the configured page size; an existing one keeps its own; an invalid size is refused")
+    func pageSize() throws {
+        let directory = try TemporaryDirectory("sink")
+        func write(_ sink: SQLiteSink, _ number: UInt64) throws {
+            try sink.migrate(to: try Self.schema())
+            _ = try sink.write(
+                [SinkObject(collection: "Reading", document: ["_id": .objectId(.generate()), "value": .double(1)])],
+                receipt: SegmentKey(storeId: .random(), segmentNumber: number)
+            ) { _ in [] }
+        }
+        let fresh = directory.path + "/fresh.sqlite"
+        do {
+            let sink = try SQLiteSink(path: fresh)
+            try write(sink, 1)
+            sink.close()
+        }
+        #expect(try sqliteRows(fresh, "PRAGMA page_size") == [["16384"]])
+
+        let small = directory.path + "/small.sqlite"
+        var configuration = SQLiteSink.Configuration()
+        configuration.pageSize = 4096
+        do {
+            let sink = try SQLiteSink(path: small, configuration: configuration)
+            try write(sink, 1)
+            sink.close()
+        }
+        // Reopened with the default: the pages stay 4096 bytes and writes go on.
+        let reopened = try SQLiteSink(path: small)
+        try write(reopened, 2)
+        reopened.close()
+        #expect(try sqliteRows(small, "PRAGMA page_size") == [["4096"]])
+        #expect(try sqliteRows(small, "SELECT count(*) FROM Reading") == [["2"]])
+        #expect(try sqliteRows(small, "PRAGMA integrity_check") == [["ok"]])
+
+        for invalid in [0, 1000, 131_072] {
+            configuration.pageSize = invalid
+            #expect {
+                try SQLiteSink(path: directory.path + "/invalid-\(invalid).sqlite", configuration: configuration)
+            } throws: { error in
+                "\(error)".contains("power of two from 512 to 65536, not \(invalid)")
+            }
+        }
+    }
+
     @Test("migration is additive and survives reopening; rows counted at open")
     func additiveMigration() throws {
         let directory = try TemporaryDirectory("sink")
