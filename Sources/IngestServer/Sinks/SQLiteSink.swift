@@ -39,7 +39,7 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         /// keys append at the end of each table's B-tree, and larger pages
         /// mean fewer pages, WAL frames and writes per commit. Tables keyed
         /// by random strings or UUIDs insert into the middle of the B-tree,
-        /// where every changed page is written whole: 4096 suits them better.
+        /// where every changed page is written whole, and gain little.
         package var pageSize = 16_384
 
         /// The page sizes SQLite accepts.
