@@ -71,8 +71,7 @@ struct ServeOptions: ParsableArguments {
             "Page size of SQLite sink databases created from now on: 512 to 65536, a power of two (default 16384).",
             valueName: "bytes"),
         transform: { text in
-            let bytes = try integer(text, in: 512...65_536)
-            guard SQLiteSink.Configuration.isValidPageSize(bytes) else {
+            guard let bytes = Int(text), SQLiteSink.Configuration.isValidPageSize(bytes) else {
                 throw ValidationError("must be a power of two from 512 to 65536, not \(text)")
             }
             return bytes

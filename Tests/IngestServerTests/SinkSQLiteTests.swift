@@ -94,11 +94,13 @@ struct SinkSQLiteTests {
 
         for invalid in [0, 1000, 131_072] {
             configuration.pageSize = invalid
+            let path = directory.path + "/invalid-\(invalid).sqlite"
             #expect {
-                try SQLiteSink(path: directory.path + "/invalid-\(invalid).sqlite", configuration: configuration)
+                try SQLiteSink(path: path, configuration: configuration)
             } throws: { error in
                 "\(error)".contains("power of two from 512 to 65536, not \(invalid)")
             }
+            #expect(!FileManager.default.fileExists(atPath: path), "a refused configuration created \(path)")
         }
     }
 

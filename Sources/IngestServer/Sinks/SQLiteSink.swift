@@ -144,6 +144,12 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     ///   cannot be enabled.
     package init(path: String, configuration: Configuration = Configuration()) throws(SinkError) {
         self.path = path
+        // Checked before anything is created: a refused configuration leaves no file behind.
+        guard Configuration.isValidPageSize(configuration.pageSize) else {
+            throw SinkError(
+                .open, "the SQLite sink's page size must be a power of two from 512 to 65536, not \(configuration.pageSize)",
+                location: path)
+        }
         busyTimeoutMilliseconds = configuration.busyTimeoutMilliseconds
         let synchronous =
             ["OFF", "NORMAL", "FULL", "EXTRA"].contains(configuration.synchronous.uppercased())
@@ -168,11 +174,6 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
             // journal_mode answers with the mode in effect: WAL may be refused.
             let wal: (enabled: Bool, journalMode: String?)
             let db = try handle()
-            guard Configuration.isValidPageSize(configuration.pageSize) else {
-                throw SinkError(
-                    .open, "the SQLite sink's page size must be a power of two from 512 to 65536, not \(configuration.pageSize)",
-                    location: path)
-            }
             // Takes effect only while the file is empty, before WAL writes its first page.
             try execute("PRAGMA page_size=\(configuration.pageSize)")
             do { wal = try db.enableWAL() } catch { throw SinkError(error) }
