@@ -79,7 +79,7 @@ func serverBenchmarks() throws -> [Figure] {
             target: .ratioAtLeast(0.85)),
         Figure(
             group: "server", name: "server CPU time per object (user + system) during that upload",
-            value: rates.cpuPerObject * 1e6, unit: "µs",
+            value: rates.serverCPUPerObject * 1e6, unit: "µs",
             baseline: ("CPU per object of the direct SQLite inserts", baselineCPU / Double(segmentCount * perSegment) * 1e6),
             target: nil),
         Figure(
@@ -91,33 +91,54 @@ func serverBenchmarks() throws -> [Figure] {
     ]
 }
 
+/// What ``alternating(_:clients:rounds:server:token:database:baseline:)`` measured.
+struct TurnRates {
+    /// Objects/s through the server and in the baseline (rows over the sum of each one's rounds).
+    var server: Double
+    var baseline: Double
+    /// The server's CPU seconds per object.
+    var serverCPUPerObject: Double
+    /// This process's CPU seconds per object: the upload clients, and the baseline's own work.
+    var benchCPUPerObject: (server: Double, baseline: Double)
+    /// The database's CPU seconds per object in each path (nil: no database process given).
+    var databaseCPUPerObject: (server: Double, baseline: Double)?
+}
+
 /// Uploads `segments` through `server` and loads them with `baseline` in
 /// turns: the segments in `rounds` consecutive parts, each part uploaded
 /// through the server and given to `baseline` (as the part's segment
-/// indices), the baseline first in odd rounds. Returns objects/s of each
-/// (its rows over the sum of its rounds) and the server's CPU seconds per
-/// object. Used by the server and sinks groups.
+/// indices), the baseline first in odd rounds. Measures each path's rate
+/// and the CPU time spent in it by the server, this process and, when
+/// `database` is the PID of a database server on this machine, that
+/// process and its children. Used by the server and sinks groups.
 func alternating(
     _ segments: ServerBenchSegments, clients: Int, rounds: Int, server: ServerBenchProcess, token: String? = nil,
-    baseline: (Range<Int>) throws -> Void
-) throws -> (server: Double, baseline: Double, cpuPerObject: Double) {
+    database: Int32? = nil, baseline: (Range<Int>) throws -> Void
+) throws -> TurnRates {
     let token = try token ?? server.loginAnonymously()
     let perSegment = segments.objects.count / segments.bodies.count
-    var serverSeconds = 0.0
-    var baselineSeconds = 0.0
+    var seconds = (server: 0.0, baseline: 0.0)
     var serverCPU = 0.0
+    var benchCPU = (server: 0.0, baseline: 0.0)
+    var databaseCPU = (server: 0.0, baseline: 0.0)
+    func databaseSeconds() -> Double { database.flatMap { processCPUSeconds(pid: $0, withChildren: true) } ?? 0 }
     for round in 0..<rounds {
         let part = (segments.bodies.count * round / rounds)..<(segments.bodies.count * (round + 1) / rounds)
         func throughServer() throws {
-            let cpuBefore = server.cpuSeconds()
-            serverSeconds += try uploadAll(
+            let before = (server: server.cpuSeconds(), bench: processCPUSeconds(), database: databaseSeconds())
+            seconds.server += try uploadAll(
                 Array(segments.bodies[part]), clients: clients, server: server, token: token, expectPerSegment: perSegment)
-            serverCPU += server.cpuSeconds() - cpuBefore
+            serverCPU += server.cpuSeconds() - before.server
+            benchCPU.server += processCPUSeconds() - before.bench
+            databaseCPU.server += databaseSeconds() - before.database
         }
         func direct() throws {
+            let before = (bench: processCPUSeconds(), database: databaseSeconds())
             let start = nowNanoseconds()
             try baseline(part)
-            baselineSeconds += Double(nowNanoseconds() - start) / 1e9
+            seconds.baseline += Double(nowNanoseconds() - start) / 1e9
+            benchCPU.baseline += processCPUSeconds() - before.bench
+            databaseCPU.baseline += databaseSeconds() - before.database
         }
         if round % 2 == 0 {
             try throughServer()
@@ -128,7 +149,10 @@ func alternating(
         }
     }
     let objects = Double(segments.objects.count)
-    return (objects / serverSeconds, objects / baselineSeconds, serverCPU / objects)
+    return TurnRates(
+        server: objects / seconds.server, baseline: objects / seconds.baseline, serverCPUPerObject: serverCPU / objects,
+        benchCPUPerObject: (benchCPU.server / objects, benchCPU.baseline / objects),
+        databaseCPUPerObject: database == nil ? nil : (databaseCPU.server / objects, databaseCPU.baseline / objects))
 }
 
 struct ServerBenchError: Error, CustomStringConvertible {
@@ -526,16 +550,8 @@ final class ServerBenchProcess {
         return 0
     }
 
-    /// The server's user + system CPU seconds so far (/proc/PID/stat, clock-tick resolution).
-    func cpuSeconds() -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    /// The server's user + system CPU seconds so far (0 if unreadable).
+    func cpuSeconds() -> Double { processCPUSeconds(pid: pid) ?? 0 }
 
     /// Rows of `table` in the app's SQLite database (read-only connection).
     func count(_ table: String) -> Int64 {
@@ -545,6 +561,34 @@ final class ServerBenchProcess {
         else { return -1 }
         return statement.int64(at: 0)
     }
+}
+
+/// The user + system CPU seconds of process `pid` so far, from
+/// /proc/PID/stat (clock-tick resolution), or nil if it cannot be read.
+/// `withChildren` adds its children's: the live ones' (PostgreSQL's
+/// backends) and the exited ones it has waited for.
+func processCPUSeconds(pid: Int32, withChildren: Bool = false) -> Double? {
+    func ticks(_ pid: String) -> (own: Double, children: Double, parent: String)? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // Fields after "(comm)": state is field 3, ppid 4, utime 14, stime 15, cutime 16, cstime 17.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 14, let user = Double(fields[11]), let system = Double(fields[12]),
+            let childUser = Double(fields[13]), let childSystem = Double(fields[14])
+        else { return nil }
+        return (user + system, childUser + childSystem, String(fields[1]))
+    }
+    guard let process = ticks(String(pid)) else { return nil }
+    var total = process.own
+    if withChildren {
+        total += process.children
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries where entry.first?.isNumber == true {
+            if let child = ticks(entry), child.parent == String(pid) { total += child.own }
+        }
+    }
+    return total / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
 /// This process's user + system CPU seconds so far (the baseline runs on one thread, alone).

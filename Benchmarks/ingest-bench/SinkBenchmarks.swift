@@ -43,6 +43,16 @@ import IngestSupport
 //                               where the benchmark may create and drop a database
 //   INGEST_BENCH_CLICKHOUSE_URL (or INGEST_TEST_CLICKHOUSE_URL) http://host:port
 //
+// With the PID of a database running on this machine (the postmaster's for
+// PostgreSQL, whose backends are its children), the group also reports the
+// CPU time per object that database spent in each path, and that of every
+// process of each path together (database, ingest-server, this benchmark):
+// on a machine whose cores they share, a path that costs more CPU in all
+// cannot be faster once the cores are busy.
+//
+//   INGEST_BENCH_POSTGRES_PID   (or INGEST_TEST_POSTGRES_PID)
+//   INGEST_BENCH_CLICKHOUSE_PID (or INGEST_TEST_CLICKHOUSE_PID)
+//
 // Throwaway local servers: Scripts/services/postgres.sh and clickhouse.sh
 // (see README.md, "Benchmarks"). Sizes: INGEST_BENCH_SINK_SEGMENTS (default
 // 200 segments of 1,000 objects), INGEST_BENCH_SINK_CLIENTS (default 4).
@@ -54,6 +64,9 @@ func sinkBenchmarks() throws -> [Figure] {
     let rounds = min(segmentCount, max(1, Int(environment["INGEST_BENCH_SINK_ROUNDS"] ?? "") ?? 10))
     let postgresURL = environment["INGEST_BENCH_POSTGRES_URL"] ?? environment["INGEST_TEST_POSTGRES_URL"]
     let clickHouseURL = environment["INGEST_BENCH_CLICKHOUSE_URL"] ?? environment["INGEST_TEST_CLICKHOUSE_URL"]
+    func pid(_ name: String) -> Int32? {
+        (environment["INGEST_BENCH_\(name)_PID"] ?? environment["INGEST_TEST_\(name)_PID"]).flatMap { Int32($0) }
+    }
     if postgresURL == nil {
         sinkBenchNote(
             "skipped the PostgreSQL figures: INGEST_BENCH_POSTGRES_URL (or INGEST_TEST_POSTGRES_URL) is not set; "
@@ -76,11 +89,12 @@ func sinkBenchmarks() throws -> [Figure] {
     var figures: [Figure] = []
     if let postgresURL {
         figures += try postgresSinkFigures(
-            url: postgresURL, segments: segments, clients: clients, rounds: rounds, directory: directory + "/postgres")
+            url: postgresURL, pid: pid("POSTGRES"), segments: segments, clients: clients, rounds: rounds,
+            directory: directory + "/postgres")
     }
     if let clickHouseURL {
         figures += try clickHouseSinkFigures(
-            url: clickHouseURL, segments: segments, clients: clients, rounds: rounds,
+            url: clickHouseURL, pid: pid("CLICKHOUSE"), segments: segments, clients: clients, rounds: rounds,
             directory: directory + "/clickhouse")
     }
     return figures
@@ -123,7 +137,7 @@ private func sinkBenchConfig(directory: String, sink: String) throws -> (path: S
 // MARK: - PostgreSQL
 
 private func postgresSinkFigures(
-    url: String, segments: ServerBenchSegments, clients: Int, rounds: Int, directory: String
+    url: String, pid: Int32?, segments: ServerBenchSegments, clients: Int, rounds: Int, directory: String
 ) throws -> [Figure] {
     let database = "ingest_bench_\(getpid())"
     let admin = try PostgresConnection(url)
@@ -156,7 +170,7 @@ private func postgresSinkFigures(
     try createBaseline("baseline_per_segment")
     let process = try ServerBenchProcess(directory: directory, config: config)
     defer { process.stop() }
-    let server = try alternating(segments, clients: clients, rounds: rounds, server: process) { part in
+    let server = try alternating(segments, clients: clients, rounds: rounds, server: process, database: pid) { part in
         for index in part {
             try db.copyIn(#"COPY "baseline_per_segment" \#(columns) FROM STDIN"#, data: batches[index])
         }
@@ -190,15 +204,15 @@ private func postgresSinkFigures(
             baseline: ("bare COPY text, same rows, \(perSegment) per COPY/txn, 1 connection, in turns", perSegmentRate),
             target: .ratioAtLeast(1.0)),
         Figure(
-            group: "sinks", name: "PostgreSQL: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
-            unit: "µs", baseline: nil, target: nil),
+            group: "sinks", name: "PostgreSQL: server CPU time per object (user + system)",
+            value: server.serverCPUPerObject * 1e6, unit: "µs", baseline: nil, target: nil),
         Figure(
             group: "sinks", name: "PostgreSQL: bare COPY, \(perSegment) per COPY/txn, \(clients) connections in parallel (for scale)",
             value: parallelRate, unit: "objects/s", baseline: nil, target: nil),
         Figure(
             group: "sinks", name: "PostgreSQL: bare COPY of all \(count) rows in one statement (for scale)",
             value: oneCopyRate, unit: "objects/s", baseline: nil, target: nil),
-    ]
+    ] + databaseCPUFigures(server, database: "PostgreSQL", baselineName: "bare COPYs")
 }
 
 /// The rows in COPY text format for the columns `_id, deviceId,
@@ -236,7 +250,7 @@ func replacingDatabase(in uri: String, with database: String) -> String {
 // MARK: - ClickHouse
 
 private func clickHouseSinkFigures(
-    url: String, segments: ServerBenchSegments, clients: Int, rounds: Int, directory: String
+    url: String, pid: Int32?, segments: ServerBenchSegments, clients: Int, rounds: Int, directory: String
 ) throws -> [Figure] {
     let database = "ingest_bench_\(getpid())"
     let client = try ClickHouseClient(url: url)
@@ -269,7 +283,7 @@ private func clickHouseSinkFigures(
     try createBaseline("baseline_per_segment")
     let process = try ServerBenchProcess(directory: directory, config: config)
     defer { process.stop() }
-    let server = try alternating(segments, clients: clients, rounds: rounds, server: process) { part in
+    let server = try alternating(segments, clients: clients, rounds: rounds, server: process, database: pid) { part in
         for index in part {
             try client.execute("INSERT INTO `\(database)`.`baseline_per_segment` FORMAT JSONEachRow", body: batches[index])
         }
@@ -310,14 +324,33 @@ private func clickHouseSinkFigures(
             baseline: ("bare INSERT FORMAT JSONEachRow over HTTP, same rows, \(perSegment) per insert, in turns", perSegmentRate),
             target: .ratioAtLeast(1.0)),
         Figure(
-            group: "sinks", name: "ClickHouse: server CPU time per object (user + system)", value: server.cpuPerObject * 1e6,
-            unit: "µs", baseline: nil, target: nil),
+            group: "sinks", name: "ClickHouse: server CPU time per object (user + system)",
+            value: server.serverCPUPerObject * 1e6, unit: "µs", baseline: nil, target: nil),
         Figure(
             group: "sinks", name: "ClickHouse: bare JSONEachRow, \(perSegment) per insert, \(clients) connections in parallel (for scale)",
             value: parallelRate, unit: "objects/s", baseline: nil, target: nil),
         Figure(
             group: "sinks", name: "ClickHouse: bare JSONEachRow insert of all \(count) rows in one statement (for scale)",
             value: oneInsertRate, unit: "objects/s", baseline: nil, target: nil),
+    ] + databaseCPUFigures(server, database: "ClickHouse", baselineName: "bare inserts")
+}
+
+/// With the database's CPU measured: its CPU time per object in each path,
+/// and every process's of each path together.
+private func databaseCPUFigures(_ rates: TurnRates, database: String, baselineName: String) -> [Figure] {
+    guard let databaseCPU = rates.databaseCPUPerObject else { return [] }
+    let throughServer = databaseCPU.server + rates.serverCPUPerObject + rates.benchCPUPerObject.server
+    let bare = databaseCPU.baseline + rates.benchCPUPerObject.baseline
+    return [
+        Figure(
+            group: "sinks", name: "\(database): its CPU time per object through the server",
+            value: databaseCPU.server * 1e6, unit: "µs",
+            baseline: ("in the \(baselineName), in turns", databaseCPU.baseline * 1e6), target: nil),
+        Figure(
+            group: "sinks",
+            name: "\(database): CPU time per object of \(database), ingest-server and the clients together, through the server",
+            value: throughServer * 1e6, unit: "µs",
+            baseline: ("\(database) and the \(baselineName)' client together", bare * 1e6), target: nil),
     ]
 }
 

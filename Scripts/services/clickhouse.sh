@@ -9,8 +9,9 @@
 #   Scripts/services/clickhouse.sh start DIR   # writes DIR/clickhouse.env
 #   Scripts/services/clickhouse.sh stop DIR    # SIGTERM by PID, SIGKILL after 15 s
 #
-# DIR/clickhouse.env exports INGEST_TEST_CLICKHOUSE_URL (http://127.0.0.1:PORT)
-# and INGEST_TEST_CLICKHOUSE_CLUSTER (the cluster's name).
+# DIR/clickhouse.env exports INGEST_TEST_CLICKHOUSE_URL (http://127.0.0.1:PORT),
+# INGEST_TEST_CLICKHOUSE_CLUSTER (the cluster's name) and
+# INGEST_TEST_CLICKHOUSE_PID (the server's, for ingest-bench's CPU figures).
 set -euo pipefail
 
 command=${1:?usage: clickhouse.sh start|stop DIR}
@@ -93,6 +94,7 @@ EOF
     cat >"$dir/clickhouse.env" <<EOF
 export INGEST_TEST_CLICKHOUSE_URL='$url'
 export INGEST_TEST_CLICKHOUSE_CLUSTER='ingest_two_shards'
+export INGEST_TEST_CLICKHOUSE_PID='$(cat "$dir/clickhouse.pid")'
 EOF
     echo "clickhouse: $url (tcp $tcp, pid $(cat "$dir/clickhouse.pid" 2>/dev/null), data $dir/data)"
 }

@@ -7,8 +7,9 @@
 #   Scripts/services/postgres.sh stop DIR    # fast shutdown by PID (postmaster.pid)
 #   Scripts/services/postgres.sh restart DIR # stop + start on the same port and data
 #
-# DIR/postgres.env exports INGEST_TEST_POSTGRES_URL (a libpq URI) and
-# INGEST_TEST_POSTGRES_DIR (DIR, so tests can restart the server).
+# DIR/postgres.env exports INGEST_TEST_POSTGRES_URL (a libpq URI),
+# INGEST_TEST_POSTGRES_DIR (DIR, so tests can restart the server) and
+# INGEST_TEST_POSTGRES_PID (the postmaster's, for ingest-bench's CPU figures).
 set -euo pipefail
 
 command=${1:?usage: postgres.sh start|stop|restart DIR}
@@ -56,6 +57,7 @@ EOF
     cat >"$dir/postgres.env" <<EOF
 export INGEST_TEST_POSTGRES_URL='postgresql://postgres@127.0.0.1:$port/postgres'
 export INGEST_TEST_POSTGRES_DIR='$dir'
+export INGEST_TEST_POSTGRES_PID='$(pid_of)'
 EOF
     echo "postgres: 127.0.0.1:$port (pid $(pid_of), data $dir/data)"
 }
