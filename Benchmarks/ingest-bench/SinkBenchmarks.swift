@@ -64,8 +64,13 @@ func sinkBenchmarks() throws -> [Figure] {
     let rounds = min(segmentCount, max(1, Int(environment["INGEST_BENCH_SINK_ROUNDS"] ?? "") ?? 10))
     let postgresURL = environment["INGEST_BENCH_POSTGRES_URL"] ?? environment["INGEST_TEST_POSTGRES_URL"]
     let clickHouseURL = environment["INGEST_BENCH_CLICKHOUSE_URL"] ?? environment["INGEST_TEST_CLICKHOUSE_URL"]
-    func pid(_ name: String) -> Int32? {
-        (environment["INGEST_BENCH_\(name)_PID"] ?? environment["INGEST_TEST_\(name)_PID"]).flatMap { Int32($0) }
+    func pid(_ variable: String, of database: String) -> Int32? {
+        guard let text = environment["INGEST_BENCH_\(variable)"] ?? environment["INGEST_TEST_\(variable)"] else { return nil }
+        guard let pid = Int32(text), processCPUSeconds(pid: pid) != nil else {
+            sinkBenchNote("skipped \(database)'s CPU figures: the PID \(text) is not a process on this machine")
+            return nil
+        }
+        return pid
     }
     if postgresURL == nil {
         sinkBenchNote(
@@ -89,12 +94,12 @@ func sinkBenchmarks() throws -> [Figure] {
     var figures: [Figure] = []
     if let postgresURL {
         figures += try postgresSinkFigures(
-            url: postgresURL, pid: pid("POSTGRES"), segments: segments, clients: clients, rounds: rounds,
+            url: postgresURL, pid: pid("POSTGRES_PID", of: "PostgreSQL"), segments: segments, clients: clients, rounds: rounds,
             directory: directory + "/postgres")
     }
     if let clickHouseURL {
         figures += try clickHouseSinkFigures(
-            url: clickHouseURL, pid: pid("CLICKHOUSE"), segments: segments, clients: clients, rounds: rounds,
+            url: clickHouseURL, pid: pid("CLICKHOUSE_PID", of: "ClickHouse"), segments: segments, clients: clients, rounds: rounds,
             directory: directory + "/clickhouse")
     }
     return figures
