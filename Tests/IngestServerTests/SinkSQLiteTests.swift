@@ -407,3 +407,163 @@ struct SinkSQLiteFieldsTests {
         #expect(fromSpans == fromWalk)
     }
 }
+
+/// Prepared objects go into a table 100 at a time (one `INSERT OR FAIL` of
+/// many rows); a duplicate `_id` stops such a statement, and each object
+/// must still be stored once and reported as a duplicate or not at its own
+/// index.
+@Suite("SQLite sink: multi-row inserts")
+struct SinkSQLiteMultiRowTests {
+    static func schema() throws -> Schema {
+        try Schema([
+            ObjectSchema(
+                className: "Reading", kind: .asymmetric,
+                properties: [
+                    IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    IngestCore.Property(name: "value", type: .double),
+                    IngestCore.Property(name: "label", type: .string, isOptional: true),
+                    IngestCore.Property(name: "tags", type: .string, collection: .list),
+                ]),
+            ObjectSchema(
+                className: "Sample", kind: .asymmetric,
+                properties: [
+                    IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                    IngestCore.Property(name: "count", type: .int),
+                ]),
+        ])
+    }
+
+    static func reading(_ id: ObjectId, _ value: Double) -> SinkObject {
+        SinkObject(
+            collection: "Reading",
+            document: [
+                "_id": .objectId(id), "value": .double(value), "label": .string("r\(Int(value))"),
+                "tags": .array([.string("t\(Int(value))")]),
+            ])
+    }
+
+    @Test("stored and repeated ids anywhere in a 100-row statement are reported at their index; every other object is stored once")
+    func duplicatesStopAStatement() throws {
+        let directory = try TemporaryDirectory("sink")
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        try sink.migrate(to: try Self.schema())
+        #expect(sink.rowsPerInsert(into: "Reading") == 100)
+        let store = SegmentStoreID.random()
+
+        // 350 objects: Readings 0..<250, Samples 250..<300 (a run shorter than
+        // one statement), Readings 300..<350.
+        let ids = (0..<350).map { _ in ObjectId.generate() }
+        let storedBefore = [0, 57, 99, 100, 230, 310]
+        _ = try sink.write(storedBefore.map { Self.reading(ids[$0], -1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in []
+        }
+
+        var objects: [SinkObject] = []
+        for index in 0..<350 {
+            if (250..<300).contains(index) {
+                objects.append(SinkObject(collection: "Sample", document: ["_id": .objectId(ids[index]), "count": .int64(Int64(index))]))
+            } else {
+                objects.append(Self.reading(ids[index], Double(index)))
+            }
+        }
+        // Repeats inside the upload: 120 repeats 110 (the same statement),
+        // 201 repeats 199 (the next one), 340 repeats 5.
+        let repeats = [120: 110, 201: 199, 340: 5]
+        for (index, original) in repeats { objects[index] = Self.reading(ids[original], Double(index)) }
+
+        let result = try sink.write(objects, receipt: SegmentKey(storeId: store, segmentNumber: 2)) { _ in [] }
+        guard case .written(let duplicates, _) = result else {
+            Issue.record("expected a write, got \(result)")
+            return
+        }
+        let expected = Set(storedBefore).union(repeats.keys)
+        #expect(duplicates == (0..<350).map { expected.contains($0) })
+
+        // Stored once each: the earlier rows keep their values, the repeats left nothing.
+        var readings: [[String]] = storedBefore.map { [ids[$0].hex.uppercased(), "-1.0", "r-1"] }
+        for index in 0..<350 where !(250..<300).contains(index) && !expected.contains(index) {
+            readings.append([ids[index].hex.uppercased(), "\(Double(index))", "r\(index)"])
+        }
+        #expect(try sqliteRows(path, "SELECT hex(_id), value, label FROM Reading ORDER BY _id") == readings.sorted { $0[0] < $1[0] })
+        #expect(
+            try sqliteRows(path, "SELECT hex(_id), count FROM Sample ORDER BY _id")
+                == (250..<300).map { [ids[$0].hex.uppercased(), "\($0)"] }.sorted { $0[0] < $1[0] })
+        #expect(try sqliteRows(path, "SELECT tags FROM Reading WHERE value = 42") == [[#"["t42"]"#]])
+        #expect(try sink.collectionCounts().map(\.count) == [readings.count, 50])
+    }
+
+    @Test("an upload of objects that are all stored already writes nothing and reports every one")
+    func everyObjectADuplicate() throws {
+        let directory = try TemporaryDirectory("sink")
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        try sink.migrate(to: try Self.schema())
+        let store = SegmentStoreID.random()
+        let ids = (0..<330).map { _ in ObjectId.generate() }
+        _ = try sink.write(ids.map { Self.reading($0, 1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in [] }
+
+        let result = try sink.write(ids.map { Self.reading($0, 2) }, receipt: SegmentKey(storeId: store, segmentNumber: 2)) { _ in [] }
+        guard case .written(let duplicates, _) = result else {
+            Issue.record("expected a write, got \(result)")
+            return
+        }
+        #expect(duplicates == Array(repeating: true, count: 330))
+        #expect(try sqliteRows(path, "SELECT count(*), min(value), max(value) FROM Reading") == [["330", "1.0", "1.0"]])
+        #expect(try sink.collectionCounts().map(\.count) == [330, 0])
+    }
+
+    @Test("a table of 62 columns gets 66 rows per statement (4,096 parameters at most); its duplicates are found the same way")
+    func wideTable() throws {
+        let directory = try TemporaryDirectory("sink")
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        let names = (0..<60).map { "p\($0)" }
+        try sink.migrate(
+            to: try Schema([
+                ObjectSchema(
+                    className: "Wide", kind: .asymmetric,
+                    properties: [IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true)]
+                        + names.map { IngestCore.Property(name: $0, type: .double) })
+            ]))
+        #expect(sink.rowsPerInsert(into: "Wide") == 66)
+        func wide(_ id: ObjectId, _ value: Double) -> SinkObject {
+            var document: BSONDocument = ["_id": .objectId(id)]
+            for name in names { document[name] = .double(value) }
+            return SinkObject(collection: "Wide", document: document)
+        }
+        let store = SegmentStoreID.random()
+        let ids = (0..<200).map { _ in ObjectId.generate() }
+        let storedBefore = [0, 65, 66, 131]
+        _ = try sink.write(storedBefore.map { wide(ids[$0], -1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in [] }
+        let result = try sink.write(ids.indices.map { wide(ids[$0], Double($0)) }, receipt: SegmentKey(storeId: store, segmentNumber: 2)) {
+            _ in []
+        }
+        guard case .written(let duplicates, _) = result else {
+            Issue.record("expected a write, got \(result)")
+            return
+        }
+        #expect(duplicates == ids.indices.map { storedBefore.contains($0) })
+        #expect(try sqliteRows(path, "SELECT count(*), sum(p59 = -1), sum(p0 = 199) FROM Wide") == [["200", "4", "1"]])
+    }
+
+    @Test("an invalid object after a full statement rolls the whole write back")
+    func invalidObjectRollsBack() throws {
+        let directory = try TemporaryDirectory("sink")
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
+        try sink.migrate(to: try Self.schema())
+        var objects = (0..<250).map { Self.reading(.generate(), Double($0)) }
+        var broken = objects[180].bson
+        broken[broken.count - 1] = 7
+        objects[180] = SinkObject(collection: "Reading", bson: broken)
+        let key = SegmentKey(storeId: .random(), segmentNumber: 1)
+        #expect(throws: SinkError.self) { try sink.write(objects, receipt: key) { _ in [] } }
+        #expect(try sqliteRows(path, "SELECT count(*) FROM Reading") == [["0"]])
+        #expect(try sink.receipt(for: key) == nil)
+        #expect(try sink.collectionCounts().map(\.count) == [0, 0])
+    }
+}

@@ -6,23 +6,26 @@ import IngestSupport
 /// lock holder's) is then only binding these, stepping and committing,
 /// while other uploads prepare theirs on other threads.
 ///
-/// Texts and blobs are kept as offsets into the object's bytes and bound
-/// from them (borrowed) under the lock, as the unprepared path does; values
-/// that need a conversion (Extended JSON, decimal text) are made here. An
-/// object that cannot be prepared (invalid bytes, no layout for its
-/// collection) is written by the unprepared path, which reports the error
-/// exactly as before.
+/// Texts and blobs are copied into one buffer of the write (``bytes``) and
+/// bound from it, borrowed, under the lock: so the rows of several objects
+/// can be bound to one multi-row statement at once. Values that need a
+/// conversion (Extended JSON, decimal text) are made here. An object that
+/// cannot be prepared (invalid bytes, no layout for its collection) is
+/// written by the unprepared path, which reports the error exactly as
+/// before.
 ///
 /// ```swift
 /// let rows = SQLitePreparedRows(objects, layouts: layouts.withLock { $0 })
-/// // under the lock, per object i of a run whose table still has rows.insertSQL[collection]:
-/// try rows.bind(i, of: objects[i], to: statement)
+/// // under the lock, objects i..<j of a run whose table still has rows.insertSQL[collection]:
+/// try rows.withBytes { bytes in
+///     for (row, index) in (i..<j).enumerated() { try rows.bind(index, from: bytes, to: statement, row: Int32(row), parametersPerRow: 7) }
+/// }
 /// ```
 struct SQLitePreparedRows {
     /// How a parameter is bound.
     enum Kind: UInt8 {
         case integer, real, null
-        /// `value` is the byte offset in the object's BSON, `length` the byte count.
+        /// `value` is the byte offset in ``bytes``, `length` the byte count.
         case text, blob
         /// `value` indexes ``owned``.
         case ownedText
@@ -38,12 +41,18 @@ struct SQLitePreparedRows {
         var value: Int64
     }
 
+    /// The texts and blobs of every object, back to back.
+    private(set) var bytes: [UInt8] = []
+
     /// The parameters of all objects, back to back.
     private(set) var parameters: [Parameter] = []
     /// Object `i`'s parameters are `parameters[starts[i]..<ends[i]]`;
     /// `starts[i]` is -1 if it was not prepared.
     private(set) var starts: [Int] = []
     private(set) var ends: [Int] = []
+    /// `preparedEnds[i]`: objects `i..<preparedEnds[i]` are prepared and of
+    /// one collection (`i` itself if object `i` is not prepared).
+    private(set) var preparedEnds: [Int] = []
     /// Converted values (Extended JSON, decimal text).
     private(set) var owned: [String] = []
     /// The insert statement each collection's parameters were made for: a
@@ -58,6 +67,7 @@ struct SQLitePreparedRows {
         // The objects are read in place and each run of one collection uses
         // its layout as one local: copies of an object or a layout per
         // object retained and released their arrays (about 300 instructions).
+        preparedEnds = Array(repeating: 0, count: objects.count)
         objects.withUnsafeBufferPointer { objects in
             objects.forEachRun(of: \.collection) { name, run in
                 if let layout = layouts[name] {
@@ -69,6 +79,11 @@ struct SQLitePreparedRows {
                         starts.append(-1)
                         ends.append(-1)
                     }
+                }
+                var end = run.upperBound
+                for position in run.reversed() {
+                    if starts[position] < 0 { end = position }
+                    preparedEnds[position] = end
                 }
             }
         }
@@ -82,8 +97,10 @@ struct SQLitePreparedRows {
         // each column is (-1: none), for the property list last seen.
         var mapped: (storage: ObjectIdentifier, list: Int)?
         var propertyOfColumn: [Int] = []
+        if bytes.isEmpty { bytes.reserveCapacity(objects.count * 32) }
         for position in run {
             let start = parameters.count
+            let bytesStart = bytes.count
             if let fields = objects[position].fields {
                 let storage = ObjectIdentifier(fields.storage)
                 if mapped?.storage != storage || mapped?.list != fields.list {
@@ -96,9 +113,11 @@ struct SQLitePreparedRows {
                     continue
                 }
                 parameters.removeSubrange(start...)
+                bytes.removeSubrange(bytesStart...)
             }
             guard append(objects[position], layout: layout) else {
                 parameters.removeSubrange(start...)
+                bytes.removeSubrange(bytesStart...)
                 starts.append(-1)
                 ends.append(-1)
                 continue
@@ -110,6 +129,9 @@ struct SQLitePreparedRows {
 
     /// Whether object `index` was prepared.
     func isPrepared(_ index: Int) -> Bool { starts[index] >= 0 }
+
+    /// Whether objects `range` are prepared and of one collection.
+    func arePrepared(_ range: Range<Int>) -> Bool { preparedEnds[range.lowerBound] >= range.upperBound }
 
     /// Appends the parameters of `object`; false if its bytes are not a
     /// valid document or a value cannot be converted (the unprepared path
@@ -185,9 +207,9 @@ struct SQLitePreparedRows {
             parameters.append(Parameter(kind: .real, index: index, value: Int64(bitPattern: load(UInt64.self))))
         case BSONType.string.rawValue where size >= 5:
             // The int32 length, the bytes, the NUL.
-            parameters.append(Parameter(kind: .text, index: index, length: Int32(size - 5), value: Int64(value + 4)))
+            copied(.text, UnsafeRawBufferPointer(rebasing: raw[(value + 4)..<(value + size - 1)]), index: index)
         case BSONType.objectId.rawValue where size == 12:
-            parameters.append(Parameter(kind: .blob, index: index, length: 12, value: Int64(value)))
+            copied(.blob, UnsafeRawBufferPointer(rebasing: raw[value..<(value + 12)]), index: index)
         default:
             return false
         }
@@ -200,10 +222,9 @@ struct SQLitePreparedRows {
     private mutating func append(_ element: BSONElement, column: Int, of layout: SQLiteSink.Layout, in raw: UnsafeRawBufferPointer) throws {
         // Parameter 1 is _id, 2 is _ingested_at, then the properties.
         let index = Int32(column == 0 ? 1 : column + 2)
-        let base = raw.baseAddress
         func borrowed(_ kind: Kind, _ bytes: UnsafeRawBufferPointer?) {
-            guard let bytes, let start = bytes.baseAddress, let base else { return }
-            parameters.append(Parameter(kind: kind, index: index, length: Int32(bytes.count), value: Int64(base.distance(to: start))))
+            guard let bytes, bytes.baseAddress != nil else { return }
+            copied(kind, bytes, index: index)
         }
         func owned(_ text: String) {
             parameters.append(Parameter(kind: .ownedText, index: index, value: Int64(self.owned.count)))
@@ -225,26 +246,46 @@ struct SQLitePreparedRows {
         }
     }
 
-    /// Binds object `index`'s parameters (from `bytes`, the object's BSON,
-    /// borrowed: the caller steps and resets while `bytes` is valid).
+    /// Appends a text or blob parameter whose bytes are copied into ``bytes``.
     @inline(__always)
-    func bind(_ index: Int, bytes: UnsafeRawBufferPointer, to statement: SQLiteStatement) throws(SQLiteError) {
+    private mutating func copied(_ kind: Kind, _ value: UnsafeRawBufferPointer, index: Int32) {
+        parameters.append(Parameter(kind: kind, index: index, length: Int32(value.count), value: Int64(bytes.count)))
+        bytes.append(contentsOf: value)
+    }
+
+    /// Calls `body` with ``bytes``, which the binds borrow: the caller steps
+    /// and resets the statement inside `body`.
+    func withBytes<Value>(_ body: (UnsafeRawBufferPointer) throws(SQLiteError) -> Value) throws(SQLiteError) -> Value {
+        try bytes.withUnsafeBytes { bytes in Result { () throws(SQLiteError) in try body(bytes) } }.get()
+    }
+
+    /// Binds object `index`'s parameters as row `row` (0-based) of a
+    /// statement with `parametersPerRow` parameters per row (a one-row
+    /// insert: row 0), texts and blobs borrowed from `bytes`
+    /// (``withBytes(_:)``).
+    @inline(__always)
+    func bind(
+        _ index: Int, from bytes: UnsafeRawBufferPointer, to statement: SQLiteStatement, row: Int32 = 0,
+        parametersPerRow: Int32 = 0
+    ) throws(SQLiteError) {
+        let offset = row * parametersPerRow
         for parameter in parameters[starts[index]..<ends[index]] {
+            let at = parameter.index + offset
             switch parameter.kind {
-            case .integer: try statement.bind(parameter.value, at: parameter.index)
-            case .real: try statement.bind(Double(bitPattern: UInt64(bitPattern: parameter.value)), at: parameter.index)
-            case .null: try statement.bindNull(at: parameter.index)
+            case .integer: try statement.bind(parameter.value, at: at)
+            case .real: try statement.bind(Double(bitPattern: UInt64(bitPattern: parameter.value)), at: at)
+            case .null: try statement.bindNull(at: at)
             case .text:
                 try statement.bind(
                     borrowedText: UnsafeRawBufferPointer(
                         rebasing: bytes[Int(parameter.value)..<(Int(parameter.value) + Int(parameter.length))]),
-                    at: parameter.index)
+                    at: at)
             case .blob:
                 try statement.bind(
                     borrowedBlob: UnsafeRawBufferPointer(
                         rebasing: bytes[Int(parameter.value)..<(Int(parameter.value) + Int(parameter.length))]),
-                    at: parameter.index)
-            case .ownedText: try statement.bind(owned[Int(parameter.value)], at: parameter.index)
+                    at: at)
+            case .ownedText: try statement.bind(owned[Int(parameter.value)], at: at)
             }
         }
     }

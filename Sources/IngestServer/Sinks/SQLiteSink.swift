@@ -78,26 +78,51 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
     /// The name of the receipts table (reserved: no collection may use it).
     package static let receiptsTable = "_dataingest_receipts"
 
-    /// A collection table's known columns and its insert statement.
+    /// A collection table's known columns and its insert statements.
     struct Table {
         var name: String
         /// Column name → storage form, in creation order.
         var columns: [(name: String, form: ColumnForm)]
         var count: Int
+        /// One row, `ON CONFLICT("_id") DO NOTHING`.
         var insertSQL: String
+        /// ``MultiRowInsert/rows`` rows at once (nil when the table has too
+        /// many columns for two rows in one statement).
+        var multiRowInsert: MultiRowInsert?
         /// The column names, matched against BSON keys without Strings.
         var keys: BSONKeyTable
         /// `columns[i].form`, without the names.
         var forms: [ColumnForm]
 
-        init(name: String, columns: [(name: String, form: ColumnForm)], count: Int, insertSQL: String) {
+        init(name: String, columns: [(name: String, form: ColumnForm)], count: Int, insertSQL: String, multiRowInsert: MultiRowInsert?) {
             self.name = name
             self.columns = columns
             self.count = count
             self.insertSQL = insertSQL
+            self.multiRowInsert = multiRowInsert
             keys = BSONKeyTable(columns.map(\.name))
             forms = columns.map(\.form)
         }
+    }
+
+    /// `INSERT OR FAIL … VALUES (…), (…), …`: prepared objects go into the
+    /// table this many at a time. One statement keeps its cursor on the
+    /// table's last page from one row to the next, where a statement per
+    /// row finds each row's place from the root of the B-tree again
+    /// (ObjectId keys arrive in increasing order: Benchmarks/README.md,
+    /// "Session 13"). A duplicate `_id` stops the statement with the rows
+    /// before it inserted (`OR FAIL`); see ``writeLocked(_:db:added:)``.
+    struct MultiRowInsert {
+        var sql: String
+        var rows: Int
+        /// Parameters per row: `_id`, `_ingested_at`, then the properties.
+        var parametersPerRow: Int32
+
+        /// Rows per statement at most.
+        static let maxRows = 100
+        /// Parameters per statement at most (a wide table gets fewer rows,
+        /// so that its statement stays small to prepare and to keep).
+        static let maxParameters = 4096
     }
 
     /// A table's insert statement and how its columns are bound.
@@ -374,9 +399,18 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         // Consecutive objects mostly share a collection: look its table up
         // once per run (and keep its parts in locals: no copy of the
         // table per object).
-        var current: (name: String, keys: BSONKeyTable, forms: [ColumnForm], statement: SQLiteStatement, prepared: Bool)?
+        var current:
+            (
+                name: String, keys: BSONKeyTable, forms: [ColumnForm], statement: SQLiteStatement, prepared: Bool,
+                multiRowInsert: MultiRowInsert?
+            )?
         var run = 0  // objects inserted into `current` since it was looked up
-        for index in objects.indices {
+        // After a duplicate stopped a multi-row insert, the rest of its rows
+        // go one at a time: an upload of duplicates costs at most one
+        // stopped statement per `rows` objects.
+        var oneAtATimeUntil = 0
+        var index = objects.startIndex
+        while index < objects.endIndex {
             let collection = objects[index].collection
             if current?.name != collection {
                 if let current { added[current.name, default: 0] += run }
@@ -388,7 +422,22 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
                 }
                 // Parameters made for an older layout are not used.
                 let usesRows = write.rows?.insertSQL[collection] == table.insertSQL
-                current = (collection, table.keys, table.forms, try prepared(table.insertSQL), usesRows)
+                current = (collection, table.keys, table.forms, try prepared(table.insertSQL), usesRows, table.multiRowInsert)
+            }
+            if current!.prepared, let insert = current!.multiRowInsert, index >= oneAtATimeUntil, let rows = write.rows,
+                index + insert.rows <= objects.endIndex, rows.arePrepared(index..<(index + insert.rows))
+            {
+                let chunk = index..<(index + insert.rows)
+                let inserted = try insertPreparedLocked(chunk, rows: rows, of: collection, with: insert, now: now)
+                run += inserted
+                index += inserted
+                if inserted < chunk.count {
+                    // This object's `_id` is stored already (or repeats an earlier row's).
+                    duplicates[index] = true
+                    oneAtATimeUntil = chunk.upperBound
+                    index += 1
+                }
+                continue
             }
             let inserted: Bool
             if current!.prepared, let rows = write.rows, rows.isPrepared(index) {
@@ -400,11 +449,19 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
             }
             duplicates[index] = !inserted
             if inserted { run += 1 }
+            index += 1
         }
         if let current { added[current.name, default: 0] += run }
         let body = write.response!(duplicates)
         try insertReceiptLocked(key, objectCount: write.objectCount, response: body, now: now)
         return .written(duplicates: duplicates, response: body)
+    }
+
+    /// How many prepared objects of `collection` one insert statement takes
+    /// (``MultiRowInsert``; 1: one at a time), nil before the collection's
+    /// table is migrated.
+    package func rowsPerInsert(into collection: String) -> Int? {
+        lock.withLock { tables[collection].map { $0.multiRowInsert?.rows ?? 1 } }
     }
 
     /// Counted at start-up, then kept up to date by this sink's own writes.
@@ -453,10 +510,20 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         let names = (["_id", "_ingested_at"] + columns.dropFirst().map(\.name)).map(quoted).joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
         let insertSQL = "INSERT INTO \(quoted(name)) (\(names)) VALUES (\(placeholders)) ON CONFLICT(\"_id\") DO NOTHING"
+        let parametersPerRow = columns.count + 1
+        let rows = min(MultiRowInsert.maxRows, min(MultiRowInsert.maxParameters, try handle().parameterLimit) / parametersPerRow)
+        let multiRowInsert =
+            rows < 2
+            ? nil
+            : MultiRowInsert(
+                sql: "INSERT OR FAIL INTO \(quoted(name)) (\(names)) VALUES "
+                    + Array(repeating: "(\(placeholders))", count: rows).joined(separator: ", "),
+                rows: rows, parametersPerRow: Int32(parametersPerRow))
         let count: Int
         if let known = tables[name]?.count { count = known } else { count = try countRows(name) }
         if let old = tables[name]?.insertSQL, old != insertSQL { try handle().forgetStatement(sql: old) }
-        let table = Table(name: name, columns: columns, count: count, insertSQL: insertSQL)
+        if let old = tables[name]?.multiRowInsert?.sql, old != multiRowInsert?.sql { try handle().forgetStatement(sql: old) }
+        let table = Table(name: name, columns: columns, count: count, insertSQL: insertSQL, multiRowInsert: multiRowInsert)
         tables[name] = table
         layouts.withLock { $0[name] = Layout(columnNames: columns.map(\.name), keys: table.keys, forms: table.forms, insertSQL: insertSQL) }
     }
@@ -519,17 +586,43 @@ package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
         _ index: Int, of object: SinkObject, rows: SQLitePreparedRows, with statement: SQLiteStatement, now: Int64
     ) throws(SinkError) -> Bool {
         defer { statement.reset() }
-        // Texts and blobs are bound SQLITE_STATIC from the object's bytes: the
+        // Texts and blobs are bound SQLITE_STATIC from the rows' bytes: the
         // statement is stepped inside this closure, and reset (unbound) after it.
-        let outcome = object.bson.withUnsafeBytes { raw in
-            Result { () throws(SQLiteError) in
-                try rows.bind(index, bytes: raw, to: statement)
+        do throws(SQLiteError) {
+            try rows.withBytes { (bytes) throws(SQLiteError) in
+                try rows.bind(index, from: bytes, to: statement)
                 try statement.bind(now, at: 2)
                 _ = try statement.step()
             }
+        } catch {
+            throw SinkError(error, in: "INSERT INTO \(object.collection)")
         }
-        do throws(SQLiteError) { try outcome.get() } catch { throw SinkError(error, in: "INSERT INTO \(object.collection)") }
         return statement.changes > 0
+    }
+
+    /// Inserts prepared objects `range`, all of `collection`, with one
+    /// multi-row statement; returns how many were inserted: all of them, or
+    /// those before the first whose `_id` is stored already (or repeats an
+    /// earlier row's), which stopped the statement.
+    private func insertPreparedLocked(
+        _ range: Range<Int>, rows: SQLitePreparedRows, of collection: String, with insert: MultiRowInsert, now: Int64
+    ) throws(SinkError) -> Int {
+        let statement = try prepared(insert.sql)
+        defer { statement.reset() }
+        do throws(SQLiteError) {
+            try rows.withBytes { (bytes) throws(SQLiteError) in
+                for (row, index) in range.enumerated() {
+                    try rows.bind(index, from: bytes, to: statement, row: Int32(row), parametersPerRow: insert.parametersPerRow)
+                    try statement.bind(now, at: Int32(row) * insert.parametersPerRow + 2)
+                }
+                _ = try statement.step()
+            }
+            return range.count
+        } catch  where error.isPrimaryKeyViolation && statement.changes < range.count {
+            return statement.changes
+        } catch {
+            throw SinkError(error, in: "INSERT INTO \(collection)")
+        }
     }
 
     /// Binds one element (absent columns stay NULL). Strings, ObjectIds and

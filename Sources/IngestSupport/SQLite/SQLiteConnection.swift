@@ -181,6 +181,12 @@ package final class SQLiteConnection {
         handle.map { Int(sqlite3_changes($0)) } ?? 0
     }
 
+    /// The most parameters one statement may have (`SQLITE_LIMIT_VARIABLE_NUMBER`;
+    /// 32,766 in SQLite's default build since 3.32), 0 when closed.
+    package var parameterLimit: Int {
+        handle.map { Int(sqlite3_limit($0, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) } ?? 0
+    }
+
     /// The rowid of the last successful INSERT.
     package var lastInsertRowID: Int64 {
         handle.map { sqlite3_last_insert_rowid($0) } ?? 0

@@ -55,6 +55,8 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
         self.path = path
     }
 
+    /// A row's primary key is already in its table (`SQLITE_CONSTRAINT_PRIMARYKEY`).
+    package var isPrimaryKeyViolation: Bool { extendedResultCode == SQLITE_CONSTRAINT | 6 << 8 }
     /// Another connection holds a lock (`SQLITE_BUSY`, `SQLITE_LOCKED`): retrying later may succeed.
     package var isBusy: Bool { resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED }
     /// The disk or the database is full (`SQLITE_FULL`).
