@@ -433,6 +433,15 @@ struct SinkSQLiteMultiRowTests {
         ])
     }
 
+    /// A sink in a folder of its own (removed with `directory`), `schema` migrated.
+    static func openSink(schema: Schema? = nil) throws -> (sink: SQLiteSink, path: String, directory: TemporaryDirectory) {
+        let directory = try TemporaryDirectory("sink")
+        let path = directory.path + "/app.sqlite"
+        let sink = try SQLiteSink(path: path)
+        try sink.migrate(to: try schema ?? Self.schema())
+        return (sink, path, directory)
+    }
+
     static func reading(_ id: ObjectId, _ value: Double) -> SinkObject {
         SinkObject(
             collection: "Reading",
@@ -444,11 +453,11 @@ struct SinkSQLiteMultiRowTests {
 
     @Test("stored and repeated ids anywhere in a 100-row statement are reported at their index; every other object is stored once")
     func duplicatesStopAStatement() throws {
-        let directory = try TemporaryDirectory("sink")
-        let path = directory.path + "/app.sqlite"
-        let sink = try SQLiteSink(path: path)
-        defer { sink.close() }
-        try sink.migrate(to: try Self.schema())
+        let (sink, path, directory) = try Self.openSink()
+        defer {
+            sink.close()
+            withExtendedLifetime(directory) {}
+        }
         #expect(sink.rowsPerInsert(into: "Reading") == 100)
         let store = SegmentStoreID.random()
 
@@ -495,11 +504,11 @@ struct SinkSQLiteMultiRowTests {
 
     @Test("an upload of objects that are all stored already writes nothing and reports every one")
     func everyObjectADuplicate() throws {
-        let directory = try TemporaryDirectory("sink")
-        let path = directory.path + "/app.sqlite"
-        let sink = try SQLiteSink(path: path)
-        defer { sink.close() }
-        try sink.migrate(to: try Self.schema())
+        let (sink, path, directory) = try Self.openSink()
+        defer {
+            sink.close()
+            withExtendedLifetime(directory) {}
+        }
         let store = SegmentStoreID.random()
         let ids = (0..<330).map { _ in ObjectId.generate() }
         _ = try sink.write(ids.map { Self.reading($0, 1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in [] }
@@ -516,18 +525,18 @@ struct SinkSQLiteMultiRowTests {
 
     @Test("a table of 62 columns gets 66 rows per statement (4,096 parameters at most); its duplicates are found the same way")
     func wideTable() throws {
-        let directory = try TemporaryDirectory("sink")
-        let path = directory.path + "/app.sqlite"
-        let sink = try SQLiteSink(path: path)
-        defer { sink.close() }
         let names = (0..<60).map { "p\($0)" }
-        try sink.migrate(
-            to: try Schema([
+        let (sink, path, directory) = try Self.openSink(
+            schema: try Schema([
                 ObjectSchema(
                     className: "Wide", kind: .asymmetric,
                     properties: [IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true)]
                         + names.map { IngestCore.Property(name: $0, type: .double) })
             ]))
+        defer {
+            sink.close()
+            withExtendedLifetime(directory) {}
+        }
         #expect(sink.rowsPerInsert(into: "Wide") == 66)
         func wide(_ id: ObjectId, _ value: Double) -> SinkObject {
             var document: BSONDocument = ["_id": .objectId(id)]
@@ -551,11 +560,11 @@ struct SinkSQLiteMultiRowTests {
 
     @Test("an invalid object after a full statement rolls the whole write back")
     func invalidObjectRollsBack() throws {
-        let directory = try TemporaryDirectory("sink")
-        let path = directory.path + "/app.sqlite"
-        let sink = try SQLiteSink(path: path)
-        defer { sink.close() }
-        try sink.migrate(to: try Self.schema())
+        let (sink, path, directory) = try Self.openSink()
+        defer {
+            sink.close()
+            withExtendedLifetime(directory) {}
+        }
         var objects = (0..<250).map { Self.reading(.generate(), Double($0)) }
         var broken = objects[180].bson
         broken[broken.count - 1] = 7
