@@ -414,23 +414,18 @@ struct SinkSQLiteFieldsTests {
 /// index.
 @Suite("SQLite sink: multi-row inserts")
 struct SinkSQLiteMultiRowTests {
+    /// The sink suite's Reading with a `label`, and a second collection.
     static func schema() throws -> Schema {
-        try Schema([
-            ObjectSchema(
-                className: "Reading", kind: .asymmetric,
-                properties: [
-                    IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                    IngestCore.Property(name: "value", type: .double),
-                    IngestCore.Property(name: "label", type: .string, isOptional: true),
-                    IngestCore.Property(name: "tags", type: .string, collection: .list),
-                ]),
-            ObjectSchema(
-                className: "Sample", kind: .asymmetric,
-                properties: [
-                    IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
-                    IngestCore.Property(name: "count", type: .int),
-                ]),
-        ])
+        let readings = try SinkSQLiteTests.schema(extra: [IngestCore.Property(name: "label", type: .string, isOptional: true)])
+        return try Schema(
+            readings.objectSchemas + [
+                ObjectSchema(
+                    className: "Sample", kind: .asymmetric,
+                    properties: [
+                        IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true),
+                        IngestCore.Property(name: "count", type: .int),
+                    ])
+            ])
     }
 
     /// A sink in a folder of its own (removed with `directory`), `schema` migrated.
