@@ -18,7 +18,8 @@ import IngestSupport
 /// one writer anyway), so uploads queue here and each segment is one
 /// `BEGIN IMMEDIATE … COMMIT`. Tables are `WITHOUT ROWID`, clustered on
 /// `_id`; ObjectIds are stored as their 12 bytes, which sort by creation
-/// time, so inserts append at the end of the B-tree.
+/// time, so inserts append at the end of the B-tree, up to 100 rows per
+/// statement (``MultiRowInsert``).
 // @unchecked Sendable: all mutable state (the connection, cached statements,
 // table layouts, counts) is only touched while holding `lock`.
 package final class SQLiteSink: Sink, ReceiptStore, @unchecked Sendable {
