@@ -34,7 +34,11 @@ import IngestSupport
 //              inserting batches of up to 1,000 lines in one transaction
 //              (with 16 workers the fastest set-up measured, Benchmarks/README.md);
 //              each checked for exactly that many rows. Skipped, and said
-//              so, without them.
+//              so, without them. With the PostgreSQL server's PID
+//              (INGEST_BENCH_POSTGRES_PID or INGEST_TEST_POSTGRES_PID) also
+//              the CPU time per line of every process of each path:
+//              ingest-forward, ingest-server and PostgreSQL; rsyslog and
+//              PostgreSQL.
 
 func forwardBenchmarks() throws -> [Figure] {
     let environment = ProcessInfo.processInfo.environment
@@ -261,12 +265,26 @@ private func postgresForwardFigures(
     func count(_ table: String) -> Int {
         Int((try? db.queryText("SELECT count(*) FROM \"\(table)\"").first?.first ?? nil) ?? "") ?? -1
     }
+    func largestId(_ table: String) -> Int {
+        Int((try? db.queryText("SELECT coalesce(max(id), 0) FROM \"\(table)\"").first?.first ?? nil) ?? "") ?? -1
+    }
+
+    // The PostgreSQL server's CPU (the postmaster and its backends), when its PID is given.
+    let postgresPID = (environment["INGEST_BENCH_POSTGRES_PID"] ?? environment["INGEST_TEST_POSTGRES_PID"]).flatMap { Int32($0) }
+        .flatMap { processCPUSeconds(pid: $0) == nil ? nil : $0 }
+    func postgresCPU() -> Double { postgresPID.flatMap { processCPUSeconds(pid: $0, withChildren: true) } ?? 0 }
 
     // ingest-forward → ingest-server (PostgreSQL sink) → PostgreSQL.
     let config = try forwardPostgresConfig(directory: directory, connection: databaseURL)
     let server = try ServerBenchProcess(directory: directory, config: config)
     defer { server.stop() }
+    // The forwarder is this process's only child that exits (and is waited for) during its run.
+    let before = (forwarder: exitedChildrenCPUSeconds(), server: server.cpuSeconds(), postgres: postgresCPU())
     let seconds = try forwarder.run(server: server, name: "postgres", arguments: [logPath])
+    let forwardCPU = (
+        forwarder: exitedChildrenCPUSeconds() - before.forwarder, server: server.cpuSeconds() - before.server,
+        postgres: postgresCPU() - before.postgres
+    )
     let stored = count("ForwardedLine")
     let distinct = Int((try? db.queryText(#"SELECT count(DISTINCT "offset") FROM "ForwardedLine""#).first?.first ?? nil) ?? "") ?? -1
     guard stored == lines, distinct == lines else {
@@ -285,21 +303,31 @@ private func postgresForwardFigures(
         return [Figure(group: "forward", name: forwardName, value: forwardRate, unit: "lines/s", baseline: nil, target: nil)]
     }
     var figures: [Figure] = []
+    var rsyslogCPU: [(variant: String, seconds: Double)] = []
     for (variant, batched) in [("defaults", false), ("8 queue workers inserting batches of up to 1,000 lines", true)] {
         let table = batched ? "rsyslog_batched" : "rsyslog_defaults"
         _ = try db.execute("CREATE TABLE \(table) (id bigserial PRIMARY KEY, host text, received timestamptz, message text)")
+        let postgresBefore = postgresCPU()
         let run = try RsyslogRun(
             rsyslogd: rsyslogd, modules: modules, directory: directory + "/\(table)", logPath: logPath,
             connection: databaseURL, table: table, batched: batched)
         defer { run.stop() }
         let deadline = run.start + UInt64(1_200 * 1e9)
         var rows = 0
+        // The largest id is one index lookup; rows are counted (a scan) only
+        // once it reaches the line count, so that polling costs PostgreSQL little.
         while nowNanoseconds() < deadline && run.isRunning {
-            rows = count(table)
-            if rows >= lines { break }
+            if largestId(table) >= lines {
+                rows = count(table)
+                if rows >= lines { break }
+            }
             usleep(20_000)
         }
         let rsyslogSeconds = Double(nowNanoseconds() - run.start) / 1e9
+        if postgresPID != nil {
+            let own = processCPUSeconds(pid: run.process.processIdentifier) ?? 0
+            rsyslogCPU.append((variant, own + postgresCPU() - postgresBefore))
+        }
         usleep(500_000)  // anything beyond the lines would show now
         rows = count(table)
         guard rows == lines else {
@@ -315,6 +343,24 @@ private func postgresForwardFigures(
     }
     if figures.isEmpty {
         figures.append(Figure(group: "forward", name: forwardName, value: forwardRate, unit: "lines/s", baseline: nil, target: nil))
+    }
+    if postgresPID != nil {
+        let perLine = 1e6 / Double(lines)
+        let total = (forwardCPU.forwarder + forwardCPU.server + forwardCPU.postgres) * perLine
+        let name = "CPU time per line of ingest-forward, ingest-server and PostgreSQL together"
+        for (index, peer) in rsyslogCPU.enumerated() {
+            figures.append(
+                Figure(
+                    group: "forward", name: index == 0 ? name : "  same run", value: total, unit: "µs",
+                    baseline: ("of rsyslog (\(peer.variant)) and PostgreSQL together", peer.seconds * perLine), target: nil))
+        }
+        if rsyslogCPU.isEmpty { figures.append(Figure(group: "forward", name: name, value: total, unit: "µs", baseline: nil, target: nil)) }
+        for (part, seconds) in [
+            ("ingest-forward", forwardCPU.forwarder), ("ingest-server", forwardCPU.server), ("PostgreSQL", forwardCPU.postgres),
+        ] {
+            figures.append(
+                Figure(group: "forward", name: "  of which \(part)", value: seconds * perLine, unit: "µs", baseline: nil, target: nil))
+        }
     }
     return figures
 }

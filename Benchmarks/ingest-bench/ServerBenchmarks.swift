@@ -591,6 +591,15 @@ func processCPUSeconds(pid: Int32, withChildren: Bool = false) -> Double? {
     return total / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
+/// The user + system CPU seconds of this process's children that have
+/// exited and been waited for.
+func exitedChildrenCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
 /// This process's user + system CPU seconds so far (the baseline runs on one thread, alone).
 func processCPUSeconds() -> Double {
     var usage = rusage()
