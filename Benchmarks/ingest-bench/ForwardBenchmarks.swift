@@ -270,9 +270,8 @@ private func postgresForwardFigures(
     }
 
     // The PostgreSQL server's CPU (the postmaster and its backends), when its PID is given.
-    let postgresPID = (environment["INGEST_BENCH_POSTGRES_PID"] ?? environment["INGEST_TEST_POSTGRES_PID"]).flatMap { Int32($0) }
-        .flatMap { processCPUSeconds(pid: $0) == nil ? nil : $0 }
-    func postgresCPU() -> Double { postgresPID.flatMap { processCPUSeconds(pid: $0, withChildren: true) } ?? 0 }
+    let postgresPID = databasePID("POSTGRES_PID", in: environment)
+    func postgresCPU() -> Double { databaseCPUSeconds(postgresPID) }
 
     // ingest-forward → ingest-server (PostgreSQL sink) → PostgreSQL.
     let config = try forwardPostgresConfig(directory: directory, connection: databaseURL)

@@ -121,7 +121,7 @@ func alternating(
     var serverCPU = 0.0
     var benchCPU = (server: 0.0, baseline: 0.0)
     var databaseCPU = (server: 0.0, baseline: 0.0)
-    func databaseSeconds() -> Double { database.flatMap { processCPUSeconds(pid: $0, withChildren: true) } ?? 0 }
+    func databaseSeconds() -> Double { databaseCPUSeconds(database) }
     for round in 0..<rounds {
         let part = (segments.bodies.count * round / rounds)..<(segments.bodies.count * (round + 1) / rounds)
         func throughServer() throws {
@@ -591,19 +591,35 @@ func processCPUSeconds(pid: Int32, withChildren: Bool = false) -> Double? {
     return total / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
-/// The user + system CPU seconds of this process's children that have
-/// exited and been waited for.
-func exitedChildrenCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
-    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+/// The CPU seconds of a database server's process and its children (0
+/// without a PID): the PID as ``databasePID(_:in:refused:)`` gives it.
+func databaseCPUSeconds(_ pid: Int32?) -> Double {
+    pid.flatMap { processCPUSeconds(pid: $0, withChildren: true) } ?? 0
 }
 
+/// The PID in `INGEST_BENCH_<variable>` (or `INGEST_TEST_<variable>`, as
+/// Scripts/services exports it) if it is a process on this machine; nil if
+/// neither is set, or, after calling `refused` with the text, if it is not.
+func databasePID(_ variable: String, in environment: [String: String], refused: (String) -> Void = { _ in }) -> Int32? {
+    guard let text = environment["INGEST_BENCH_\(variable)"] ?? environment["INGEST_TEST_\(variable)"] else { return nil }
+    guard let pid = Int32(text), processCPUSeconds(pid: pid) != nil else {
+        refused(text)
+        return nil
+    }
+    return pid
+}
+
+/// The user + system CPU seconds of this process's children that have
+/// exited and been waited for.
+func exitedChildrenCPUSeconds() -> Double { usageSeconds(RUSAGE_CHILDREN) }
+
 /// This process's user + system CPU seconds so far (the baseline runs on one thread, alone).
-func processCPUSeconds() -> Double {
+func processCPUSeconds() -> Double { usageSeconds(RUSAGE_SELF) }
+
+/// User + system seconds from `getrusage(who)`.
+private func usageSeconds(_ who: __rusage_who) -> Double {
     var usage = rusage()
-    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    getrusage(__rusage_who_t(who.rawValue), &usage)
     return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
 }

@@ -65,12 +65,9 @@ func sinkBenchmarks() throws -> [Figure] {
     let postgresURL = environment["INGEST_BENCH_POSTGRES_URL"] ?? environment["INGEST_TEST_POSTGRES_URL"]
     let clickHouseURL = environment["INGEST_BENCH_CLICKHOUSE_URL"] ?? environment["INGEST_TEST_CLICKHOUSE_URL"]
     func pid(_ variable: String, of database: String) -> Int32? {
-        guard let text = environment["INGEST_BENCH_\(variable)"] ?? environment["INGEST_TEST_\(variable)"] else { return nil }
-        guard let pid = Int32(text), processCPUSeconds(pid: pid) != nil else {
+        databasePID(variable, in: environment) { text in
             sinkBenchNote("skipped \(database)'s CPU figures: the PID \(text) is not a process on this machine")
-            return nil
         }
-        return pid
     }
     if postgresURL == nil {
         sinkBenchNote(
