@@ -437,6 +437,15 @@ struct SinkSQLiteMultiRowTests {
         return (sink, path, directory)
     }
 
+    /// A write's duplicate flags; any other result is recorded as an issue (nil).
+    static func duplicates(of result: SinkWriteResult, sourceLocation: SourceLocation = #_sourceLocation) -> [Bool]? {
+        guard case .written(let duplicates, _) = result else {
+            Issue.record("expected a write, got \(result)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return duplicates
+    }
+
     static func reading(_ id: ObjectId, _ value: Double) -> SinkObject {
         SinkObject(
             collection: "Reading",
@@ -477,10 +486,7 @@ struct SinkSQLiteMultiRowTests {
         for (index, original) in repeats { objects[index] = Self.reading(ids[original], Double(index)) }
 
         let result = try sink.write(objects, receipt: SegmentKey(storeId: store, segmentNumber: 2)) { _ in [] }
-        guard case .written(let duplicates, _) = result else {
-            Issue.record("expected a write, got \(result)")
-            return
-        }
+        guard let duplicates = Self.duplicates(of: result) else { return }
         let expected = Set(storedBefore).union(repeats.keys)
         #expect(duplicates == (0..<350).map { expected.contains($0) })
 
@@ -509,10 +515,7 @@ struct SinkSQLiteMultiRowTests {
         _ = try sink.write(ids.map { Self.reading($0, 1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in [] }
 
         let result = try sink.write(ids.map { Self.reading($0, 2) }, receipt: SegmentKey(storeId: store, segmentNumber: 2)) { _ in [] }
-        guard case .written(let duplicates, _) = result else {
-            Issue.record("expected a write, got \(result)")
-            return
-        }
+        guard let duplicates = Self.duplicates(of: result) else { return }
         #expect(duplicates == Array(repeating: true, count: 330))
         #expect(try sqliteRows(path, "SELECT count(*), min(value), max(value) FROM Reading") == [["330", "1.0", "1.0"]])
         #expect(try sink.collectionCounts().map(\.count) == [330, 0])
@@ -545,10 +548,7 @@ struct SinkSQLiteMultiRowTests {
         let result = try sink.write(ids.indices.map { wide(ids[$0], Double($0)) }, receipt: SegmentKey(storeId: store, segmentNumber: 2)) {
             _ in []
         }
-        guard case .written(let duplicates, _) = result else {
-            Issue.record("expected a write, got \(result)")
-            return
-        }
+        guard let duplicates = Self.duplicates(of: result) else { return }
         #expect(duplicates == ids.indices.map { storedBefore.contains($0) })
         #expect(try sqliteRows(path, "SELECT count(*), sum(p59 = -1), sum(p0 = 199) FROM Wide") == [["200", "4", "1"]])
     }
