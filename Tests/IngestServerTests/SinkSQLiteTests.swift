@@ -428,13 +428,15 @@ struct SinkSQLiteMultiRowTests {
             ])
     }
 
-    /// A sink in a folder of its own (removed with `directory`), `schema` migrated.
-    static func openSink(schema: Schema? = nil) throws -> (sink: SQLiteSink, path: String, directory: TemporaryDirectory) {
+    /// Calls `body` with a sink (and its file's path) in a folder of its
+    /// own, `schema` migrated; closes the sink and removes the folder after.
+    static func withSink(schema: Schema? = nil, _ body: (SQLiteSink, String) throws -> Void) throws {
         let directory = try TemporaryDirectory("sink")
         let path = directory.path + "/app.sqlite"
         let sink = try SQLiteSink(path: path)
+        defer { sink.close() }
         try sink.migrate(to: try schema ?? Self.schema())
-        return (sink, path, directory)
+        try withExtendedLifetime(directory) { try body(sink, path) }
     }
 
     /// A write's duplicate flags; any other result is recorded as an issue (nil).
@@ -457,117 +459,109 @@ struct SinkSQLiteMultiRowTests {
 
     @Test("stored and repeated ids anywhere in a 100-row statement are reported at their index; every other object is stored once")
     func duplicatesStopAStatement() throws {
-        let (sink, path, directory) = try Self.openSink()
-        defer {
-            sink.close()
-            withExtendedLifetime(directory) {}
-        }
-        #expect(sink.rowsPerInsert(into: "Reading") == 100)
-        let store = SegmentStoreID.random()
+        try Self.withSink { sink, path in
+            #expect(sink.rowsPerInsert(into: "Reading") == 100)
+            let store = SegmentStoreID.random()
 
-        // 350 objects: Readings 0..<250, Samples 250..<300 (a run shorter than
-        // one statement), Readings 300..<350.
-        let ids = (0..<350).map { _ in ObjectId.generate() }
-        let storedBefore = [0, 57, 99, 100, 230, 310]
-        _ = try sink.write(storedBefore.map { Self.reading(ids[$0], -1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in []
-        }
-
-        var objects: [SinkObject] = []
-        for index in 0..<350 {
-            if (250..<300).contains(index) {
-                objects.append(SinkObject(collection: "Sample", document: ["_id": .objectId(ids[index]), "count": .int64(Int64(index))]))
-            } else {
-                objects.append(Self.reading(ids[index], Double(index)))
+            // 350 objects: Readings 0..<250, Samples 250..<300 (a run shorter than
+            // one statement), Readings 300..<350.
+            let ids = (0..<350).map { _ in ObjectId.generate() }
+            let storedBefore = [0, 57, 99, 100, 230, 310]
+            _ = try sink.write(storedBefore.map { Self.reading(ids[$0], -1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in
+                []
             }
-        }
-        // Repeats inside the upload: 120 repeats 110 (the same statement),
-        // 201 repeats 199 (the next one), 340 repeats 5.
-        let repeats = [120: 110, 201: 199, 340: 5]
-        for (index, original) in repeats { objects[index] = Self.reading(ids[original], Double(index)) }
 
-        let result = try sink.write(objects, receipt: SegmentKey(storeId: store, segmentNumber: 2)) { _ in [] }
-        guard let duplicates = Self.duplicates(of: result) else { return }
-        let expected = Set(storedBefore).union(repeats.keys)
-        #expect(duplicates == (0..<350).map { expected.contains($0) })
+            var objects: [SinkObject] = []
+            for index in 0..<350 {
+                if (250..<300).contains(index) {
+                    objects.append(
+                        SinkObject(collection: "Sample", document: ["_id": .objectId(ids[index]), "count": .int64(Int64(index))]))
+                } else {
+                    objects.append(Self.reading(ids[index], Double(index)))
+                }
+            }
+            // Repeats inside the upload: 120 repeats 110 (the same statement),
+            // 201 repeats 199 (the next one), 340 repeats 5.
+            let repeats = [120: 110, 201: 199, 340: 5]
+            for (index, original) in repeats { objects[index] = Self.reading(ids[original], Double(index)) }
 
-        // Stored once each: the earlier rows keep their values, the repeats left nothing.
-        var readings: [[String]] = storedBefore.map { [ids[$0].hex.uppercased(), "-1.0", "r-1"] }
-        for index in 0..<350 where !(250..<300).contains(index) && !expected.contains(index) {
-            readings.append([ids[index].hex.uppercased(), "\(Double(index))", "r\(index)"])
+            let result = try sink.write(objects, receipt: SegmentKey(storeId: store, segmentNumber: 2)) { _ in [] }
+            guard let duplicates = Self.duplicates(of: result) else { return }
+            let expected = Set(storedBefore).union(repeats.keys)
+            #expect(duplicates == (0..<350).map { expected.contains($0) })
+
+            // Stored once each: the earlier rows keep their values, the repeats left nothing.
+            var readings: [[String]] = storedBefore.map { [ids[$0].hex.uppercased(), "-1.0", "r-1"] }
+            for index in 0..<350 where !(250..<300).contains(index) && !expected.contains(index) {
+                readings.append([ids[index].hex.uppercased(), "\(Double(index))", "r\(index)"])
+            }
+            #expect(try sqliteRows(path, "SELECT hex(_id), value, label FROM Reading ORDER BY _id") == readings.sorted { $0[0] < $1[0] })
+            #expect(
+                try sqliteRows(path, "SELECT hex(_id), count FROM Sample ORDER BY _id")
+                    == (250..<300).map { [ids[$0].hex.uppercased(), "\($0)"] }.sorted { $0[0] < $1[0] })
+            #expect(try sqliteRows(path, "SELECT tags FROM Reading WHERE value = 42") == [[#"["t42"]"#]])
+            #expect(try sink.collectionCounts().map(\.count) == [readings.count, 50])
         }
-        #expect(try sqliteRows(path, "SELECT hex(_id), value, label FROM Reading ORDER BY _id") == readings.sorted { $0[0] < $1[0] })
-        #expect(
-            try sqliteRows(path, "SELECT hex(_id), count FROM Sample ORDER BY _id")
-                == (250..<300).map { [ids[$0].hex.uppercased(), "\($0)"] }.sorted { $0[0] < $1[0] })
-        #expect(try sqliteRows(path, "SELECT tags FROM Reading WHERE value = 42") == [[#"["t42"]"#]])
-        #expect(try sink.collectionCounts().map(\.count) == [readings.count, 50])
     }
 
     @Test("an upload of objects that are all stored already writes nothing and reports every one")
     func everyObjectADuplicate() throws {
-        let (sink, path, directory) = try Self.openSink()
-        defer {
-            sink.close()
-            withExtendedLifetime(directory) {}
-        }
-        let store = SegmentStoreID.random()
-        let ids = (0..<330).map { _ in ObjectId.generate() }
-        _ = try sink.write(ids.map { Self.reading($0, 1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in [] }
+        try Self.withSink { sink, path in
+            let store = SegmentStoreID.random()
+            let ids = (0..<330).map { _ in ObjectId.generate() }
+            _ = try sink.write(ids.map { Self.reading($0, 1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in [] }
 
-        let result = try sink.write(ids.map { Self.reading($0, 2) }, receipt: SegmentKey(storeId: store, segmentNumber: 2)) { _ in [] }
-        guard let duplicates = Self.duplicates(of: result) else { return }
-        #expect(duplicates == Array(repeating: true, count: 330))
-        #expect(try sqliteRows(path, "SELECT count(*), min(value), max(value) FROM Reading") == [["330", "1.0", "1.0"]])
-        #expect(try sink.collectionCounts().map(\.count) == [330, 0])
+            let result = try sink.write(ids.map { Self.reading($0, 2) }, receipt: SegmentKey(storeId: store, segmentNumber: 2)) { _ in [] }
+            guard let duplicates = Self.duplicates(of: result) else { return }
+            #expect(duplicates == Array(repeating: true, count: 330))
+            #expect(try sqliteRows(path, "SELECT count(*), min(value), max(value) FROM Reading") == [["330", "1.0", "1.0"]])
+            #expect(try sink.collectionCounts().map(\.count) == [330, 0])
+        }
     }
 
     @Test("a table of 62 columns gets 66 rows per statement (4,096 parameters at most); its duplicates are found the same way")
     func wideTable() throws {
         let names = (0..<60).map { "p\($0)" }
-        let (sink, path, directory) = try Self.openSink(
-            schema: try Schema([
-                ObjectSchema(
-                    className: "Wide", kind: .asymmetric,
-                    properties: [IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true)]
-                        + names.map { IngestCore.Property(name: $0, type: .double) })
-            ]))
-        defer {
-            sink.close()
-            withExtendedLifetime(directory) {}
+        let schema = try Schema([
+            ObjectSchema(
+                className: "Wide", kind: .asymmetric,
+                properties: [IngestCore.Property(name: "_id", type: .objectId, isPrimaryKey: true)]
+                    + names.map { IngestCore.Property(name: $0, type: .double) })
+        ])
+        try Self.withSink(schema: schema) { sink, path in
+            #expect(sink.rowsPerInsert(into: "Wide") == 66)
+            func wide(_ id: ObjectId, _ value: Double) -> SinkObject {
+                var document: BSONDocument = ["_id": .objectId(id)]
+                for name in names { document[name] = .double(value) }
+                return SinkObject(collection: "Wide", document: document)
+            }
+            let store = SegmentStoreID.random()
+            let ids = (0..<200).map { _ in ObjectId.generate() }
+            let storedBefore = [0, 65, 66, 131]
+            _ = try sink.write(storedBefore.map { wide(ids[$0], -1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in [] }
+            let result = try sink.write(
+                ids.indices.map { wide(ids[$0], Double($0)) }, receipt: SegmentKey(storeId: store, segmentNumber: 2)
+            ) {
+                _ in []
+            }
+            guard let duplicates = Self.duplicates(of: result) else { return }
+            #expect(duplicates == ids.indices.map { storedBefore.contains($0) })
+            #expect(try sqliteRows(path, "SELECT count(*), sum(p59 = -1), sum(p0 = 199) FROM Wide") == [["200", "4", "1"]])
         }
-        #expect(sink.rowsPerInsert(into: "Wide") == 66)
-        func wide(_ id: ObjectId, _ value: Double) -> SinkObject {
-            var document: BSONDocument = ["_id": .objectId(id)]
-            for name in names { document[name] = .double(value) }
-            return SinkObject(collection: "Wide", document: document)
-        }
-        let store = SegmentStoreID.random()
-        let ids = (0..<200).map { _ in ObjectId.generate() }
-        let storedBefore = [0, 65, 66, 131]
-        _ = try sink.write(storedBefore.map { wide(ids[$0], -1) }, receipt: SegmentKey(storeId: store, segmentNumber: 1)) { _ in [] }
-        let result = try sink.write(ids.indices.map { wide(ids[$0], Double($0)) }, receipt: SegmentKey(storeId: store, segmentNumber: 2)) {
-            _ in []
-        }
-        guard let duplicates = Self.duplicates(of: result) else { return }
-        #expect(duplicates == ids.indices.map { storedBefore.contains($0) })
-        #expect(try sqliteRows(path, "SELECT count(*), sum(p59 = -1), sum(p0 = 199) FROM Wide") == [["200", "4", "1"]])
     }
 
     @Test("an invalid object after a full statement rolls the whole write back")
     func invalidObjectRollsBack() throws {
-        let (sink, path, directory) = try Self.openSink()
-        defer {
-            sink.close()
-            withExtendedLifetime(directory) {}
+        try Self.withSink { (sink, path) throws in
+            var objects = (0..<250).map { Self.reading(.generate(), Double($0)) }
+            var broken = objects[180].bson
+            broken[broken.count - 1] = 7
+            objects[180] = SinkObject(collection: "Reading", bson: broken)
+            let key = SegmentKey(storeId: .random(), segmentNumber: 1)
+            #expect(throws: SinkError.self) { try sink.write(objects, receipt: key) { _ in [] } }
+            #expect(try sqliteRows(path, "SELECT count(*) FROM Reading") == [["0"]])
+            #expect(try sink.receipt(for: key) == nil)
+            #expect(try sink.collectionCounts().map(\.count) == [0, 0])
         }
-        var objects = (0..<250).map { Self.reading(.generate(), Double($0)) }
-        var broken = objects[180].bson
-        broken[broken.count - 1] = 7
-        objects[180] = SinkObject(collection: "Reading", bson: broken)
-        let key = SegmentKey(storeId: .random(), segmentNumber: 1)
-        #expect(throws: SinkError.self) { try sink.write(objects, receipt: key) { _ in [] } }
-        #expect(try sqliteRows(path, "SELECT count(*) FROM Reading") == [["0"]])
-        #expect(try sink.receipt(for: key) == nil)
-        #expect(try sink.collectionCounts().map(\.count) == [0, 0])
     }
 }
