@@ -30,7 +30,7 @@ extension LogWriter {
 
     /// Encodes `event` as an ``IngestLogEvent`` document with a new `_id`.
     static func encode(
-        _ event: PendingLogEvent, host: String, pid: Int, appVersion: String,
+        _ event: inout PendingLogEvent, host: String, pid: Int, appVersion: String,
         into encoder: inout BSONRecordEncoder
     ) {
         let start = encoder.beginDocument()

@@ -294,7 +294,7 @@ public final class LogWriter: @unchecked Sendable {
                     try logRealm.write {
                         for index in start..<end {
                             try logRealm.appendEncoded(IngestLogEvent.self) { encoder in
-                                Self.encode(batch[index], host: host, pid: pid, appVersion: appVersion, into: &encoder)
+                                Self.encode(&batch[index], host: host, pid: pid, appVersion: appVersion, into: &encoder)
                             }
                         }
                     }
