@@ -90,23 +90,34 @@ private func baselineLine(_ i: Int) -> String {
 /// The median per-call time of `rounds` rounds of `iterations` calls of
 /// `body` (after one warm-up round), both as wall time and as this
 /// thread's CPU time (user + system; less sensitive to other processes
-/// taking the cores). `between` runs after each round, untimed.
+/// taking the cores). `between` runs after each round, untimed. With
+/// INGEST_BENCH_LOGGER_PER_ROUND set, a `name`d measurement also prints
+/// each round's figures and this thread's minor page faults to standard error.
 private func medianPerCall(
-    rounds: Int = 9, iterations: Int, between: () throws -> Void = {},
+    _ name: String? = nil, rounds: Int = 9, iterations: Int, between: () throws -> Void = {},
     _ body: (Int) throws -> Void
 ) throws -> (wall: Double, cpu: Double) {
     for i in 0..<iterations { try body(i) }
     try between()
     var wall: [Double] = []
     var cpu: [Double] = []
+    var faults: [Int] = []
     for r in 0..<rounds {
         let base = (r + 1) * iterations
+        let faultsStart = threadMinorFaults()
         let cpuStart = threadCPUNanoseconds()
         let start = nowNanoseconds()
         for i in base..<(base + iterations) { try body(i) }
         wall.append(Double(nowNanoseconds() - start) / Double(iterations))
         cpu.append(Double(threadCPUNanoseconds() - cpuStart) / Double(iterations))
+        faults.append(threadMinorFaults() - faultsStart)
         try between()
+    }
+    if let name, ProcessInfo.processInfo.environment["INGEST_BENCH_LOGGER_PER_ROUND"] != nil {
+        let line =
+            "logger per round, \(name): wall ns \(wall.map { Int($0) }), CPU ns \(cpu.map { Int($0) }), "
+            + "minor page faults \(faults)\n"
+        FileHandle.standardError.write(Data(line.utf8))
     }
     return (wall.sorted()[rounds / 2], cpu.sorted()[rounds / 2])
 }
@@ -116,6 +127,13 @@ private func threadCPUNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// This thread's minor page faults so far.
+private func threadMinorFaults() -> Int {
+    var usage = rusage()
+    getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (Linux): not imported without _GNU_SOURCE
+    return usage.ru_minflt
 }
 
 /// The CPU seconds of each thread of this process but the calling one, by thread id.
@@ -177,7 +195,7 @@ func loggerBenchmarks() throws -> [Figure] {
     // 1. One enabled call on the caller's thread.
     user.session.suspend()
     let enabled = try medianPerCall(
-        rounds: rounds, iterations: round,
+        "IngestLogger enabled call", rounds: rounds, iterations: round,
         between: {
             guard writer.flush(timeout: 120) else { throw LoggerBenchError("flush timed out") }
         }
@@ -199,7 +217,7 @@ func loggerBenchmarks() throws -> [Figure] {
     let swiftHolder = SwiftLoggerHolder(Logging.Logger(label: "com.example.bench", factory: IngestLogHandler.factory(writer)))
     let beforeSwiftLog = writer.currentStatistics
     let swiftLogEnabled = try medianPerCall(
-        rounds: rounds, iterations: round,
+        "swift-log enabled call", rounds: rounds, iterations: round,
         between: {
             guard writer.flush(timeout: 120) else { throw LoggerBenchError("flush timed out") }
         }
@@ -232,7 +250,7 @@ func loggerBenchmarks() throws -> [Figure] {
     let fputsPath = directory + "/fputs.log"
     let handlePath = directory + "/filehandle.log"
     let printed = try withStandardOutput(redirectedTo: printPath) {
-        try medianPerCall(rounds: rounds, iterations: round) { print(baselineLine($0), terminator: "") }
+        try medianPerCall("print", rounds: rounds, iterations: round) { print(baselineLine($0), terminator: "") }
     }
     guard let file = fopen(fputsPath, "w") else { throw LoggerBenchError("cannot open \(fputsPath)") }
     let fputsTimes = try medianPerCall(rounds: rounds, iterations: round) { fputs(baselineLine($0), file) }
