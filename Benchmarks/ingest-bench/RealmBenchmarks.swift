@@ -132,7 +132,7 @@ struct RealmBenchLoad {
             counter += 1
             var bytes = Array(seed[0..<8])
             withUnsafeBytes(of: counter.bigEndian) { bytes += $0 }
-            return try! ObjectId(bytes: bytes)
+            return ObjectId(bytes: bytes)
         }
         let storeId = SegmentStoreID.random()
         // The segments declare the schema the changesets declare (a mixed
