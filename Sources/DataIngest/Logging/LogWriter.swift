@@ -50,7 +50,7 @@ public final class LogWriter: @unchecked Sendable {
     // Guarded by `monitor`, which already makes every access exclusive, so
     // the run-time exclusivity check of a class's stored property (two per
     // log call, on the caller's thread) would guard nothing.
-    @exclusivity(unchecked) private var queue: [PendingLogEvent] = []
+    @exclusivity(unchecked) private var queue = LogEventQueue()
     @exclusivity(unchecked) private var jobs: [RecordJob] = []
     @exclusivity(unchecked) private var writerWaiting = false
     @exclusivity(unchecked) private var stopping = false
@@ -84,8 +84,6 @@ public final class LogWriter: @unchecked Sendable {
         self.configuration = configuration
         self.realmConfiguration = realmConfiguration
         self.metrics = LogWriterMetrics.make(configuration.metricsFactory)
-        queue.reserveCapacity(min(configuration.queueCapacity, 4_096))
-
         let opened = DispatchSemaphore(value: 0)
         let openError = LockedBox<LoggingError?>(nil)
         let thread = Thread { [self] in
@@ -247,8 +245,7 @@ public final class LogWriter: @unchecked Sendable {
 
     private func run(_ logRealm: Realm) {
         var recordRealms: [ObjectIdentifier: Realm] = [:]
-        var batch: [PendingLogEvent] = []
-        batch.reserveCapacity(min(configuration.queueCapacity, 4_096))
+        var batch: [[PendingLogEvent]] = []
         let host = configuration.host
         let appVersion = configuration.appVersion
         let pid = processId
@@ -263,7 +260,8 @@ public final class LogWriter: @unchecked Sendable {
                 monitor.unlock()
                 break
             }
-            swap(&batch, &queue)
+            let queued = queue.count
+            queue.take(into: &batch)
             let pendingJobs = jobs
             jobs.removeAll()
             // Room in the queue again: wake callers waiting for it.
@@ -288,13 +286,13 @@ public final class LogWriter: @unchecked Sendable {
             var transactions = 0
             var lastError: String?
             var start = 0
-            while start < batch.count {
-                let end = min(batch.count, start + max(1, configuration.maxEventsPerTransaction))
+            while start < queued {
+                let end = min(queued, start + max(1, configuration.maxEventsPerTransaction))
                 do {
                     try logRealm.write {
                         for index in start..<end {
                             try logRealm.appendEncoded(IngestLogEvent.self) { encoder in
-                                Self.encode(&batch[index], host: host, pid: pid, appVersion: appVersion, into: &encoder)
+                                Self.encode(&batch[position: index], host: host, pid: pid, appVersion: appVersion, into: &encoder)
                             }
                         }
                     }
@@ -306,11 +304,11 @@ public final class LogWriter: @unchecked Sendable {
                 }
                 start = end
             }
-            let handled = batch.count
-            batch.removeAll(keepingCapacity: true)
+            for chunk in batch.indices { batch[chunk].removeAll(keepingCapacity: true) }
 
             monitor.lock()
-            handledSequence += handled
+            queue.recycle(&batch)
+            handledSequence += queued
             jobsDone += pendingJobs.count
             statistics.committedEvents += committed
             statistics.droppedCommitFailed += failed
