@@ -29,6 +29,9 @@ extension LogWriter {
     }
 
     /// Encodes `event` as an ``IngestLogEvent`` document with a new `_id`.
+    /// `inout` so that the writer passes the queued event in place: passed
+    /// by value out of its batch, it was a copy (each string retained and
+    /// released once more).
     static func encode(
         _ event: inout PendingLogEvent, host: String, pid: Int, appVersion: String,
         into encoder: inout BSONRecordEncoder
