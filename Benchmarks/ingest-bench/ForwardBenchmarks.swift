@@ -262,12 +262,12 @@ private func postgresForwardFigures(
     let databaseURL = replacingDatabase(in: url, with: database)
     let db = try PostgresConnection(databaseURL)
     defer { db.close() }
-    func count(_ table: String) -> Int {
-        Int((try? db.queryText("SELECT count(*) FROM \"\(table)\"").first?.first ?? nil) ?? "") ?? -1
+    /// The integer a one-value query returns; -1 when it fails or is not one.
+    func integer(_ sql: String) -> Int {
+        Int((try? db.queryText(sql).first?.first ?? nil) ?? "") ?? -1
     }
-    func largestId(_ table: String) -> Int {
-        Int((try? db.queryText("SELECT coalesce(max(id), 0) FROM \"\(table)\"").first?.first ?? nil) ?? "") ?? -1
-    }
+    func count(_ table: String) -> Int { integer("SELECT count(*) FROM \"\(table)\"") }
+    func largestId(_ table: String) -> Int { integer("SELECT coalesce(max(id), 0) FROM \"\(table)\"") }
 
     // The PostgreSQL server's CPU (the postmaster and its backends), when its PID is given.
     let postgresPID = databasePID("POSTGRES_PID", in: environment)
@@ -285,7 +285,7 @@ private func postgresForwardFigures(
         postgres: postgresCPU() - before.postgres
     )
     let stored = count("ForwardedLine")
-    let distinct = Int((try? db.queryText(#"SELECT count(DISTINCT "offset") FROM "ForwardedLine""#).first?.first ?? nil) ?? "") ?? -1
+    let distinct = integer(#"SELECT count(DISTINCT "offset") FROM "ForwardedLine""#)
     guard stored == lines, distinct == lines else {
         throw ServerBenchError("PostgreSQL holds \(stored) ForwardedLine rows (\(distinct) distinct offsets) of \(lines)")
     }
