@@ -83,3 +83,32 @@ func medianNanoseconds(iterations: Int, rounds: Int = 9, _ body: () throws -> Vo
 func blackHole<T>(_ value: T) {
     withExtendedLifetime(value) {}
 }
+
+/// The machine-wide CPU time counters of `/proc/stat`'s `cpu` line, in
+/// clock ticks: what a group's figures can be judged against. On a virtual
+/// machine, `steal` is time in which this machine's CPUs had work but the
+/// hypervisor ran something else: figures from a group with a high share
+/// of it are not from an idle machine.
+struct MachineCPUTime {
+    var steal: UInt64
+    /// Every tick but idle and I/O wait: the CPUs running, or waiting for
+    /// the hypervisor (steal).
+    var busy: UInt64
+
+    /// The counters now, or nil where `/proc/stat` cannot be read (not Linux).
+    static func now() -> MachineCPUTime? {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
+        // user nice system idle iowait irq softirq steal (guest time is already in user).
+        let ticks = line.split(separator: " ").dropFirst().prefix(8).compactMap { UInt64($0) }
+        guard ticks.count == 8 else { return nil }
+        return MachineCPUTime(steal: ticks[7], busy: ticks.reduce(0, +) - ticks[3] - ticks[4])
+    }
+
+    /// The percentage of the busy time since `earlier` that was stolen.
+    func stealPercent(since earlier: MachineCPUTime) -> Double? {
+        guard busy > earlier.busy else { return nil }
+        return Double(steal - earlier.steal) * 100 / Double(busy - earlier.busy)
+    }
+}

@@ -55,7 +55,14 @@ FileHandle.standardError.write(Data("ingest-bench: warning: debug build; measure
 var figures: [Figure] = []
 for group in groups where options.filter.map({ group.name.contains($0) }) ?? true {
     do {
+        let before = MachineCPUTime.now()
         figures += try group.run()
+        if let before, let stolen = MachineCPUTime.now()?.stealPercent(since: before) {
+            figures.append(
+                Figure(
+                    group: group.name, name: "steal: CPU time the hypervisor took while the group ran, share of the CPUs' busy time",
+                    value: stolen, unit: "%"))
+        }
     } catch {
         FileHandle.standardError.write(Data("ingest-bench: group \(group.name) failed: \(error)\n".utf8))
         exit(1)
