@@ -143,7 +143,10 @@ extension IngestLogger {
 
             @inlinable init() {}
 
-            @inlinable
+            // Always inlined, as are the interpolation's `append…` below: in
+            // the caller's code `count` is then known at each part, so the
+            // switch folds to one store.
+            @inlinable @inline(__always)
             mutating func append(_ piece: Piece) {
                 switch count {
                 case 0: p0 = piece
@@ -225,33 +228,33 @@ extension IngestLogger {
             @inlinable
             public init(literalCapacity: Int, interpolationCount: Int) {}
 
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendLiteral(_ literal: String) {
                 if !literal.isEmpty { pieces.append(.text(literal)) }
             }
 
             /// A string, kept as it is.
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: String) { pieces.append(.text(value)) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: Int) { pieces.append(.int(Int64(value))) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: Int64) { pieces.append(.int(value)) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: Int32) { pieces.append(.int(Int64(value))) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: Int16) { pieces.append(.int(Int64(value))) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: Int8) { pieces.append(.int(Int64(value))) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: UInt) { pieces.append(.uint(UInt64(value))) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: UInt64) { pieces.append(.uint(value)) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: UInt32) { pieces.append(.uint(UInt64(value))) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: UInt16) { pieces.append(.uint(UInt64(value))) }
-            @inlinable
+            @inlinable @inline(__always)
             public mutating func appendInterpolation(_ value: UInt8) { pieces.append(.uint(UInt64(value))) }
 
             /// Any other value: its text now, as `String(describing:)` makes it.
